@@ -1,0 +1,33 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module.js';
+import { JwtAuthGuard } from './auth/jwt-auth.guard.js';
+import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
+import { ClockModule } from './common/time/clock.module.js';
+import { AppValidationPipe } from './common/validation/validation.pipe.js';
+import { AppConfigModule, type AppConfigOptions } from './config/app-config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { TokensModule } from './tokens/tokens.module.js';
+import { UsersModule } from './users/users.module.js';
+
+@Module({})
+export class AppModule {
+  static forRoot(options: AppConfigOptions = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        AppConfigModule.forRoot(options),
+        ClockModule,
+        DatabaseModule,
+        UsersModule,
+        TokensModule,
+        AuthModule,
+      ],
+      providers: [
+        { provide: APP_PIPE, useClass: AppValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_GUARD, useExisting: JwtAuthGuard },
+      ],
+    };
+  }
+}

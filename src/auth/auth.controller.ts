@@ -1,0 +1,33 @@
+import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { ClientIp } from '../common/decorators/client-ip.decorator.js';
+import { Public } from '../common/decorators/public.decorator.js';
+import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
+import { AuthService } from './auth.service.js';
+import { AuthResponseDto } from './dto/auth-response.dto.js';
+import { LoginDto } from './dto/login.dto.js';
+import { RegisterDto } from './dto/register.dto.js';
+
+@ApiTags('auth')
+@Controller('auth')
+export class AuthController {
+  constructor(private readonly authService: AuthService) {}
+
+  /** Creates an account and signs it in. */
+  @Public()
+  @Post('register')
+  @HttpCode(HttpStatus.CREATED)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.CONFLICT)
+  register(@Body() body: RegisterDto, @ClientIp() ip: string): Promise<AuthResponseDto> {
+    return this.authService.register(body, ip);
+  }
+
+  /** Signs in with e-mail and password. */
+  @Public()
+  @Post('login')
+  @HttpCode(HttpStatus.OK)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
+  login(@Body() body: LoginDto, @ClientIp() ip: string): Promise<AuthResponseDto> {
+    return this.authService.login(body, ip);
+  }
+}

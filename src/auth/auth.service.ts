@@ -1,0 +1,116 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors.js';
+import { Clock } from '../common/time/clock.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { TokensService } from '../tokens/tokens.service.js';
+import { normalizeEmail } from '../users/email.js';
+import type { User } from '../users/entities/user.entity.js';
+import { UsersMessages } from '../users/users.messages.js';
+import { UsersService } from '../users/users.service.js';
+import { AccountLock } from './account-lock.js';
+import { AuthMessages } from './auth.messages.js';
+import type { AuthResponseDto } from './dto/auth-response.dto.js';
+import type { LoginDto } from './dto/login.dto.js';
+import type { RegisterDto } from './dto/register.dto.js';
+import { afterFailedLogin, isLockedOut, remainingLockoutMinutes } from './lockout.js';
+import { PasswordHasher } from './password-hasher.js';
+
+/** Registration and login: the rules of SPEC §3.1 and §4.2. */
+@Injectable()
+export class AuthService {
+  private readonly logger = new Logger(AuthService.name);
+
+  constructor(
+    private readonly usersService: UsersService,
+    private readonly tokensService: TokensService,
+    private readonly passwordHasher: PasswordHasher,
+    private readonly accountLock: AccountLock,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly clock: Clock,
+  ) {}
+
+  async register(request: RegisterDto, ip: string): Promise<AuthResponseDto> {
+    const email = normalizeEmail(request.email);
+    // Checked before hashing so a taken e-mail costs no PBKDF2; the unique index still decides
+    // between two registrations that pass this check together.
+    if ((await this.usersService.findByEmail(email)) !== null) {
+      throw new ConflictError(UsersMessages.emailTaken);
+    }
+    const user: User = {
+      id: randomUUID(),
+      username: request.username,
+      email,
+      passwordHash: await this.passwordHasher.hash(request.password),
+      failedLoginAttempts: 0,
+      lockoutEnd: null,
+      isActive: true,
+      createdAt: this.clock.now(),
+      lastLoginAt: null,
+    };
+    const response = await this.unitOfWork.transaction(async (m) => {
+      await this.usersService.insert(user, m);
+      return this.tokensService.issue(user, ip, m);
+    });
+    this.logger.log(`User ${user.id} registered`);
+    return response;
+  }
+
+  /** Spec §4.2: unknown e-mail, deactivated, locked out, then the password, in that order. */
+  login(request: LoginDto, ip: string): Promise<AuthResponseDto> {
+    const email = normalizeEmail(request.email);
+    return this.accountLock.run(email, async () => {
+      const user = await this.usersService.findByEmail(email);
+      if (user === null) {
+        await this.passwordHasher.verifyAgainstDummy(request.password);
+        throw new UnauthorizedError(AuthMessages.invalidCredentials);
+      }
+      if (!user.isActive) {
+        throw new UnauthorizedError(UsersMessages.deactivated);
+      }
+      const checkedAt = this.clock.now();
+      if (isLockedOut(user, checkedAt)) {
+        throw new UnauthorizedError(
+          AuthMessages.lockedOut(remainingLockoutMinutes(user.lockoutEnd, checkedAt)),
+        );
+      }
+      if (!(await this.passwordHasher.verify(request.password, user.passwordHash))) {
+        await this.recordFailure(user);
+        throw new UnauthorizedError(AuthMessages.invalidCredentials);
+      }
+      return this.recordSuccess(user, request.password, ip);
+    });
+  }
+
+  private async recordFailure(user: User): Promise<void> {
+    const next = afterFailedLogin(user, this.clock.now());
+    await this.usersService.updateLoginState(user.id, {
+      failedLoginAttempts: next.failedLoginAttempts,
+      lockoutEnd: next.lockoutEnd,
+    });
+    if (next.lockedOut) {
+      this.logger.warn(
+        `User ${user.id} locked out after ${next.failedLoginAttempts} failed login attempts`,
+      );
+    }
+  }
+
+  private async recordSuccess(user: User, password: string, ip: string): Promise<AuthResponseDto> {
+    // Hashes made with a lower cost than the configured one are upgraded while we hold the
+    // plain password; hashing happens before the transaction, never inside it.
+    const passwordHash = this.passwordHasher.needsRehash(user.passwordHash)
+      ? await this.passwordHasher.hash(password)
+      : user.passwordHash;
+    const now = this.clock.now();
+    const response = await this.unitOfWork.transaction(async (m) => {
+      await this.usersService.updateLoginState(
+        user.id,
+        { failedLoginAttempts: 0, lockoutEnd: null, lastLoginAt: now, passwordHash },
+        m,
+      );
+      return this.tokensService.issue(user, ip, m);
+    });
+    this.logger.log(`User ${user.id} logged in`);
+    return response;
+  }
+}

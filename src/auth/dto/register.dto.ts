@@ -1,0 +1,29 @@
+import { IsEmail, IsNotEmpty, IsString} from 'class-validator';
+import { HasNoControlCharacters, MaxChars, Trim } from '../../common/validation/string-rules.js';
+import { EMAIL_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
+import { IsAcceptablePassword } from '../password-policy.js';
+
+export class RegisterDto {
+  /** Display name; trimmed. @example "alice" */
+  @Trim()
+  @IsString()
+  @IsNotEmpty()
+  @MaxChars(USERNAME_MAX_LENGTH)
+  @HasNoControlCharacters()
+  readonly username: string;
+
+  /** Login identifier; trimmed and stored in lower case. @example "alice@example.com" */
+  @Trim()
+  @IsString()
+  @IsEmail()
+  @MaxChars(EMAIL_MAX_LENGTH)
+  readonly email: string;
+
+  /**
+   * At least 8 and at most 128 characters, with an uppercase letter, a lowercase letter, a digit
+   * and a special character. Never trimmed. @example "S3cure!pass"
+   */
+  @IsString()
+  @IsAcceptablePassword()
+  readonly password: string;
+}

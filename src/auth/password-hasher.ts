@@ -1,0 +1,88 @@
+import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import { AppConfig } from '../config/app-config.js';
+
+const pbkdf2Async = promisify(pbkdf2);
+
+const ALGORITHM = 'pbkdf2-sha256';
+const DIGEST = 'sha256';
+const SALT_BYTES = 16;
+const KEY_BYTES = 32;
+
+interface ParsedHash {
+  readonly iterations: number;
+  readonly salt: Buffer;
+  readonly key: Buffer;
+}
+
+/**
+ * PBKDF2-HMAC-SHA256 in a self-describing format, `pbkdf2-sha256$<iterations>$<salt>$<key>`
+ * (base64), so the cost can be raised later without invalidating stored hashes.
+ * Always the asynchronous call: hashing runs on the libuv pool, never on the event loop.
+ */
+@Injectable()
+export class PasswordHasher implements OnApplicationBootstrap {
+  private readonly iterations: number;
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(config: AppConfig) {
+    this.iterations = config.passwordHashing.iterations;
+  }
+
+  /** Prepares the dummy hash in the background, so no login request pays for it. */
+  onApplicationBootstrap(): void {
+    this.dummyHash ??= this.hash(randomBytes(SALT_BYTES).toString('base64'));
+  }
+
+  async hash(password: string): Promise<string> {
+    const salt = randomBytes(SALT_BYTES);
+    const key = await derive(password, salt, this.iterations);
+    return [ALGORITHM, this.iterations, salt.toString('base64'), key.toString('base64')].join('$');
+  }
+
+  /** Constant-time check; a stored value in an unknown format never matches. */
+  async verify(password: string, stored: string): Promise<boolean> {
+    const parsed = parse(stored);
+    if (parsed === undefined) {
+      return false;
+    }
+    const key = await derive(password, parsed.salt, parsed.iterations);
+    return key.length === parsed.key.length && timingSafeEqual(key, parsed.key);
+  }
+
+  /**
+   * Spends the same time as verifying a real user's password, so an unknown e-mail cannot be
+   * told from a wrong password by timing.
+   */
+  async verifyAgainstDummy(password: string): Promise<void> {
+    this.dummyHash ??= this.hash(randomBytes(SALT_BYTES).toString('base64'));
+    await this.verify(password, await this.dummyHash);
+  }
+
+  /** True when the stored hash was made with a lower cost than the configured one. */
+  needsRehash(stored: string): boolean {
+    const parsed = parse(stored);
+    return parsed === undefined || parsed.iterations < this.iterations;
+  }
+}
+
+function derive(password: string, salt: Buffer, iterations: number): Promise<Buffer> {
+  return pbkdf2Async(Buffer.from(password, 'utf8'), salt, iterations, KEY_BYTES, DIGEST);
+}
+
+function parse(stored: string): ParsedHash | undefined {
+  const parts = stored.split('$');
+  if (parts.length !== 4 || parts[0] !== ALGORITHM) {
+    return undefined;
+  }
+  const iterations = Number(parts[1]);
+  if (!Number.isSafeInteger(iterations) || iterations < 1) {
+    return undefined;
+  }
+  return {
+    iterations,
+    salt: Buffer.from(parts[2], 'base64'),
+    key: Buffer.from(parts[3], 'base64'),
+  };
+}

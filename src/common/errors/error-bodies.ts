@@ -1,0 +1,21 @@
+/** The uniform error body of SPEC §2.4. */
+export interface ErrorBody {
+  readonly status: number;
+  readonly message: string;
+  readonly timestamp?: string;
+}
+
+/** The problem-details body of SPEC §7 for requests that fail validation. */
+export interface ProblemDetailsBody {
+  readonly type: string;
+  readonly title: string;
+  readonly status: 400;
+  readonly errors: Readonly<Record<string, readonly string[]>>;
+}
+
+export const VALIDATION_PROBLEM_TYPE = 'https://tools.ietf.org/html/rfc9110#section-15.5.1';
+export const VALIDATION_PROBLEM_TITLE = 'One or more validation errors occurred.';
+export const INTERNAL_ERROR_MESSAGE = 'Ocurrió un error interno.';
+export const UNAUTHORIZED_MESSAGE = 'Unauthorized';
+/** The `errors` key for a failure of the body as a whole rather than of one field. */
+export const BODY_ERROR_KEY = '$';

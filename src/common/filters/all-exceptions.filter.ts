@@ -1,0 +1,115 @@
+import {
+  Catch,
+  HttpException,
+  HttpStatus,
+  Logger,
+  UnauthorizedException,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import {
+  ConflictError,
+  DomainError,
+  InvalidArgumentError,
+  NotFoundError,
+  UnauthorizedError,
+} from '../errors/domain-errors.js';
+import {
+  BODY_ERROR_KEY,
+  INTERNAL_ERROR_MESSAGE,
+  UNAUTHORIZED_MESSAGE,
+  VALIDATION_PROBLEM_TITLE,
+  VALIDATION_PROBLEM_TYPE,
+  type ErrorBody,
+  type ProblemDetailsBody,
+} from '../errors/error-bodies.js';
+import { RequestValidationError } from '../errors/request-validation.error.js';
+import { Clock } from '../time/clock.js';
+
+type DomainErrorClass = abstract new (message: string) => DomainError;
+
+/** SPEC §7: failure kind to status. A domain error class without a row here is a 500. */
+const DOMAIN_ERROR_STATUS: ReadonlyArray<readonly [DomainErrorClass, HttpStatus]> = [
+  [UnauthorizedError, HttpStatus.UNAUTHORIZED],
+  [ConflictError, HttpStatus.CONFLICT],
+  [NotFoundError, HttpStatus.NOT_FOUND],
+  [InvalidArgumentError, HttpStatus.BAD_REQUEST],
+];
+
+interface Reply {
+  readonly status: number;
+  readonly body: ErrorBody | ProblemDetailsBody;
+  readonly contentType: string;
+}
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+/** The one place that turns a failure into an HTTP answer. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger(AllExceptionsFilter.name);
+
+  constructor(private readonly clock: Clock) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const { status, body, contentType } = this.toReply(exception);
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    void reply.status(status).header('content-type', contentType).send(body);
+  }
+
+  toReply(exception: unknown): Reply {
+    if (exception instanceof RequestValidationError) {
+      return problemDetails(exception.errors);
+    }
+    if (exception instanceof DomainError) {
+      const row = DOMAIN_ERROR_STATUS.find(([kind]) => exception instanceof kind);
+      if (row !== undefined) {
+        return this.errorBody(row[1], exception.message);
+      }
+    }
+    if (exception instanceof UnauthorizedException) {
+      return {
+        status: HttpStatus.UNAUTHORIZED,
+        body: { status: 401, message: UNAUTHORIZED_MESSAGE },
+        contentType: JSON_CONTENT_TYPE,
+      };
+    }
+    if (exception instanceof HttpException && exception.getStatus() < 500) {
+      return this.frameworkError(exception.getStatus());
+    }
+    this.logger.error(
+      'Unhandled failure',
+      exception instanceof Error ? exception.stack : String(exception),
+    );
+    return this.errorBody(HttpStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR_MESSAGE);
+  }
+
+  /**
+   * Failures raised by Fastify or Nest before a handler runs. Their own messages can echo the
+   * request (a path, a header, a JSON parser's excerpt), so only the status phrase is returned.
+   */
+  private frameworkError(status: number): Reply {
+    if (status === HttpStatus.BAD_REQUEST) {
+      // The only 400s the framework raises come from reading the body: malformed JSON,
+      // an empty JSON body, or a forbidden `__proto__`/`constructor` key.
+      return problemDetails({ [BODY_ERROR_KEY]: ['The request body is not a valid JSON object.'] });
+    }
+    return this.errorBody(status, STATUS_CODES[status] ?? 'Error');
+  }
+
+  private errorBody(status: number, message: string): Reply {
+    const timestamp = this.clock.now().toISOString();
+    return { status, body: { status, message, timestamp }, contentType: JSON_CONTENT_TYPE };
+  }
+}
+
+function problemDetails(errors: Readonly<Record<string, readonly string[]>>): Reply {
+  return {
+    status: HttpStatus.BAD_REQUEST,
+    body: { type: VALIDATION_PROBLEM_TYPE, title: VALIDATION_PROBLEM_TITLE, status: 400, errors },
+    contentType: PROBLEM_CONTENT_TYPE,
+  };
+}

@@ -1,0 +1,118 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { parseConnectionString, type DatabaseTarget } from './connection-string.js';
+import {
+  EnvironmentVariables,
+  OWASP_PBKDF2_SHA256_ITERATIONS,
+  SAMPLE_SECRET_KEY,
+} from './environment-variables.js';
+
+export interface JwtConfig {
+  readonly secret: string;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly accessTokenExpiryMinutes: number;
+  readonly refreshTokenExpiryDays: number;
+  readonly clockSkewSeconds: number;
+}
+
+export interface PasswordHashingConfig {
+  readonly iterations: number;
+}
+
+/** Typed, validated configuration. Inject this class; nothing else reads the environment. */
+export class AppConfig {
+  readonly isDevelopment: boolean;
+  readonly port: number;
+  readonly host: string;
+  readonly jwt: JwtConfig;
+  readonly database: DatabaseTarget;
+  readonly passwordHashing: PasswordHashingConfig;
+  /** Start-up warnings, logged once the logger exists. Never contains a secret. */
+  readonly warnings: readonly string[];
+}
+
+/** Thrown when the environment is invalid; its message is one line listing every failing key. */
+export class ConfigurationError extends Error {
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigurationError';
+  }
+}
+
+/** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
+export const APP_CONFIG_KEY = 'keygate';
+
+/** Validates the raw environment once and returns the typed configuration, or throws. */
+export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
+  const env = plainToInstance(EnvironmentVariables, withoutEmptyOptionalValues(raw), {
+    enableImplicitConversion: false,
+  });
+  const problems = validateSync(env, { skipMissingProperties: false }).flatMap(describe);
+
+  const isDevelopment = env.NODE_ENV === 'development';
+  const warnings: string[] = [];
+  let secret = env.Jwt__SecretKey;
+  if (secret === undefined) {
+    if (isDevelopment) {
+      secret = SAMPLE_SECRET_KEY;
+      warnings.push(
+        'Jwt__SecretKey is not configured: using the sample placeholder, which is refused in production.',
+      );
+    } else {
+      problems.unshift('Jwt__SecretKey is not configured');
+    }
+  } else if (secret === SAMPLE_SECRET_KEY && !isDevelopment) {
+    problems.unshift('Jwt__SecretKey is the sample placeholder, which is refused in production');
+  }
+
+  let database: DatabaseTarget | undefined;
+  try {
+    database = parseConnectionString(env.ConnectionStrings__DefaultConnection);
+  } catch (error: unknown) {
+    problems.push(error instanceof Error ? error.message : String(error));
+  }
+
+  if (problems.length > 0 || secret === undefined || database === undefined) {
+    throw new ConfigurationError(problems);
+  }
+  if (env.PasswordHashing__Iterations < OWASP_PBKDF2_SHA256_ITERATIONS) {
+    warnings.push(
+      `PasswordHashing__Iterations is ${env.PasswordHashing__Iterations}, below the OWASP level of ${OWASP_PBKDF2_SHA256_ITERATIONS}.`,
+    );
+  }
+
+  return Object.assign(new AppConfig(), {
+    isDevelopment,
+    port: env.PORT,
+    host: env.HOST,
+    jwt: {
+      secret,
+      issuer: env.Jwt__Issuer,
+      audience: env.Jwt__Audience,
+      accessTokenExpiryMinutes: env.Jwt__AccessTokenExpiryMinutes,
+      refreshTokenExpiryDays: env.Jwt__RefreshTokenExpiryDays,
+      clockSkewSeconds: env.Jwt__ClockSkewSeconds,
+    },
+    database,
+    passwordHashing: { iterations: env.PasswordHashing__Iterations },
+    warnings,
+  });
+}
+
+/**
+ * An exported-but-empty variable (`PORT=`) means "use the default" for every key but the
+ * secret, where an empty value is a mistake worth stopping for.
+ */
+function withoutEmptyOptionalValues(raw: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(raw).filter(([key, value]) => value !== '' || key === 'Jwt__SecretKey'),
+  );
+}
+
+function describe(error: ValidationError): string[] {
+  const reasons = Object.values(error.constraints ?? {});
+  // Never echo the value of the secret back into a log line.
+  const shown = error.property === 'Jwt__SecretKey' ? '' : ` (got "${String(error.value)}")`;
+  return reasons.length > 0 ? [`${error.property}${shown}: ${reasons.join(', ')}`] : [];
+}

@@ -1,0 +1,5 @@
+import { CreateUsers1735689600000 } from './1735689600000-CreateUsers.js';
+import { CreateRefreshTokens1735689600001 } from './1735689600001-CreateRefreshTokens.js';
+
+/** Every migration, in order. Listed explicitly so the build needs no glob at run time. */
+export const MIGRATIONS = [CreateUsers1735689600000, CreateRefreshTokens1735689600001];

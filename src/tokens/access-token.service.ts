@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { JwtService } from '@nestjs/jwt';
+import { randomUUID } from 'node:crypto';
+import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/app-config.js';
+import type { User } from '../users/entities/user.entity.js';
+
+export interface SignedAccessToken {
+  readonly token: string;
+  readonly expiresAt: Date;
+}
+
+/** Issues access tokens: HS256 JWTs whose `exp` and `iat` come from the Clock. */
+@Injectable()
+export class AccessTokenService {
+  private readonly lifetimeSeconds: number;
+
+  constructor(
+    private readonly jwt: JwtService,
+    private readonly clock: Clock,
+    config: AppConfig,
+  ) {
+    this.lifetimeSeconds = config.jwt.accessTokenExpiryMinutes * 60;
+  }
+
+  sign(user: Pick<User, 'id' | 'email'>): SignedAccessToken {
+    const iat = Math.floor(this.clock.now().getTime() / 1000);
+    const exp = iat + this.lifetimeSeconds;
+    const token = this.jwt.sign({ sub: user.id, email: user.email, jti: randomUUID(), iat, exp });
+    return { token, expiresAt: new Date(exp * 1000) };
+  }
+}

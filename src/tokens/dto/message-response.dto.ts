@@ -1,0 +1,4 @@
+export class MessageResponseDto {
+  /** @example "Token revocado exitosamente." */
+  readonly message: string;
+}

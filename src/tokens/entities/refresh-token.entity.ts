@@ -1,0 +1,61 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+export const REVOKE_REASON_MAX_LENGTH = 500;
+
+/**
+ * One refresh token. The raw value is never stored: only its SHA-256 digest, which is how it is
+ * looked up. Rotation links each token to its replacement; all tokens of one login share a
+ * `familyId` and count up `generation`, so "descendants of X" is one indexed range.
+ */
+@Entity('refresh_tokens')
+@Index(['familyId', 'generation'])
+export class RefreshToken {
+  @PrimaryColumn({ type: String, length: 36 })
+  id: string;
+
+  /** Hex SHA-256 of the raw token. */
+  @Index({ unique: true })
+  @Column({ type: String, length: 64 })
+  tokenHash: string;
+
+  @Index()
+  @Column({ type: String, length: 36 })
+  userId: string;
+
+  /** Id of the first token of the login that started this chain. */
+  @Column({ type: String, length: 36 })
+  familyId: string;
+
+  /** 0 for the token issued at login, +1 for each rotation. */
+  @Column({ type: Number })
+  generation: number;
+
+  @Column({ type: Date })
+  expiresAt: Date;
+
+  @Column({ type: Date })
+  createdAt: Date;
+
+  @Column({ type: String, length: 64 })
+  createdByIp: string;
+
+  @Column({ type: Boolean, default: false })
+  isRevoked: boolean;
+
+  @Column({ type: Date, nullable: true })
+  revokedAt: Date | null;
+
+  @Column({ type: String, length: 64, nullable: true })
+  revokedByIp: string | null;
+
+  @Column({ type: String, length: REVOKE_REASON_MAX_LENGTH, nullable: true })
+  reasonRevoked: string | null;
+
+  @Column({ type: String, length: 36, nullable: true })
+  replacedByTokenId: string | null;
+
+  /** Spec §2.2 `IsExpired`. */
+  hasExpiredAt(now: Date): boolean {
+    return this.expiresAt.getTime() <= now.getTime();
+  }
+}

@@ -1,0 +1,39 @@
+import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
+import { ClientIp } from '../common/decorators/client-ip.decorator.js';
+import { CurrentUser, type AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
+import { Public } from '../common/decorators/public.decorator.js';
+import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
+import { MessageResponseDto } from './dto/message-response.dto.js';
+import { RefreshDto } from './dto/refresh.dto.js';
+import { RevokeDto } from './dto/revoke.dto.js';
+import { TokensService } from './tokens.service.js';
+
+@ApiTags('auth')
+@Controller('auth')
+export class TokensController {
+  constructor(private readonly tokensService: TokensService) {}
+
+  /** Exchanges a refresh token for a new pair; the presented token is revoked. */
+  @Public()
+  @Post('refresh')
+  @HttpCode(HttpStatus.OK)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
+  refresh(@Body() body: RefreshDto, @ClientIp() ip: string): Promise<AuthResponseDto> {
+    return this.tokensService.refresh(body.refreshToken, ip);
+  }
+
+  /** Revokes one of the bearer's refresh tokens (logout). */
+  @Post('revoke')
+  @HttpCode(HttpStatus.OK)
+  @ApiBearerAuth()
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
+  revoke(
+    @Body() body: RevokeDto,
+    @CurrentUser() user: AccessTokenClaims,
+    @ClientIp() ip: string,
+  ): Promise<MessageResponseDto> {
+    return this.tokensService.revoke(user.sub, body, ip);
+  }
+}

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { JwtModule } from '@nestjs/jwt';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { jwtKey, JWT_ALGORITHM } from '../common/jwt/jwt-key.js';
+import { AppConfig } from '../config/app-config.js';
+import { UsersModule } from '../users/users.module.js';
+import { AccessTokenService } from './access-token.service.js';
+import { RefreshToken } from './entities/refresh-token.entity.js';
+import { TokensController } from './tokens.controller.js';
+import { TokensService } from './tokens.service.js';
+
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([RefreshToken]),
+    UsersModule,
+    JwtModule.registerAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        privateKey: jwtKey(config.jwt),
+        signOptions: {
+          algorithm: JWT_ALGORITHM,
+          issuer: config.jwt.issuer,
+          audience: config.jwt.audience,
+        },
+      }),
+    }),
+  ],
+  controllers: [TokensController],
+  providers: [TokensService, AccessTokenService],
+  exports: [TokensService],
+})
+export class TokensModule {}

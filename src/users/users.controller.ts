@@ -1,0 +1,20 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { CurrentUser, type AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
+import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
+import { UserResponseDto } from './dto/user-response.dto.js';
+import { UsersService } from './users.service.js';
+
+@ApiTags('auth')
+@ApiBearerAuth()
+@Controller('auth')
+export class UsersController {
+  constructor(private readonly usersService: UsersService) {}
+
+  /** The profile of the user the access token identifies. */
+  @Get('me')
+  @ApiErrorResponses(401, 404)
+  me(@CurrentUser() user: AccessTokenClaims): Promise<UserResponseDto> {
+    return this.usersService.getProfile(user.sub);
+  }
+}

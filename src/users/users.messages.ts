@@ -1,0 +1,5 @@
+export const UsersMessages = {
+  notFound: 'Usuario no encontrado.',
+  emailTaken: 'Ya existe una cuenta con ese email.',
+  deactivated: 'Cuenta desactivada.',
+} as const;
