@@ -1,0 +1,23 @@
+// Jest runs the TypeScript sources as native ES modules (NestJS 12 ships ESM only), so it needs
+// `node --experimental-vm-modules` (see the test scripts) and ts-jest in ESM mode.
+const esmTypeScript = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
+  setupFiles: ['<rootDir>/test/utils/setup-reflect.ts'],
+  testEnvironment: 'node',
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    { ...esmTypeScript, displayName: 'unit', rootDir: '.', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...esmTypeScript,
+      displayName: 'e2e',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/utils/global-setup.ts',
+    },
+  ],
+};

@@ -1,0 +1,45 @@
+/**
+ * Matchers for whole response bodies. Message texts are written out literally from SPEC.md, not
+ * imported from the *.messages.ts constants, so a typo in a constant fails a test.
+ */
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
+
+/** The error body of SPEC §2.4 with its exact status and message. */
+export function errorBody(status: number, message: string): Record<string, unknown> {
+  return { status, message, timestamp: expect.stringMatching(ISO_UTC) };
+}
+
+/** SPEC §7: missing or invalid bearer token. Exactly these two fields, no timestamp. */
+export const UNAUTHORIZED_BODY = { status: 401, message: 'Unauthorized' };
+
+/** SPEC §7: the problem-details body, with the fields that must carry errors. */
+export function problemDetails(fields: readonly string[]): Record<string, unknown> {
+  return {
+    type: expect.any(String),
+    title: 'One or more validation errors occurred.',
+    status: 400,
+    errors: Object.fromEntries(
+      fields.map((field) => [field, expect.arrayContaining([expect.any(String)])]),
+    ),
+  };
+}
+
+/** SPEC §2.3: the auth response for a given user. */
+export function authResponse(user: { username: string; email: string }): Record<string, unknown> {
+  return {
+    accessToken: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+    refreshToken: expect.stringMatching(/^[\w-]{43,}$/),
+    accessTokenExpiry: expect.stringMatching(ISO_UTC),
+    user: publicUser(user),
+  };
+}
+
+/** SPEC §2.1: the public user representation, and nothing else. */
+export function publicUser(user: { username: string; email: string }): Record<string, unknown> {
+  return {
+    id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    username: user.username,
+    email: user.email,
+    createdAt: expect.stringMatching(ISO_UTC),
+  };
+}
