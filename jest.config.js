@@ -10,6 +10,7 @@ const esmTypeScript = {
 
 /** @type {import('jest').Config} */
 export default {
+  reporters: ['default', '<rootDir>/test/utils/summary-reporter.js'],
   projects: [
     { ...esmTypeScript, displayName: 'unit', rootDir: '.', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {

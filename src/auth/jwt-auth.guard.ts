@@ -24,7 +24,9 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   override handleRequest<TUser>(error: unknown, user: TUser | false | null): TUser {
     if (error !== null && error !== undefined) {
       // Not a token problem (the strategy itself failed): let the filter log it as a 500.
-      throw error;
+      throw error instanceof Error
+        ? error
+        : new Error('Authentication strategy failed', { cause: error });
     }
     if (user === false || user === null || user === undefined) {
       throw new UnauthorizedException();

@@ -92,7 +92,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
    * request (a path, a header, a JSON parser's excerpt), so only the status phrase is returned.
    */
   private frameworkError(status: number): Reply {
-    if (status === HttpStatus.BAD_REQUEST) {
+    if (status === Number(HttpStatus.BAD_REQUEST)) {
       // The only 400s the framework raises come from reading the body: malformed JSON,
       // an empty JSON body, or a forbidden `__proto__`/`constructor` key.
       return problemDetails({ [BODY_ERROR_KEY]: ['The request body is not a valid JSON object.'] });
