@@ -12,11 +12,12 @@ import { UsersModule } from './users/users.module.js';
 
 @Module({})
 export class AppModule {
-  static forRoot(options: AppConfigOptions = {}): DynamicModule {
+  /** Rejects with a ConfigurationError when the configuration is invalid. */
+  static async forRoot(options: AppConfigOptions = {}): Promise<DynamicModule> {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(options),
+        await AppConfigModule.forRoot(options),
         ClockModule,
         DatabaseModule,
         UsersModule,

@@ -28,7 +28,6 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   config.warnings.forEach((warning) => logger.warn(warning));
 
   app.setGlobalPrefix('api');
-  app.enableShutdownHooks();
   if (config.isDevelopment) {
     const document = SwaggerModule.createDocument(
       app,

@@ -13,12 +13,16 @@ export interface AppConfigOptions {
 @Global()
 @Module({})
 export class AppConfigModule {
-  static forRoot(options: AppConfigOptions = {}): DynamicModule {
+  /**
+   * Loads and validates the configuration now, so that an invalid one fails here, before Nest
+   * starts, with one ConfigurationError.
+   */
+  static async forRoot(options: AppConfigOptions = {}): Promise<DynamicModule> {
     const { environment } = options;
     return {
       module: AppConfigModule,
       imports: [
-        ConfigModule.forRoot({
+        await ConfigModule.forRoot({
           ignoreEnvFile: environment !== undefined,
           validatePredefined: environment === undefined,
           skipProcessEnv: true,

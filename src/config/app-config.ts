@@ -48,7 +48,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
   const env = plainToInstance(EnvironmentVariables, withoutEmptyOptionalValues(raw), {
     enableImplicitConversion: false,
   });
-  const problems = validateSync(env, { skipMissingProperties: false }).flatMap(describe);
+  const problems = validateSync(env, { skipMissingProperties: false }).flatMap(describe(raw));
 
   const isDevelopment = env.NODE_ENV === 'development';
   const warnings: string[] = [];
@@ -110,9 +110,12 @@ function withoutEmptyOptionalValues(raw: Record<string, unknown>): Record<string
   );
 }
 
-function describe(error: ValidationError): string[] {
-  const reasons = Object.values(error.constraints ?? {});
-  // Never echo the value of the secret back into a log line.
-  const shown = error.property === 'Jwt__SecretKey' ? '' : ` (got "${String(error.value)}")`;
-  return reasons.length > 0 ? [`${error.property}${shown}: ${reasons.join(', ')}`] : [];
+function describe(raw: Record<string, unknown>) {
+  return (error: ValidationError): string[] => {
+    const reasons = Object.values(error.constraints ?? {});
+    // Never echo the value of the secret back into a log line.
+    const shown =
+      error.property === 'Jwt__SecretKey' ? '' : ` (got "${String(raw[error.property])}")`;
+    return reasons.length > 0 ? [`${reasons.join(', ')}${shown}`] : [];
+  };
 }

@@ -69,7 +69,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const logger = new RecordingLogger();
 
   const builder = Test.createTestingModule({
-    imports: [AppModule.forRoot({ environment })],
+    imports: [await AppModule.forRoot({ environment })],
   })
     .overrideProvider(Clock)
     .useValue(clock)
