@@ -1,0 +1,286 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { RefreshToken } from '../src/tokens/entities/refresh-token.entity.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
+import { User } from '../src/users/entities/user.entity.js';
+import { findFamily, findRefreshToken } from './factories/refresh-token.factory.js';
+import {
+  createUser,
+  DEFAULT_PASSWORD,
+  registerUser,
+  reloadUser,
+} from './factories/user.factory.js';
+import { createTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
+
+const INVALID_CREDENTIALS = 'Credenciales inválidas.';
+const LOCKED_15 = 'Cuenta bloqueada temporalmente. Intenta en 15 minuto(s).';
+const LOCKED_16 = 'Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).';
+const REVOKED = 'Refresh token revocado.';
+const EMAIL_TAKEN = 'Ya existe una cuenta con ese email.';
+
+function messages(responses: readonly TestResponse[]): string[] {
+  return responses.map((response) => response.json<{ message?: string }>().message ?? '');
+}
+
+function count(values: readonly string[], wanted: string): number {
+  return values.filter((value) => value === wanted).length;
+}
+
+/** The lockout message with the fake clock standing still is always "16 minute(s)". */
+function isLockoutMessage(message: string): boolean {
+  return message === LOCKED_16 || message === LOCKED_15;
+}
+
+describe('concurrency: outcomes equal some one-at-a-time order', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const login = (email: string, password: string): Promise<TestResponse> =>
+    t.post('/api/auth/login', { email, password });
+
+  describe('lockout', () => {
+    it.each([10, 50, 200])(
+      'should answer %i parallel wrong passwords with exactly 5 invalid-credential answers',
+      async (n) => {
+        const user = await createUser(t);
+        const responses = await Promise.all(
+          Array.from({ length: n }, () => login(user.email, 'Wrong!pass1')),
+        );
+        const texts = messages(responses);
+        expect(responses.every((response) => response.status === 401)).toBe(true);
+        expect(count(texts, INVALID_CREDENTIALS)).toBe(5);
+        expect(texts.filter(isLockoutMessage)).toHaveLength(n - 5);
+        expect((await reloadUser(t, user.id)).failedLoginAttempts).toBe(5);
+      },
+    );
+
+    it('should answer a burst of 20 wrong passwords after an elapsed lockout with 1 invalid-credential answer', async () => {
+      const user = await createUser(t, { failedLoginAttempts: 5, lockoutEnd: t.clock.now() });
+      t.clock.advance(1);
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, () => login(user.email, 'Wrong!pass1')),
+      );
+      const texts = messages(responses);
+      expect(count(texts, INVALID_CREDENTIALS)).toBe(1);
+      expect(texts.filter(isLockoutMessage)).toHaveLength(19);
+      expect((await reloadUser(t, user.id)).failedLoginAttempts).toBe(6);
+    });
+
+    it('should let 20 parallel correct logins all succeed with distinct refresh tokens', async () => {
+      const user = await createUser(t);
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, () => login(user.email, DEFAULT_PASSWORD)),
+      );
+      expect(responses.map((response) => response.status)).toEqual(Array(20).fill(200));
+      const tokens = responses.map(
+        (response) => response.json<{ refreshToken: string }>().refreshToken,
+      );
+      expect(new Set(tokens).size).toBe(20);
+      expect(await reloadUser(t, user.id)).toMatchObject({
+        failedLoginAttempts: 0,
+        lockoutEnd: null,
+      });
+    });
+
+    it('should give 49 wrong and 1 correct password an outcome of some serial order', async () => {
+      const user = await createUser(t);
+      const correctIndex = 17;
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          login(user.email, i === correctIndex ? DEFAULT_PASSWORD : 'Wrong!pass1'),
+        ),
+      );
+      const correct = responses[correctIndex];
+      const wrong = messages(responses.filter((_, i) => i !== correctIndex));
+      const invalid = count(wrong, INVALID_CREDENTIALS);
+      const locked = wrong.filter(isLockoutMessage).length;
+      expect(invalid + locked).toBe(49);
+      if (correct.status === 200) {
+        // Serial order: a (< 5) wrong passwords, the correct one (counter back to 0), then the
+        // rest: 5 more invalid answers, the fifth of which locks.
+        expect(invalid).toBeGreaterThanOrEqual(5);
+        expect(invalid).toBeLessThanOrEqual(9);
+      } else {
+        // Serial order: 5 wrong passwords lock the account before the correct one arrives.
+        expect(correct.status).toBe(401);
+        expect(isLockoutMessage(correct.json<{ message: string }>().message)).toBe(true);
+        expect(invalid).toBe(5);
+      }
+      expect((await reloadUser(t, user.id)).failedLoginAttempts).toBe(5);
+    });
+  });
+
+  describe('rotation', () => {
+    it.each([2, 10, 50])(
+      'should let exactly one of %i parallel refreshes of one token succeed',
+      async (k) => {
+        const { refreshToken } = await registerUser(t);
+        const responses = await Promise.all(
+          Array.from({ length: k }, () => t.post('/api/auth/refresh', { refreshToken })),
+        );
+        const winners = responses.filter((response) => response.status === 200);
+        expect(winners).toHaveLength(1);
+        expect(count(messages(responses), REVOKED)).toBe(k - 1);
+
+        const original = await findRefreshToken(t, refreshToken);
+        const family = await findFamily(t, original?.familyId ?? '');
+        // One replacement row, never two; and reuse detection revoked the winner's new token.
+        expect(family).toHaveLength(2);
+        expect(family.every((token) => token.isRevoked)).toBe(true);
+        expect(family[1].reasonRevoked).toBe('Token reuse detectado');
+        const next = winners[0].json<{ refreshToken: string }>().refreshToken;
+        const retry = await t.post('/api/auth/refresh', { refreshToken: next });
+        expect(retry.status).toBe(401);
+      },
+    );
+
+    it('should leave no active token in a chain when an old token is replayed while it rotates', async () => {
+      const registered = await registerUser(t);
+      let current = registered.refreshToken;
+      const rotations = (async () => {
+        for (let i = 0; i < 20; i += 1) {
+          const response = await t.post('/api/auth/refresh', { refreshToken: current });
+          if (response.status !== 200) {
+            break;
+          }
+          current = response.json<{ refreshToken: string }>().refreshToken;
+        }
+      })();
+      await yieldToLoop();
+      const replay = await t.post('/api/auth/refresh', { refreshToken: registered.refreshToken });
+      await rotations;
+      expect(replay.status).toBe(401);
+      const first = await findRefreshToken(t, registered.refreshToken);
+      const family = await findFamily(t, first?.familyId ?? '');
+      expect(family.filter((token) => !token.isRevoked)).toHaveLength(0);
+    });
+
+    it('should never let a refresh and a revoke of one token both take it from active', async () => {
+      for (let round = 0; round < 10; round += 1) {
+        const user = await registerUser(t);
+        const [refresh, revoke] = await Promise.all([
+          t.post('/api/auth/refresh', { refreshToken: user.refreshToken }),
+          t.post(
+            '/api/auth/revoke',
+            { refreshToken: user.refreshToken, reason: 'logout' },
+            user.accessToken,
+          ),
+        ]);
+        expect(revoke.status).toBe(200);
+        const token = await findRefreshToken(t, user.refreshToken);
+        const family = await findFamily(t, token?.familyId ?? '');
+        if (refresh.status === 200) {
+          // Serial order: refresh, then revoke of the rotated token, which ends the session.
+          expect(token).toMatchObject({ reasonRevoked: 'Replaced by new token' });
+          expect(family).toHaveLength(2);
+        } else {
+          // Serial order: revoke, then the refresh presents a revoked token.
+          expect(refresh.json()).toMatchObject({ status: 401, message: REVOKED });
+          expect(token).toMatchObject({ reasonRevoked: 'logout', replacedByTokenId: null });
+          expect(family).toHaveLength(1);
+        }
+        expect(family.filter((member) => !member.isRevoked)).toHaveLength(0);
+      }
+    });
+  });
+
+  describe('registration', () => {
+    it('should accept exactly one of 40 parallel registrations of one e-mail and its case variants', async () => {
+      const variants = Array.from({ length: 40 }, (_, i) =>
+        i % 2 === 0
+          ? 'race@example.com'
+          : `RACE@Example.COM`.slice(0, 5 + (i % 5)) + 'race@example.com'.slice(5 + (i % 5)),
+      );
+      const responses = await Promise.all(
+        variants.map((email, i) =>
+          t.post('/api/auth/register', {
+            username: `racer${i}`,
+            email,
+            password: DEFAULT_PASSWORD,
+          }),
+        ),
+      );
+      const statuses = responses.map((response) => response.status);
+      expect(count(statuses.map(String), '201')).toBe(1);
+      expect(count(statuses.map(String), '409')).toBe(39);
+      expect(count(messages(responses), EMAIL_TAKEN)).toBe(39);
+      expect(await t.dataSource.getRepository(User).countBy({ email: 'race@example.com' })).toBe(1);
+    });
+  });
+});
+
+describe('shared SQLite connection: a rolled-back unit never takes acknowledged writes with it', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should keep every acknowledged write while other units fail and roll back', async () => {
+    // Registrations whose e-mail starts with "fail" insert their user, yield to the event loop
+    // (letting other requests' statements run), then fail, so their transaction rolls back.
+    const tokens = t.app.get(TokensService);
+    const issue = tokens.issue.bind(tokens);
+    tokens.issue = async (user, ip, manager) => {
+      if (user.email.startsWith('fail')) {
+        for (let i = 0; i < 5; i += 1) {
+          await yieldToLoop();
+        }
+        throw new Error('injected failure after the user insert');
+      }
+      return issue(user, ip, manager);
+    };
+    try {
+      const target = await createUser(t);
+      const requests = Array.from({ length: 60 }, (_, i) => {
+        switch (i % 3) {
+          case 0:
+            return t.post('/api/auth/register', {
+              username: `f${i}`,
+              email: `fail${i}@example.com`,
+              password: DEFAULT_PASSWORD,
+            });
+          case 1:
+            return t.post('/api/auth/register', {
+              username: `ok${i}`,
+              email: `ok${i}@example.com`,
+              password: DEFAULT_PASSWORD,
+            });
+          default:
+            return t.post('/api/auth/login', { email: target.email, password: 'Wrong!pass1' });
+        }
+      });
+      const responses = await Promise.all(requests);
+
+      const failed = responses.filter((_, i) => i % 3 === 0);
+      expect(failed.every((response) => response.status === 500)).toBe(true);
+      const acknowledged = responses.filter((_, i) => i % 3 === 1);
+      expect(acknowledged.every((response) => response.status === 201)).toBe(true);
+
+      const users = t.dataSource.getRepository(User);
+      for (let i = 1; i < 60; i += 3) {
+        expect(await users.countBy({ email: `ok${i}@example.com` })).toBe(1);
+      }
+      expect(await users.count({ where: { username: 'f0' } })).toBe(0);
+      const acknowledgedFailures = responses.filter(
+        (response, i) =>
+          i % 3 === 2 && response.json<{ message: string }>().message === INVALID_CREDENTIALS,
+      ).length;
+      expect(acknowledgedFailures).toBe(5);
+      expect((await reloadUser(t, target.id)).failedLoginAttempts).toBe(5);
+      expect(await t.dataSource.getRepository(RefreshToken).count()).toBe(20);
+    } finally {
+      tokens.issue = issue;
+    }
+  });
+});
