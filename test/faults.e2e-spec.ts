@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { UsersService } from '../src/users/users.service.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
 import {
   createUser,
@@ -121,4 +122,26 @@ describe('faults: a failing write fails closed', () => {
     });
     expect(response.status).toBe(200);
   }, 20_000);
+});
+
+describe('faults: lookups never run with a missing filter', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it.each([undefined, null])(
+    'should refuse a user lookup by %s instead of matching a row',
+    async (value) => {
+      await createUser(t);
+      const users = t.app.get(UsersService);
+      await expect(users.findByEmail(value as unknown as string)).rejects.toThrow();
+      await expect(users.findById(value as unknown as string)).rejects.toThrow();
+    },
+  );
 });

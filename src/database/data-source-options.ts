@@ -22,6 +22,9 @@ export function dataSourceOptions(target: DatabaseTarget): DataSourceOptions {
     migrationsRun: true,
     synchronize: false,
     logging: false,
+    // A lookup with a null or undefined filter must fail, never match the first row. This is
+    // TypeORM 1's default; it is pinned here so an upgrade cannot quietly change it.
+    invalidWhereValuesBehavior: { null: 'throw', undefined: 'throw' },
     prepareDatabase: (db: { pragma(source: string): unknown }) => {
       // WAL with NORMAL sync is durable against process crashes; only power loss can lose the
       // last commits.
