@@ -18,7 +18,12 @@ export default {
       displayName: 'e2e',
       rootDir: '.',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
-      globalSetup: '<rootDir>/test/utils/global-setup.ts',
+    },
+    {
+      ...esmTypeScript,
+      displayName: 'stress',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/stress/**/*.stress-spec.ts'],
     },
   ],
 };

@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { TEST_SECRET_KEY } from '../utils/create-test-app.js';
+import { startServer, stopAllServers, waitForExit } from '../utils/spawn-server.js';
+
+describe('shutdown: SIGTERM drains in-flight requests', () => {
+  let directory: string;
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'keygate-shutdown-'));
+  });
+
+  afterEach(async () => {
+    await stopAllServers();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('should finish every in-flight request and exit 0 within 10 seconds', async () => {
+    const server = await startServer({
+      cwd: directory,
+      env: {
+        Jwt__SecretKey: TEST_SECRET_KEY,
+        // Slow hashing keeps logins in flight when the signal arrives.
+        PasswordHashing__Iterations: '300000',
+        ConnectionStrings__DefaultConnection: join(directory, 'keygate.db'),
+      },
+    });
+    const credentials = { email: 'drain@example.com', password: 'S3cure!pass' };
+    const registered = await fetch(`${server.baseUrl}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'drain', ...credentials }),
+    });
+    expect(registered.status).toBe(201);
+
+    const inFlight = Array.from({ length: 8 }, () =>
+      fetch(`${server.baseUrl}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify(credentials),
+      }),
+    );
+    await delay(100);
+    const signalledAt = Date.now();
+    server.child.kill('SIGTERM');
+
+    const responses = await Promise.all(inFlight);
+    expect(responses.map((response) => response.status)).toEqual(Array(8).fill(200));
+    const exit = await waitForExit(server, 10_000);
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalledAt).toBeLessThan(10_000);
+  }, 30_000);
+});
