@@ -114,8 +114,11 @@ function describe(raw: Record<string, unknown>) {
   return (error: ValidationError): string[] => {
     const reasons = Object.values(error.constraints ?? {});
     // Never echo the value of the secret back into a log line.
+    // JSON quoting keeps a value with a line break on the one line of the message.
     const shown =
-      error.property === 'Jwt__SecretKey' ? '' : ` (got "${String(raw[error.property])}")`;
+      error.property === 'Jwt__SecretKey'
+        ? ''
+        : ` (got ${JSON.stringify(String(raw[error.property]))})`;
     return reasons.length > 0 ? [`${reasons.join(', ')}${shown}`] : [];
   };
 }

@@ -1,4 +1,5 @@
 // Prints one plain closing line, `Tests: N passed, N failed`, that CI reads as the verdict.
+import process from 'node:process';
 export default class SummaryReporter {
   onRunComplete(_contexts, results) {
     const skipped = results.numPendingTests + results.numTodoTests;
