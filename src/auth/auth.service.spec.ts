@@ -1,0 +1,662 @@
+import { jest } from '@jest/globals';
+import { HttpException, Logger } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { EntityManager } from 'typeorm';
+import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors.js';
+import { Clock } from '../common/time/clock.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { TokensService } from '../tokens/tokens.service.js';
+import { UserResponseDto } from '../users/dto/user-response.dto.js';
+import type { User } from '../users/entities/user.entity.js';
+import { UsersService, type LoginState } from '../users/users.service.js';
+import { AccountLock } from './account-lock.js';
+import { AuthService } from './auth.service.js';
+import type { AuthResponseDto } from './dto/auth-response.dto.js';
+import { PasswordHasher } from './password-hasher.js';
+
+const NOW = new Date('2026-01-01T12:00:00.000Z');
+const MINUTE_MS = 60_000;
+const at = (ms: number): Date => new Date(NOW.getTime() + ms);
+const IP = '203.0.113.7';
+const PASSWORD = 'S3cure!pass';
+const EMAIL = 'alice@example.com';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** Stands in for the transaction's EntityManager; only its identity matters. */
+const MANAGER = { dummy: 'manager' } as unknown as EntityManager;
+
+class FixedClock extends Clock {
+  override now(): Date {
+    return new Date(NOW);
+  }
+}
+
+/** Fast and transparent: `h:<password>` is the hash; `legacy:<password>` needs a rehash. */
+class FakePasswordHasher {
+  readonly calls: string[] = [];
+
+  hash(password: string): Promise<string> {
+    this.calls.push(`hash ${password}`);
+    return Promise.resolve(`h:${password}`);
+  }
+
+  verify(password: string, stored: string): Promise<boolean> {
+    this.calls.push(`verify ${password} ${stored}`);
+    return Promise.resolve(stored === `h:${password}` || stored === `legacy:${password}`);
+  }
+
+  verifyAgainstDummy(password: string): Promise<void> {
+    this.calls.push(`dummy ${password}`);
+    return Promise.resolve();
+  }
+
+  needsRehash(stored: string): boolean {
+    return stored.startsWith('legacy:');
+  }
+}
+
+/** A verify that only answers when the test says so, to observe overlapping logins. */
+class GatedPasswordHasher extends FakePasswordHasher {
+  active = 0;
+  maxActive = 0;
+  private readonly pending: Array<(result: boolean) => void> = [];
+
+  get waiting(): number {
+    return this.pending.length;
+  }
+
+  override verify(password: string, stored: string): Promise<boolean> {
+    this.calls.push(`verify ${password} ${stored}`);
+    this.active += 1;
+    this.maxActive = Math.max(this.maxActive, this.active);
+    return new Promise<boolean>((resolve) => {
+      this.pending.push((result) => {
+        this.active -= 1;
+        resolve(result);
+      });
+    });
+  }
+
+  answerNext(result: boolean): void {
+    const next = this.pending.shift();
+    if (next === undefined) {
+      throw new Error('no verification is waiting');
+    }
+    next(result);
+  }
+}
+
+/** An in-memory user table that applies what the service writes. */
+class FakeUsersService {
+  readonly users = new Map<string, User>();
+  readonly lookups: string[] = [];
+  readonly inserted: Array<{ user: User; manager: EntityManager }> = [];
+  readonly updates: Array<{ id: string; state: LoginState; manager?: EntityManager }> = [];
+  insertError: Error | undefined;
+
+  add(user: User): void {
+    this.users.set(user.email, structuredClone(user));
+  }
+
+  stored(email: string): User | undefined {
+    return this.users.get(email);
+  }
+
+  findByEmail(email: string): Promise<User | null> {
+    this.lookups.push(email);
+    const user = this.users.get(email);
+    return Promise.resolve(user === undefined ? null : structuredClone(user));
+  }
+
+  insert(user: User, manager: EntityManager): Promise<void> {
+    if (this.insertError !== undefined) {
+      return Promise.reject(this.insertError);
+    }
+    this.inserted.push({ user: structuredClone(user), manager });
+    this.users.set(user.email, structuredClone(user));
+    return Promise.resolve();
+  }
+
+  updateLoginState(id: string, state: LoginState, manager?: EntityManager): Promise<void> {
+    this.updates.push(manager === undefined ? { id, state } : { id, state, manager });
+    for (const user of this.users.values()) {
+      if (user.id === id) {
+        Object.assign(user, state);
+      }
+    }
+    return Promise.resolve();
+  }
+}
+
+class FakeTokensService {
+  readonly issued: Array<{ user: User; ip: string; manager: EntityManager }> = [];
+
+  issue(user: User, ip: string, manager: EntityManager): Promise<AuthResponseDto> {
+    this.issued.push({ user: structuredClone(user), ip, manager });
+    return Promise.resolve({
+      accessToken: `access-for-${user.id}`,
+      refreshToken: `refresh-for-${user.id}`,
+      accessTokenExpiry: '2026-01-01T12:15:00.000Z',
+      user: UserResponseDto.from(user),
+    });
+  }
+}
+
+class FakeUnitOfWork {
+  transactions = 0;
+  runs = 0;
+  /** How many transactions are running right now. */
+  open = 0;
+
+  async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    this.transactions += 1;
+    this.open += 1;
+    try {
+      return await work(MANAGER);
+    } finally {
+      this.open -= 1;
+    }
+  }
+
+  async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    this.runs += 1;
+    return work(MANAGER);
+  }
+}
+
+function buildUser(overrides: Partial<User> = {}): User {
+  return {
+    id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+    username: 'alice',
+    email: EMAIL,
+    passwordHash: `h:${PASSWORD}`,
+    failedLoginAttempts: 0,
+    lockoutEnd: null,
+    isActive: true,
+    createdAt: new Date('2025-12-01T00:00:00.000Z'),
+    lastLoginAt: null,
+    ...overrides,
+  };
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error: unknown) {
+    if (error instanceof Error) {
+      return error;
+    }
+    throw new Error(`expected an Error, got ${String(error)}`);
+  }
+  throw new Error('expected a rejection');
+}
+
+/** Services throw domain errors only; the filter alone knows HTTP. */
+async function expectDomainError(
+  promise: Promise<unknown>,
+  kind: typeof UnauthorizedError | typeof ConflictError,
+  message: string,
+): Promise<void> {
+  const error = await rejectionOf(promise);
+  expect(error).toBeInstanceOf(kind);
+  expect(error).not.toBeInstanceOf(HttpException);
+  expect(error.message).toBe(message);
+}
+
+/** Lets every queued promise job run. */
+async function flush(): Promise<void> {
+  for (let i = 0; i < 20; i += 1) {
+    await Promise.resolve();
+  }
+}
+
+describe(AuthService.name, () => {
+  let users: FakeUsersService;
+  let tokens: FakeTokensService;
+  let hasher: FakePasswordHasher;
+  let unitOfWork: FakeUnitOfWork;
+  let logs: Array<{ level: 'log' | 'warn'; text: string }>;
+  let sut: AuthService;
+
+  async function build(passwordHasher: FakePasswordHasher): Promise<AuthService> {
+    const moduleRef = await Test.createTestingModule({
+      providers: [
+        AuthService,
+        AccountLock,
+        { provide: UsersService, useValue: users },
+        { provide: TokensService, useValue: tokens },
+        { provide: PasswordHasher, useValue: passwordHasher },
+        { provide: UnitOfWork, useValue: unitOfWork },
+        { provide: Clock, useClass: FixedClock },
+      ],
+    }).compile();
+    logs.length = 0;
+    return moduleRef.get(AuthService);
+  }
+
+  beforeEach(async () => {
+    users = new FakeUsersService();
+    tokens = new FakeTokensService();
+    hasher = new FakePasswordHasher();
+    unitOfWork = new FakeUnitOfWork();
+    logs = [];
+    jest.spyOn(Logger.prototype, 'log').mockImplementation((message: unknown) => {
+      logs.push({ level: 'log', text: String(message) });
+    });
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => {
+      logs.push({ level: 'warn', text: String(message) });
+    });
+    sut = await build(hasher);
+  });
+
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
+  describe('register', () => {
+    const request = { username: 'alice', email: EMAIL, password: PASSWORD };
+
+    it('should create the user with a hashed password and issue tokens in one transaction', async () => {
+      const response = await sut.register(request, IP);
+
+      expect(users.inserted).toHaveLength(1);
+      const [{ user, manager }] = users.inserted;
+      expect(user).toEqual({
+        id: expect.stringMatching(UUID) as unknown,
+        username: 'alice',
+        email: EMAIL,
+        passwordHash: `h:${PASSWORD}`,
+        failedLoginAttempts: 0,
+        lockoutEnd: null,
+        isActive: true,
+        createdAt: NOW,
+        lastLoginAt: null,
+      });
+      expect(manager).toBe(MANAGER);
+      expect(unitOfWork.transactions).toBe(1);
+      expect(tokens.issued).toEqual([{ user, ip: IP, manager: MANAGER }]);
+      expect(response).toEqual({
+        accessToken: `access-for-${user.id}`,
+        refreshToken: `refresh-for-${user.id}`,
+        accessTokenExpiry: '2026-01-01T12:15:00.000Z',
+        user: {
+          id: user.id,
+          username: 'alice',
+          email: EMAIL,
+          createdAt: '2026-01-01T12:00:00.000Z',
+        },
+      });
+      expect(response).not.toHaveProperty('user.passwordHash');
+    });
+
+    it('should hash the password before opening the transaction', async () => {
+      let openWhileHashing = -1;
+      const hash = hasher.hash.bind(hasher);
+      jest.spyOn(hasher, 'hash').mockImplementation((password: string) => {
+        openWhileHashing = unitOfWork.open;
+        return hash(password);
+      });
+
+      await sut.register(request, IP);
+
+      expect(openWhileHashing).toBe(0);
+      expect(unitOfWork.transactions).toBe(1);
+    });
+
+    it('should give every user a new id', async () => {
+      await sut.register(request, IP);
+      await sut.register({ ...request, email: 'bob@example.com' }, IP);
+
+      expect(users.inserted[0].user.id).not.toBe(users.inserted[1].user.id);
+    });
+
+    it.each([
+      ['surrounding spaces', '  alice@example.com  ', 'alice@example.com'],
+      ['upper case', 'Alice@Example.COM', 'alice@example.com'],
+      // "E" + combining acute accent (NFD) becomes the single code point "é" (NFC).
+      ['a decomposed accent', 'Jose\u0301@Example.com', 'jos\u00e9@example.com'],
+      ['all of them', ' JOSE\u0301@EXAMPLE.COM\t', 'jos\u00e9@example.com'],
+    ])(
+      'should normalise an e-mail with %s before checking and storing it',
+      async (_l, email, expected) => {
+        await sut.register({ ...request, email }, IP);
+
+        expect(users.lookups).toEqual([expected]);
+        expect(users.inserted[0].user.email).toBe(expected);
+      },
+    );
+
+    it('should hash the password exactly as given, untrimmed', async () => {
+      await sut.register({ ...request, password: ' S3cure!pass ' }, IP);
+
+      expect(hasher.calls).toEqual(['hash  S3cure!pass ']);
+      expect(users.inserted[0].user.passwordHash).toBe('h: S3cure!pass ');
+    });
+
+    it('should refuse a taken e-mail with a ConflictError before hashing anything', async () => {
+      users.add(buildUser({ email: EMAIL }));
+
+      await expectDomainError(
+        sut.register({ ...request, email: ' ALICE@example.com ' }, IP),
+        ConflictError,
+        'Ya existe una cuenta con ese email.',
+      );
+
+      expect(hasher.calls).toEqual([]);
+      expect(users.inserted).toEqual([]);
+      expect(tokens.issued).toEqual([]);
+    });
+
+    it('should pass on the ConflictError of an e-mail taken between check and insert', async () => {
+      users.insertError = new ConflictError('Ya existe una cuenta con ese email.');
+
+      await expectDomainError(
+        sut.register(request, IP),
+        ConflictError,
+        'Ya existe una cuenta con ese email.',
+      );
+      expect(tokens.issued).toEqual([]);
+    });
+
+    it('should log the registration without the password or its hash', async () => {
+      await sut.register(request, IP);
+
+      expect(logs.filter((l) => l.level === 'log')).toHaveLength(1);
+      expect(JSON.stringify(logs)).not.toContain(PASSWORD);
+    });
+  });
+
+  describe('login', () => {
+    const request = { email: EMAIL, password: PASSWORD };
+
+    it('should look the user up by the normalised e-mail', async () => {
+      users.add(buildUser());
+
+      await sut.login({ email: '  Alice@EXAMPLE.com ', password: PASSWORD }, IP);
+
+      expect(users.lookups).toEqual([EMAIL]);
+    });
+
+    it('should answer an unknown e-mail like a wrong password, after a dummy verification', async () => {
+      await expectDomainError(
+        sut.login({ email: 'nobody@example.com', password: PASSWORD }, IP),
+        UnauthorizedError,
+        'Credenciales inválidas.',
+      );
+
+      expect(hasher.calls).toEqual([`dummy ${PASSWORD}`]);
+      expect(users.updates).toEqual([]);
+      expect(tokens.issued).toEqual([]);
+    });
+
+    it.each([
+      ['with the right password', PASSWORD],
+      ['with a wrong password', 'wrong'],
+    ])(
+      'should refuse a deactivated account %s without checking the password',
+      async (_l, password) => {
+        users.add(buildUser({ isActive: false }));
+
+        await expectDomainError(
+          sut.login({ email: EMAIL, password }, IP),
+          UnauthorizedError,
+          'Cuenta desactivada.',
+        );
+
+        expect(hasher.calls).toEqual([]);
+        expect(users.updates).toEqual([]);
+        expect(tokens.issued).toEqual([]);
+      },
+    );
+
+    it('should report a deactivated account before a lockout', async () => {
+      users.add(buildUser({ isActive: false, failedLoginAttempts: 5, lockoutEnd: at(MINUTE_MS) }));
+
+      await expectDomainError(sut.login(request, IP), UnauthorizedError, 'Cuenta desactivada.');
+    });
+
+    it.each([
+      [15 * MINUTE_MS, 16],
+      [10 * MINUTE_MS, 11],
+      [10 * MINUTE_MS - 1, 10],
+      [MINUTE_MS, 2],
+      [30_000, 1],
+      [1, 1],
+    ])(
+      'should refuse a locked account (%i ms left) saying %i minute(s), without checking the password',
+      async (left, minutes) => {
+        users.add(buildUser({ failedLoginAttempts: 5, lockoutEnd: at(left) }));
+
+        await expectDomainError(
+          sut.login(request, IP),
+          UnauthorizedError,
+          `Cuenta bloqueada temporalmente. Intenta en ${minutes} minuto(s).`,
+        );
+
+        expect(hasher.calls).toEqual([]);
+        expect(users.updates).toEqual([]);
+        expect(users.stored(EMAIL)).toMatchObject({ failedLoginAttempts: 5, lockoutEnd: at(left) });
+        expect(tokens.issued).toEqual([]);
+      },
+    );
+
+    it('should count a wrong password and refuse it with the generic message', async () => {
+      users.add(buildUser({ failedLoginAttempts: 2 }));
+
+      await expectDomainError(
+        sut.login({ email: EMAIL, password: 'wrong' }, IP),
+        UnauthorizedError,
+        'Credenciales inválidas.',
+      );
+
+      expect(hasher.calls).toEqual([`verify wrong h:${PASSWORD}`]);
+      expect(users.updates).toEqual([
+        { id: buildUser().id, state: { failedLoginAttempts: 3, lockoutEnd: null } },
+      ]);
+      expect(tokens.issued).toEqual([]);
+      expect(logs.filter((l) => l.level === 'warn')).toEqual([]);
+    });
+
+    it('should lock the account for 15 minutes on the fifth wrong password, and warn', async () => {
+      users.add(buildUser({ failedLoginAttempts: 4 }));
+
+      await expectDomainError(
+        sut.login({ email: EMAIL, password: 'wrong' }, IP),
+        UnauthorizedError,
+        'Credenciales inválidas.',
+      );
+
+      expect(users.updates).toEqual([
+        { id: buildUser().id, state: { failedLoginAttempts: 5, lockoutEnd: at(15 * MINUTE_MS) } },
+      ]);
+      const warnings = logs.filter((l) => l.level === 'warn');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0].text).toContain(buildUser().id);
+      expect(JSON.stringify(logs)).not.toContain('wrong');
+    });
+
+    it.each([
+      ['just elapsed', 0],
+      ['elapsed long ago', -24 * 60 * MINUTE_MS],
+    ])('should lock again on a wrong password after a lockout that has %s', async (_l, offset) => {
+      users.add(buildUser({ failedLoginAttempts: 5, lockoutEnd: at(offset) }));
+
+      await expectDomainError(
+        sut.login({ email: EMAIL, password: 'wrong' }, IP),
+        UnauthorizedError,
+        'Credenciales inválidas.',
+      );
+
+      expect(hasher.calls).toEqual([`verify wrong h:${PASSWORD}`]);
+      expect(users.updates).toEqual([
+        { id: buildUser().id, state: { failedLoginAttempts: 6, lockoutEnd: at(15 * MINUTE_MS) } },
+      ]);
+    });
+
+    it('should lock out after five wrong passwords in a row and then refuse even the right one', async () => {
+      users.add(buildUser());
+
+      for (let attempt = 1; attempt <= 5; attempt += 1) {
+        await expectDomainError(
+          sut.login({ email: EMAIL, password: 'wrong' }, IP),
+          UnauthorizedError,
+          'Credenciales inválidas.',
+        );
+      }
+      await expectDomainError(
+        sut.login(request, IP),
+        UnauthorizedError,
+        'Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).',
+      );
+
+      expect(users.updates.map((u) => u.state.failedLoginAttempts)).toEqual([1, 2, 3, 4, 5]);
+      expect(users.stored(EMAIL)?.lockoutEnd).toEqual(at(15 * MINUTE_MS));
+      expect(tokens.issued).toEqual([]);
+    });
+
+    it('should reset the lockout state, set lastLoginAt and issue tokens on success', async () => {
+      const user = buildUser({ failedLoginAttempts: 7, lockoutEnd: at(-1) });
+      users.add(user);
+
+      const response = await sut.login(request, IP);
+
+      expect(users.updates).toEqual([
+        {
+          id: user.id,
+          state: {
+            failedLoginAttempts: 0,
+            lockoutEnd: null,
+            lastLoginAt: NOW,
+            passwordHash: `h:${PASSWORD}`,
+          },
+          manager: MANAGER,
+        },
+      ]);
+      expect(unitOfWork.transactions).toBe(1);
+      expect(tokens.issued).toEqual([{ user, ip: IP, manager: MANAGER }]);
+      expect(response).toEqual({
+        accessToken: `access-for-${user.id}`,
+        refreshToken: `refresh-for-${user.id}`,
+        accessTokenExpiry: '2026-01-01T12:15:00.000Z',
+        user: UserResponseDto.from(user),
+      });
+      expect(hasher.calls).toEqual([`verify ${PASSWORD} h:${PASSWORD}`]);
+      expect(logs.filter((l) => l.level === 'log')).toHaveLength(1);
+      expect(JSON.stringify(logs)).not.toContain(PASSWORD);
+    });
+
+    it('should verify and rehash outside the transaction', async () => {
+      users.add(buildUser({ passwordHash: `legacy:${PASSWORD}` }));
+      const openDuring: string[] = [];
+      const verify = hasher.verify.bind(hasher);
+      const hash = hasher.hash.bind(hasher);
+      jest.spyOn(hasher, 'verify').mockImplementation((password: string, stored: string) => {
+        openDuring.push(`verify with ${unitOfWork.open} open`);
+        return verify(password, stored);
+      });
+      jest.spyOn(hasher, 'hash').mockImplementation((password: string) => {
+        openDuring.push(`hash with ${unitOfWork.open} open`);
+        return hash(password);
+      });
+
+      await sut.login(request, IP);
+
+      expect(openDuring).toEqual(['verify with 0 open', 'hash with 0 open']);
+      expect(unitOfWork.transactions).toBe(1);
+    });
+
+    it('should upgrade a hash that needs a rehash, storing the new one', async () => {
+      users.add(buildUser({ passwordHash: `legacy:${PASSWORD}` }));
+
+      await sut.login(request, IP);
+
+      expect(hasher.calls).toEqual([`verify ${PASSWORD} legacy:${PASSWORD}`, `hash ${PASSWORD}`]);
+      expect(users.updates[0].state.passwordHash).toBe(`h:${PASSWORD}`);
+      expect(users.stored(EMAIL)?.passwordHash).toBe(`h:${PASSWORD}`);
+    });
+
+    it('should keep a current hash as it is', async () => {
+      users.add(buildUser());
+
+      await sut.login(request, IP);
+
+      expect(hasher.calls.filter((call) => call.startsWith('hash'))).toEqual([]);
+      expect(users.updates[0].state.passwordHash).toBe(`h:${PASSWORD}`);
+    });
+
+    it('should not rehash after a wrong password', async () => {
+      users.add(buildUser({ passwordHash: `legacy:${PASSWORD}` }));
+
+      await expect(sut.login({ email: EMAIL, password: 'wrong' }, IP)).rejects.toThrow(
+        'Credenciales inválidas.',
+      );
+
+      expect(hasher.calls.filter((call) => call.startsWith('hash'))).toEqual([]);
+      expect(users.stored(EMAIL)?.passwordHash).toBe(`legacy:${PASSWORD}`);
+    });
+
+    it('should check the parallel logins of one account one at a time', async () => {
+      const gated = new GatedPasswordHasher();
+      sut = await build(gated);
+      users.add(buildUser());
+
+      const attempts = [
+        sut.login({ email: EMAIL, password: 'wrong-1' }, IP),
+        sut.login({ email: ' ALICE@example.com', password: 'wrong-2' }, IP),
+        sut.login({ email: EMAIL, password: 'wrong-3' }, IP),
+      ].map((attempt) => rejectionOf(attempt));
+
+      for (let i = 0; i < 3; i += 1) {
+        await flush();
+        expect(gated.waiting).toBe(1);
+        gated.answerNext(false);
+      }
+      const errors = await Promise.all(attempts);
+
+      expect(gated.maxActive).toBe(1);
+      expect(errors.map((e) => e.message)).toEqual(Array(3).fill('Credenciales inválidas.'));
+      // Each attempt saw the counter the previous one wrote.
+      expect(users.updates.map((u) => u.state.failedLoginAttempts)).toEqual([1, 2, 3]);
+    });
+
+    it('should refuse queued guesses once the attempt before them locked the account', async () => {
+      const gated = new GatedPasswordHasher();
+      sut = await build(gated);
+      users.add(buildUser({ failedLoginAttempts: 4 }));
+
+      const attempts = [PASSWORD.slice(1), PASSWORD, 'wrong-3'].map((password) =>
+        rejectionOf(sut.login({ email: EMAIL, password }, IP)),
+      );
+      await flush();
+      expect(gated.waiting).toBe(1);
+      gated.answerNext(false);
+      const errors = await Promise.all(attempts);
+
+      expect(errors.map((e) => e.message)).toEqual([
+        'Credenciales inválidas.',
+        'Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).',
+        'Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).',
+      ]);
+      expect(gated.calls).toHaveLength(1);
+      expect(tokens.issued).toEqual([]);
+    });
+
+    it('should not serialise logins of different accounts', async () => {
+      const gated = new GatedPasswordHasher();
+      sut = await build(gated);
+      users.add(buildUser());
+      users.add(
+        buildUser({ id: '9b2d6f7e-1c1a-4c55-8f3e-2f7b0d1e6a11', email: 'bob@example.com' }),
+      );
+
+      const alice = rejectionOf(sut.login({ email: EMAIL, password: 'wrong' }, IP));
+      const bob = rejectionOf(sut.login({ email: 'bob@example.com', password: 'wrong' }, IP));
+      await flush();
+
+      expect(gated.maxActive).toBe(2);
+      gated.answerNext(false);
+      gated.answerNext(false);
+      await Promise.all([alice, bob]);
+    });
+  });
+});

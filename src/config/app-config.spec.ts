@@ -1,0 +1,302 @@
+import { Test } from '@nestjs/testing';
+import { resolve } from 'node:path';
+import { AppConfigModule } from './app-config.module.js';
+import { AppConfig, ConfigurationError, loadAppConfig } from './app-config.js';
+import { SAMPLE_SECRET_KEY } from './environment-variables.js';
+
+const SECRET = 'unit-test-secret-0123456789abcdef-XYZ';
+
+function configurationErrorOf(raw: Record<string, unknown>): ConfigurationError {
+  try {
+    loadAppConfig(raw);
+  } catch (error: unknown) {
+    if (error instanceof ConfigurationError) {
+      return error;
+    }
+    throw error;
+  }
+  throw new Error('expected a ConfigurationError, but the configuration loaded');
+}
+
+describe(loadAppConfig.name, () => {
+  const sut = loadAppConfig;
+
+  it('should apply every default when only a valid secret is given', () => {
+    const config = sut({ Jwt__SecretKey: SECRET });
+
+    expect(config).toBeInstanceOf(AppConfig);
+    expect(config).toEqual({
+      isDevelopment: false,
+      port: 3000,
+      host: '0.0.0.0',
+      jwt: {
+        secret: SECRET,
+        issuer: 'keygate',
+        audience: 'keygate-clients',
+        accessTokenExpiryMinutes: 15,
+        refreshTokenExpiryDays: 7,
+        clockSkewSeconds: 0,
+      },
+      database: { type: 'sqlite', path: resolve('data/keygate.db') },
+      passwordHashing: { iterations: 600_000 },
+      warnings: [],
+    });
+  });
+
+  it('should treat an exported but empty optional variable as unset', () => {
+    const config = sut({
+      Jwt__SecretKey: SECRET,
+      PORT: '',
+      HOST: '',
+      Jwt__AccessTokenExpiryMinutes: '',
+      ConnectionStrings__DefaultConnection: '',
+    });
+
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.jwt.accessTokenExpiryMinutes).toBe(15);
+    expect(config.database).toEqual({ type: 'sqlite', path: resolve('data/keygate.db') });
+  });
+
+  it.each([
+    ['PORT', '8080', (c: AppConfig) => c.port, 8080],
+    ['HOST', '127.0.0.1', (c: AppConfig) => c.host, '127.0.0.1'],
+    [
+      'Jwt__Issuer',
+      'https://id.example.com',
+      (c: AppConfig) => c.jwt.issuer,
+      'https://id.example.com',
+    ],
+    ['Jwt__Audience', 'mobile-app', (c: AppConfig) => c.jwt.audience, 'mobile-app'],
+    ['Jwt__AccessTokenExpiryMinutes', '5', (c: AppConfig) => c.jwt.accessTokenExpiryMinutes, 5],
+    ['Jwt__RefreshTokenExpiryDays', '30', (c: AppConfig) => c.jwt.refreshTokenExpiryDays, 30],
+    ['Jwt__ClockSkewSeconds', '30', (c: AppConfig) => c.jwt.clockSkewSeconds, 30],
+    [
+      'ConnectionStrings__DefaultConnection',
+      'Data Source=/srv/keygate/prod.db',
+      (c: AppConfig) => c.database,
+      { type: 'sqlite', path: '/srv/keygate/prod.db' },
+    ],
+    [
+      'PasswordHashing__Iterations',
+      '700000',
+      (c: AppConfig) => c.passwordHashing.iterations,
+      700_000,
+    ],
+    ['NODE_ENV', 'development', (c: AppConfig) => c.isDevelopment, true],
+    ['NODE_ENV', 'production', (c: AppConfig) => c.isDevelopment, false],
+    ['NODE_ENV', 'test', (c: AppConfig) => c.isDevelopment, false],
+  ])('should read the override %s=%s', (key, value, read, expected) => {
+    const config = sut({ Jwt__SecretKey: SECRET, [key]: value });
+
+    expect(read(config)).toEqual(expected);
+  });
+
+  it('should use a configured secret of exactly 32 characters', () => {
+    const secret = 's'.repeat(32);
+
+    expect(sut({ Jwt__SecretKey: secret }).jwt.secret).toBe(secret);
+  });
+
+  it.each([
+    ['an empty secret', { Jwt__SecretKey: '' }, 'Jwt__SecretKey'],
+    ['a secret of 31 characters', { Jwt__SecretKey: 'q'.repeat(31) }, 'Jwt__SecretKey'],
+    [
+      'an empty secret in development',
+      { NODE_ENV: 'development', Jwt__SecretKey: '' },
+      'Jwt__SecretKey',
+    ],
+    [
+      'a non-numeric access-token lifetime',
+      { Jwt__SecretKey: SECRET, Jwt__AccessTokenExpiryMinutes: 'fifteen' },
+      'Jwt__AccessTokenExpiryMinutes',
+    ],
+    [
+      'a fractional access-token lifetime',
+      { Jwt__SecretKey: SECRET, Jwt__AccessTokenExpiryMinutes: '1.5' },
+      'Jwt__AccessTokenExpiryMinutes',
+    ],
+    [
+      'an access-token lifetime of 0 minutes',
+      { Jwt__SecretKey: SECRET, Jwt__AccessTokenExpiryMinutes: '0' },
+      'Jwt__AccessTokenExpiryMinutes',
+    ],
+    [
+      'a non-numeric refresh-token lifetime',
+      { Jwt__SecretKey: SECRET, Jwt__RefreshTokenExpiryDays: '7d' },
+      'Jwt__RefreshTokenExpiryDays',
+    ],
+    [
+      'a refresh-token lifetime of 0 days',
+      { Jwt__SecretKey: SECRET, Jwt__RefreshTokenExpiryDays: '0' },
+      'Jwt__RefreshTokenExpiryDays',
+    ],
+    ['a non-numeric port', { Jwt__SecretKey: SECRET, PORT: 'http' }, 'PORT'],
+    ['a port above 65535', { Jwt__SecretKey: SECRET, PORT: '65536' }, 'PORT'],
+    [
+      'a clock skew above 300 seconds',
+      { Jwt__SecretKey: SECRET, Jwt__ClockSkewSeconds: '301' },
+      'Jwt__ClockSkewSeconds',
+    ],
+    [
+      'fewer than 1000 iterations',
+      { Jwt__SecretKey: SECRET, PasswordHashing__Iterations: '999' },
+      'PasswordHashing__Iterations',
+    ],
+    [
+      'a PostgreSQL connection string',
+      { Jwt__SecretKey: SECRET, ConnectionStrings__DefaultConnection: 'postgres://db/keygate' },
+      'ConnectionStrings__DefaultConnection',
+    ],
+    ['production without a secret', { NODE_ENV: 'production' }, 'Jwt__SecretKey is not configured'],
+    ['an unset NODE_ENV without a secret', {}, 'Jwt__SecretKey is not configured'],
+    [
+      'the sample placeholder in production',
+      { NODE_ENV: 'production', Jwt__SecretKey: SAMPLE_SECRET_KEY },
+      'Jwt__SecretKey is the sample placeholder',
+    ],
+    [
+      'the sample placeholder with NODE_ENV unset',
+      { Jwt__SecretKey: SAMPLE_SECRET_KEY },
+      'Jwt__SecretKey is the sample placeholder',
+    ],
+  ])('should refuse %s with a one-line message naming the key', (_label, raw, expected) => {
+    const error = configurationErrorOf(raw);
+
+    expect(error.name).toBe('ConfigurationError');
+    expect(error.message).toMatch(/^Invalid configuration: /);
+    expect(error.message).toContain(expected);
+    expect(error.message).not.toMatch(/[\r\n]/);
+  });
+
+  it('should show the rejected value of a key that is not the secret', () => {
+    const error = configurationErrorOf({ Jwt__SecretKey: SECRET, PORT: 'http' });
+
+    expect(error.message).toContain('"http"');
+  });
+
+  it('should keep the message on one line when a rejected value contains a line break', () => {
+    const error = configurationErrorOf({ Jwt__SecretKey: SECRET, PORT: '80\n80' });
+
+    expect(error.message).toContain('PORT');
+    expect(error.message).not.toMatch(/[\r\n]/);
+  });
+
+  it('should list every failing key in one message', () => {
+    const error = configurationErrorOf({
+      PORT: 'http',
+      Jwt__AccessTokenExpiryMinutes: '0',
+      Jwt__RefreshTokenExpiryDays: 'x',
+    });
+
+    expect(error.message).not.toMatch(/[\r\n]/);
+    for (const key of [
+      'Jwt__SecretKey is not configured',
+      'PORT',
+      'Jwt__AccessTokenExpiryMinutes',
+      'Jwt__RefreshTokenExpiryDays',
+    ]) {
+      expect(error.message).toContain(key);
+    }
+  });
+
+  it.each<[string, string, Record<string, string>]>([
+    ['too short', 'Sup3r-S3cret-Value-Of-31-Chars!', {}],
+    ['too short, next to other failures', 'Sup3r-S3cret-Value-Of-31-Chars!', { PORT: 'http' }],
+    ['the placeholder in production', SAMPLE_SECRET_KEY, { NODE_ENV: 'production' }],
+  ])('should never echo the secret in the message (%s)', (_label, secret, extra) => {
+    const error = configurationErrorOf({ ...extra, Jwt__SecretKey: secret });
+
+    expect(error.message).toContain('Jwt__SecretKey');
+    expect(error.message).not.toContain(secret);
+  });
+
+  it('should use the sample placeholder and warn in development without a secret', () => {
+    const config = sut({ NODE_ENV: 'development' });
+
+    expect(config.isDevelopment).toBe(true);
+    expect(config.jwt.secret).toBe(SAMPLE_SECRET_KEY);
+    expect(config.warnings).toHaveLength(1);
+    expect(config.warnings[0]).toContain('Jwt__SecretKey');
+    expect(config.warnings[0]).not.toContain(SAMPLE_SECRET_KEY);
+  });
+
+  it('should accept the sample placeholder in development', () => {
+    const config = sut({ NODE_ENV: 'development', Jwt__SecretKey: SAMPLE_SECRET_KEY });
+
+    expect(config.jwt.secret).toBe(SAMPLE_SECRET_KEY);
+  });
+
+  it('should warn when the iterations are below the OWASP level, without failing', () => {
+    const config = sut({ Jwt__SecretKey: SECRET, PasswordHashing__Iterations: '1000' });
+
+    expect(config.passwordHashing.iterations).toBe(1000);
+    expect(config.warnings).toEqual([expect.stringContaining('PasswordHashing__Iterations')]);
+    expect(config.warnings[0]).toContain('600000');
+  });
+
+  it('should not warn at the OWASP level', () => {
+    const config = sut({ Jwt__SecretKey: SECRET, PasswordHashing__Iterations: '600000' });
+
+    expect(config.warnings).toEqual([]);
+  });
+
+  it('should never put the secret in a warning', () => {
+    const config = sut({ Jwt__SecretKey: SECRET, PasswordHashing__Iterations: '1000' });
+
+    expect(config.warnings.join('\n')).not.toContain(SECRET);
+  });
+});
+
+describe(AppConfigModule.name, () => {
+  it('should provide the validated AppConfig through @nestjs/config', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        await AppConfigModule.forRoot({
+          environment: {
+            Jwt__SecretKey: SECRET,
+            PORT: '4000',
+            Jwt__Issuer: 'issuer-from-record',
+            ConnectionStrings__DefaultConnection: ':memory:',
+          },
+        }),
+      ],
+    }).compile();
+
+    const sut = moduleRef.get(AppConfig);
+
+    expect(sut).toBeInstanceOf(AppConfig);
+    expect(sut.port).toBe(4000);
+    expect(sut.jwt.secret).toBe(SECRET);
+    expect(sut.jwt.issuer).toBe('issuer-from-record');
+    expect(sut.jwt.accessTokenExpiryMinutes).toBe(15);
+    expect(sut.database).toEqual({ type: 'sqlite', path: ':memory:' });
+    await moduleRef.close();
+  });
+
+  it('should read only the given record, not the process environment', async () => {
+    const saved = process.env.Jwt__Audience;
+    process.env.Jwt__Audience = 'audience-from-process';
+    try {
+      const moduleRef = await Test.createTestingModule({
+        imports: [await AppConfigModule.forRoot({ environment: { Jwt__SecretKey: SECRET } })],
+      }).compile();
+
+      expect(moduleRef.get(AppConfig).jwt.audience).toBe('keygate-clients');
+      await moduleRef.close();
+    } finally {
+      if (saved === undefined) {
+        delete process.env.Jwt__Audience;
+      } else {
+        process.env.Jwt__Audience = saved;
+      }
+    }
+  });
+
+  it('should reject with a ConfigurationError before any module is built', async () => {
+    const forRoot = AppConfigModule.forRoot({ environment: { Jwt__SecretKey: 'too-short' } });
+
+    await expect(forRoot).rejects.toThrow(ConfigurationError);
+    await expect(forRoot).rejects.toThrow(/Jwt__SecretKey/);
+  });
+});

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource, type EntityManager } from 'typeorm';
+import { User } from '../users/entities/user.entity.js';
+import { dataSourceOptions } from './data-source-options.js';
+import { UnitOfWork } from './unit-of-work.js';
+
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+}
+
+function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((res) => {
+    resolve = res;
+  });
+  return { promise, resolve };
+}
+
+/** Lets pending I/O callbacks and promise jobs run for a few event-loop turns (no timers). */
+async function eventLoopTurns(count: number): Promise<void> {
+  for (let i = 0; i < count; i += 1) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+function buildUser(email: string): User {
+  return {
+    id: randomUUID(),
+    username: email.split('@')[0],
+    email,
+    passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
+    failedLoginAttempts: 0,
+    lockoutEnd: null,
+    isActive: true,
+    createdAt: new Date('2026-01-01T00:00:00.000Z'),
+    lastLoginAt: null,
+  };
+}
+
+describe(UnitOfWork.name, () => {
+  let dataSource: DataSource;
+  let sut: UnitOfWork;
+
+  const emails = async (): Promise<string[]> =>
+    (await dataSource.manager.find(User, { order: { email: 'ASC' } })).map((user) => user.email);
+
+  beforeEach(async () => {
+    dataSource = new DataSource({
+      ...dataSourceOptions({ type: 'sqlite', path: ':memory:' }),
+      migrationsRun: true,
+    });
+    await dataSource.initialize();
+    sut = new UnitOfWork(dataSource);
+  });
+
+  afterEach(async () => {
+    await dataSource.destroy();
+  });
+
+  it('should return the result of a transaction', async () => {
+    const result = await sut.transaction(async (m) => {
+      await m.insert(User, buildUser('a@example.com'));
+      return m.countBy(User, {});
+    });
+
+    expect(result).toBe(1);
+    await expect(emails()).resolves.toEqual(['a@example.com']);
+  });
+
+  it('should return the result of a run', async () => {
+    await sut.run((m) => m.insert(User, buildUser('a@example.com')));
+
+    await expect(sut.run((m) => m.countBy(User, {}))).resolves.toBe(1);
+  });
+
+  it('should roll back every write of a failing transaction', async () => {
+    const failing = sut.transaction(async (m) => {
+      await m.insert(User, buildUser('a@example.com'));
+      await m.insert(User, buildUser('b@example.com'));
+      throw new Error('second step failed');
+    });
+
+    await expect(failing).rejects.toThrow('second step failed');
+    await expect(emails()).resolves.toEqual([]);
+  });
+
+  it('should not let a failing unit block the units after it', async () => {
+    const failingTransaction = sut.transaction(() => Promise.reject(new Error('tx failed')));
+    const failingRun = sut.run(() => Promise.reject(new Error('run failed')));
+    const next = sut.transaction(async (m) => {
+      await m.insert(User, buildUser('c@example.com'));
+      return 'committed';
+    });
+
+    await expect(failingTransaction).rejects.toThrow('tx failed');
+    await expect(failingRun).rejects.toThrow('run failed');
+    await expect(next).resolves.toBe('committed');
+    await expect(sut.run((m) => m.countBy(User, {}))).resolves.toBe(1);
+  });
+
+  it('should not let a unit that throws synchronously block the units after it', async () => {
+    const throwing = sut.run((): Promise<never> => {
+      throw new Error('sync failure');
+    });
+
+    await expect(throwing).rejects.toThrow('sync failure');
+    await expect(sut.run((m) => m.countBy(User, {}))).resolves.toBe(0);
+  });
+
+  it('should keep a unit that arrives during an awaiting transaction out of its rollback', async () => {
+    const events: string[] = [];
+    const aInserted = deferred();
+    const releaseA = deferred();
+
+    const a = sut.transaction(async (m: EntityManager) => {
+      await m.insert(User, buildUser('a@example.com'));
+      events.push('A inserted');
+      aInserted.resolve();
+      await releaseA.promise;
+      events.push('A fails');
+      throw new Error('A failed after awaiting');
+    });
+    await aInserted.promise;
+
+    // On the single shared better-sqlite3 connection, an unserialised B would execute inside A's
+    // open transaction and be acknowledged here, then silently vanish with A's rollback.
+    const b = sut.run(async (m) => {
+      await m.insert(User, buildUser('b@example.com'));
+      events.push('B acknowledged');
+    });
+    await Promise.race([b, eventLoopTurns(20)]);
+    expect(events).toEqual(['A inserted']);
+
+    releaseA.resolve();
+    await expect(a).rejects.toThrow('A failed after awaiting');
+    await b;
+
+    expect(events).toEqual(['A inserted', 'A fails', 'B acknowledged']);
+    await expect(emails()).resolves.toEqual(['b@example.com']);
+  });
+
+  it('should run units in arrival order', async () => {
+    const order: string[] = [];
+    const gate = deferred();
+    const first = sut.transaction(async (m) => {
+      await gate.promise;
+      await m.insert(User, buildUser('first@example.com'));
+      order.push('first');
+    });
+    const second = sut.run(async (m) => {
+      await m.insert(User, buildUser('second@example.com'));
+      order.push('second');
+    });
+    const third = sut.transaction(async (m) => {
+      order.push(`third sees ${await m.countBy(User, {})}`);
+    });
+
+    await eventLoopTurns(5);
+    expect(order).toEqual([]);
+    gate.resolve();
+    await Promise.all([first, second, third]);
+
+    expect(order).toEqual(['first', 'second', 'third sees 2']);
+  });
+
+  it('should not serialise units on a database other than SQLite', async () => {
+    const manager = {} as EntityManager;
+    const fakePostgres = {
+      options: { type: 'postgres' },
+      manager,
+      transaction: <T>(work: (m: EntityManager) => Promise<T>): Promise<T> => work(manager),
+    } as unknown as DataSource;
+    const postgresSut = new UnitOfWork(fakePostgres);
+    const gate = deferred();
+    const started: string[] = [];
+
+    const slow = postgresSut.transaction(async () => {
+      started.push('slow');
+      await gate.promise;
+    });
+    const fast = postgresSut.run(() => {
+      started.push('fast');
+      return Promise.resolve('fast done');
+    });
+
+    await expect(fast).resolves.toBe('fast done');
+    expect(started).toEqual(['slow', 'fast']);
+    gate.resolve();
+    await slow;
+  });
+});

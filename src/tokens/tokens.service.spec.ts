@@ -1,0 +1,546 @@
+import { jest } from '@jest/globals';
+import { Test } from '@nestjs/testing';
+import { createHash, randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { UnauthorizedError } from '../common/errors/domain-errors.js';
+import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/app-config.js';
+import { dataSourceOptions } from '../database/data-source-options.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { User } from '../users/entities/user.entity.js';
+import { UsersService } from '../users/users.service.js';
+import { AccessTokenService, type SignedAccessToken } from './access-token.service.js';
+import { RefreshToken } from './entities/refresh-token.entity.js';
+import { TokensService } from './tokens.service.js';
+
+const START = new Date('2026-01-01T12:00:00.000Z');
+const DAY_MS = 24 * 60 * 60 * 1000;
+const ACCESS_EXPIRY = new Date('2026-01-01T12:15:00.000Z');
+const LOGIN_IP = '203.0.113.7';
+const REFRESH_IP = '198.51.100.9';
+
+class FixedClock extends Clock {
+  private current = new Date(START);
+
+  override now(): Date {
+    return new Date(this.current);
+  }
+
+  set(instant: Date): void {
+    this.current = new Date(instant);
+  }
+
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+function buildUser(overrides: Partial<User> = {}): User {
+  return Object.assign(new User(), {
+    id: randomUUID(),
+    username: 'alice',
+    email: `alice-${randomUUID().slice(0, 8)}@example.com`,
+    passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
+    failedLoginAttempts: 0,
+    lockoutEnd: null,
+    isActive: true,
+    createdAt: new Date('2025-12-01T00:00:00.000Z'),
+    lastLoginAt: null,
+    ...overrides,
+  });
+}
+
+const sha256 = (raw: string): string => createHash('sha256').update(raw, 'utf8').digest('hex');
+
+async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error: unknown) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe(TokensService.name, () => {
+  let dataSource: DataSource;
+  let unitOfWork: UnitOfWork;
+  let clock: FixedClock;
+  let sign: jest.Mock<(user: Pick<User, 'id' | 'email'>) => SignedAccessToken>;
+  let sut: TokensService;
+
+  const tokenOf = async (raw: string): Promise<RefreshToken> =>
+    dataSource.manager.findOneByOrFail(RefreshToken, { tokenHash: sha256(raw) });
+  const family = (familyId: string): Promise<RefreshToken[]> =>
+    dataSource.manager.find(RefreshToken, { where: { familyId }, order: { generation: 'ASC' } });
+  const createUser = async (overrides: Partial<User> = {}): Promise<User> => {
+    const user = buildUser(overrides);
+    await dataSource.manager.insert(User, user);
+    return user;
+  };
+  const issue = async (user: User, ip = LOGIN_IP): Promise<string> =>
+    (await unitOfWork.transaction((m) => sut.issue(user, ip, m))).refreshToken;
+
+  /** Issues a token and rotates it `rotations` times; returns the raw value of every generation. */
+  const chain = async (user: User, rotations: number): Promise<string[]> => {
+    const raws = [await issue(user)];
+    for (let i = 0; i < rotations; i += 1) {
+      clock.advance(60_000);
+      raws.push((await sut.refresh(raws[raws.length - 1], REFRESH_IP)).refreshToken);
+    }
+    return raws;
+  };
+
+  beforeEach(async () => {
+    dataSource = new DataSource({
+      ...dataSourceOptions({ type: 'sqlite', path: ':memory:' }),
+      migrationsRun: true,
+    });
+    await dataSource.initialize();
+    clock = new FixedClock();
+    sign = jest.fn((_user: Pick<User, 'id' | 'email'>) => ({
+      token: 'access',
+      expiresAt: ACCESS_EXPIRY,
+    }));
+    const config = {
+      jwt: {
+        secret: 's'.repeat(32),
+        issuer: 'keygate',
+        audience: 'keygate-clients',
+        accessTokenExpiryMinutes: 15,
+        refreshTokenExpiryDays: 7,
+        clockSkewSeconds: 0,
+      },
+    } as AppConfig;
+    const moduleRef = await Test.createTestingModule({
+      providers: [
+        { provide: DataSource, useValue: dataSource },
+        UnitOfWork,
+        UsersService,
+        TokensService,
+        { provide: AccessTokenService, useValue: { sign } },
+        { provide: Clock, useValue: clock },
+        { provide: AppConfig, useValue: config },
+      ],
+    }).compile();
+    unitOfWork = moduleRef.get(UnitOfWork);
+    sut = moduleRef.get(TokensService);
+  });
+
+  afterEach(async () => {
+    await dataSource.destroy();
+  });
+
+  describe('issue', () => {
+    it('should return the access token, a new refresh token and the public user', async () => {
+      const user = await createUser();
+
+      const response = await unitOfWork.transaction((m) => sut.issue(user, LOGIN_IP, m));
+
+      expect(response).toEqual({
+        accessToken: 'access',
+        refreshToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) as unknown,
+        accessTokenExpiry: '2026-01-01T12:15:00.000Z',
+        user: {
+          id: user.id,
+          username: user.username,
+          email: user.email,
+          createdAt: '2025-12-01T00:00:00.000Z',
+        },
+      });
+      expect(sign).toHaveBeenCalledWith(
+        expect.objectContaining({ id: user.id, email: user.email }),
+      );
+    });
+
+    it('should start a new family at generation 0 that expires after the configured days', async () => {
+      const user = await createUser();
+
+      const raw = await issue(user);
+
+      const token = await tokenOf(raw);
+      expect(token).toEqual(
+        Object.assign(new RefreshToken(), {
+          id: token.id,
+          tokenHash: sha256(raw),
+          userId: user.id,
+          familyId: token.id,
+          generation: 0,
+          expiresAt: new Date(START.getTime() + 7 * DAY_MS),
+          createdAt: START,
+          createdByIp: LOGIN_IP,
+          isRevoked: false,
+          revokedAt: null,
+          revokedByIp: null,
+          reasonRevoked: null,
+          replacedByTokenId: null,
+        }),
+      );
+    });
+
+    it('should store only the SHA-256 hash of the token, never the token', async () => {
+      const user = await createUser();
+
+      const raw = await issue(user);
+
+      const rows: unknown = await dataSource.query('SELECT * FROM refresh_tokens');
+      expect(JSON.stringify(rows)).not.toContain(raw);
+      expect(JSON.stringify(rows)).toContain(sha256(raw));
+    });
+
+    it('should give every login its own token and family', async () => {
+      const user = await createUser();
+
+      const first = await tokenOf(await issue(user));
+      const second = await tokenOf(await issue(user));
+
+      expect(second.tokenHash).not.toBe(first.tokenHash);
+      expect(second.familyId).not.toBe(first.familyId);
+    });
+
+    it('should write nothing when the caller transaction fails', async () => {
+      const user = await createUser();
+
+      await expect(
+        unitOfWork.transaction(async (m) => {
+          await sut.issue(user, LOGIN_IP, m);
+          throw new Error('the login failed later');
+        }),
+      ).rejects.toThrow('the login failed later');
+
+      await expect(dataSource.manager.countBy(RefreshToken, {})).resolves.toBe(0);
+    });
+  });
+
+  describe('refresh', () => {
+    it('should rotate: revoke the old token, linked to a new one of the next generation', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+      const old = await tokenOf(raw);
+      clock.advance(60_000);
+      const now = clock.now();
+
+      const response = await sut.refresh(raw, REFRESH_IP);
+
+      expect(response.refreshToken).not.toBe(raw);
+      expect(response.accessToken).toBe('access');
+      expect(response.user).toEqual({
+        id: user.id,
+        username: user.username,
+        email: user.email,
+        createdAt: '2025-12-01T00:00:00.000Z',
+      });
+      const replacement = await tokenOf(response.refreshToken);
+      await expect(tokenOf(raw)).resolves.toEqual({
+        ...old,
+        isRevoked: true,
+        revokedAt: now,
+        revokedByIp: REFRESH_IP,
+        reasonRevoked: 'Replaced by new token',
+        replacedByTokenId: replacement.id,
+      });
+      expect(replacement).toMatchObject({
+        userId: user.id,
+        familyId: old.familyId,
+        generation: 1,
+        createdAt: now,
+        createdByIp: REFRESH_IP,
+        expiresAt: new Date(now.getTime() + 7 * DAY_MS),
+        isRevoked: false,
+        replacedByTokenId: null,
+      });
+    });
+
+    it('should let the new token be rotated in turn', async () => {
+      const user = await createUser();
+
+      const raws = await chain(user, 3);
+
+      const tokens = await family((await tokenOf(raws[0])).familyId);
+      expect(tokens.map((t) => t.generation)).toEqual([0, 1, 2, 3]);
+      expect(tokens.map((t) => t.isRevoked)).toEqual([true, true, true, false]);
+      expect(tokens.map((t) => t.replacedByTokenId)).toEqual([
+        tokens[1].id,
+        tokens[2].id,
+        tokens[3].id,
+        null,
+      ]);
+    });
+
+    it('should revoke every descendant when generation 0 is replayed', async () => {
+      const user = await createUser();
+      const raws = await chain(user, 3);
+      const familyId = (await tokenOf(raws[0])).familyId;
+      const before = await family(familyId);
+      clock.advance(60_000);
+      const replayedAt = clock.now();
+
+      const error = await rejectionOf(sut.refresh(raws[0], '192.0.2.66'));
+
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toHaveProperty('message', 'Refresh token revocado.');
+      const after = await family(familyId);
+      expect(after.every((t) => t.isRevoked)).toBe(true);
+      // Generations 0 to 2 were already revoked by rotation and keep that record.
+      expect(after.slice(0, 3)).toEqual(before.slice(0, 3));
+      // The descendant that was still active is revoked as reuse.
+      expect(after[3]).toEqual({
+        ...before[3],
+        isRevoked: true,
+        revokedAt: replayedAt,
+        revokedByIp: '192.0.2.66',
+        reasonRevoked: 'Token reuse detectado',
+      });
+    });
+
+    it('should end the session: the newest token no longer refreshes after a replay', async () => {
+      const user = await createUser();
+      const raws = await chain(user, 3);
+      await expect(sut.refresh(raws[0], REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+
+      await expect(sut.refresh(raws[3], REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+    });
+
+    it('should revoke only the generations after a replayed generation 2', async () => {
+      const user = await createUser();
+      const raws = await chain(user, 3);
+      const familyId = (await tokenOf(raws[0])).familyId;
+      const before = await family(familyId);
+
+      await expect(sut.refresh(raws[2], REFRESH_IP)).rejects.toThrow(
+        new UnauthorizedError('Refresh token revocado.'),
+      );
+
+      const after = await family(familyId);
+      expect(after.slice(0, 3)).toEqual(before.slice(0, 3));
+      expect(after[3]).toMatchObject({ isRevoked: true, reasonRevoked: 'Token reuse detectado' });
+    });
+
+    it('should report a logged-out token presented again as revoked, keeping its record', async () => {
+      const user = await createUser();
+      const raws = await chain(user, 1);
+      await sut.revoke(user.id, { refreshToken: raws[1] }, LOGIN_IP);
+      const loggedOut = await tokenOf(raws[1]);
+
+      await expect(sut.refresh(raws[1], REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+
+      await expect(tokenOf(raws[1])).resolves.toEqual(loggedOut);
+    });
+
+    it('should let only one of two simultaneous refreshes of one token win', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+
+      const results = await Promise.allSettled([
+        sut.refresh(raw, REFRESH_IP),
+        sut.refresh(raw, REFRESH_IP),
+      ]);
+
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+      const [winner, loser] = results;
+      const reason = loser.status === 'rejected' ? (loser.reason as unknown) : undefined;
+      expect(reason).toBeInstanceOf(UnauthorizedError);
+      expect(reason).toHaveProperty('message', 'Refresh token revocado.');
+      // The second presentation is a reuse, so the token the winner got is revoked too.
+      const winnerRaw = winner.status === 'fulfilled' ? winner.value.refreshToken : '';
+      await expect(tokenOf(winnerRaw)).resolves.toMatchObject({
+        generation: 1,
+        isRevoked: true,
+        reasonRevoked: 'Token reuse detectado',
+      });
+      await expect(dataSource.manager.countBy(RefreshToken, {})).resolves.toBe(2);
+    });
+
+    it('should leave the other families of the user alone on a replay', async () => {
+      const user = await createUser();
+      const stolen = await chain(user, 1);
+      const otherSession = await issue(user);
+
+      await expect(sut.refresh(stolen[0], REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+
+      await expect(tokenOf(otherSession)).resolves.toMatchObject({ isRevoked: false });
+      await expect(sut.refresh(otherSession, REFRESH_IP)).resolves.toHaveProperty(
+        'accessToken',
+        'access',
+      );
+    });
+
+    it('should refuse a token at its expiry instant exactly, without changing it', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+      const before = await tokenOf(raw);
+      clock.set(new Date(START.getTime() + 7 * DAY_MS));
+
+      const error = await rejectionOf(sut.refresh(raw, REFRESH_IP));
+
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toHaveProperty('message', 'Refresh token expirado.');
+      await expect(tokenOf(raw)).resolves.toEqual(before);
+      await expect(dataSource.manager.countBy(RefreshToken, {})).resolves.toBe(1);
+    });
+
+    it('should still rotate a token one millisecond before its expiry', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+      clock.set(new Date(START.getTime() + 7 * DAY_MS - 1));
+
+      await expect(sut.refresh(raw, REFRESH_IP)).resolves.toHaveProperty('accessToken', 'access');
+    });
+
+    it.each([
+      ['an unknown token', 'x'.repeat(43)],
+      ['an empty string', ''],
+    ])('should refuse %s as invalid', async (_label, raw) => {
+      const user = await createUser();
+      await issue(user);
+
+      const error = await rejectionOf(sut.refresh(raw, REFRESH_IP));
+
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toHaveProperty('message', 'Refresh token inválido.');
+    });
+
+    it('should not accept the stored hash in place of the token', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+
+      await expect(sut.refresh(sha256(raw), REFRESH_IP)).rejects.toThrow('Refresh token inválido.');
+    });
+
+    it('should refuse the token of a deactivated user without rotating it', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+      await dataSource.manager.update(User, { id: user.id }, { isActive: false });
+      const before = await tokenOf(raw);
+
+      const error = await rejectionOf(sut.refresh(raw, REFRESH_IP));
+
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toHaveProperty('message', 'Cuenta desactivada.');
+      await expect(tokenOf(raw)).resolves.toEqual(before);
+      await expect(dataSource.manager.countBy(RefreshToken, {})).resolves.toBe(1);
+    });
+
+    it('should sign the access token for the current state of the user', async () => {
+      const user = await createUser({ username: 'old-name' });
+      const raw = await issue(user);
+      await dataSource.manager.update(User, { id: user.id }, { username: 'new-name' });
+
+      const response = await sut.refresh(raw, REFRESH_IP);
+
+      expect(response.user.username).toBe('new-name');
+      expect(sign).toHaveBeenLastCalledWith(expect.objectContaining({ id: user.id }));
+    });
+  });
+
+  describe('revoke', () => {
+    it('should revoke the bearer token with the given reason and IP', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+      const before = await tokenOf(raw);
+      clock.advance(5_000);
+
+      const response = await sut.revoke(
+        user.id,
+        { refreshToken: raw, reason: 'Logout from phone' },
+        '192.0.2.1',
+      );
+
+      expect(response).toEqual({ message: 'Token revocado exitosamente.' });
+      await expect(tokenOf(raw)).resolves.toEqual({
+        ...before,
+        isRevoked: true,
+        revokedAt: clock.now(),
+        revokedByIp: '192.0.2.1',
+        reasonRevoked: 'Logout from phone',
+      });
+    });
+
+    it('should use a default reason when none is given', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+
+      await sut.revoke(user.id, { refreshToken: raw }, '192.0.2.1');
+
+      await expect(tokenOf(raw)).resolves.toMatchObject({ reasonRevoked: 'Revoked by user' });
+    });
+
+    it('should stop the revoked token from refreshing', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+
+      await sut.revoke(user.id, { refreshToken: raw }, '192.0.2.1');
+
+      await expect(sut.refresh(raw, REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+    });
+
+    it("should treat another user's token as not found and leave it unchanged", async () => {
+      const owner = await createUser();
+      const intruder = await createUser();
+      const raw = await issue(owner);
+      const before = await tokenOf(raw);
+
+      const error = await rejectionOf(
+        sut.revoke(intruder.id, { refreshToken: raw, reason: 'hijack' }, '192.0.2.1'),
+      );
+
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toHaveProperty('message', 'Refresh token inválido.');
+      await expect(tokenOf(raw)).resolves.toEqual(before);
+    });
+
+    it('should refuse an unknown token as invalid', async () => {
+      const user = await createUser();
+
+      const error = await rejectionOf(
+        sut.revoke(user.id, { refreshToken: 'unknown' }, '192.0.2.1'),
+      );
+
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toHaveProperty('message', 'Refresh token inválido.');
+    });
+
+    it('should keep the first reason, IP and time when revoked twice', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+      await sut.revoke(user.id, { refreshToken: raw, reason: 'first' }, '192.0.2.1');
+      const first = await tokenOf(raw);
+      clock.advance(60_000);
+
+      const response = await sut.revoke(
+        user.id,
+        { refreshToken: raw, reason: 'second' },
+        '192.0.2.2',
+      );
+
+      expect(response).toEqual({ message: 'Token revocado exitosamente.' });
+      await expect(tokenOf(raw)).resolves.toEqual(first);
+      expect(first).toMatchObject({ reasonRevoked: 'first', revokedByIp: '192.0.2.1' });
+    });
+
+    it('should end the session a rotated token led to', async () => {
+      const user = await createUser();
+      const raws = await chain(user, 2);
+
+      await sut.revoke(user.id, { refreshToken: raws[0], reason: 'logout' }, '192.0.2.1');
+
+      await expect(tokenOf(raws[2])).resolves.toMatchObject({
+        isRevoked: true,
+        reasonRevoked: 'logout',
+        revokedByIp: '192.0.2.1',
+      });
+      await expect(tokenOf(raws[1])).resolves.toMatchObject({
+        reasonRevoked: 'Replaced by new token',
+      });
+    });
+
+    it('should not touch the other sessions of the user', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+      const other = await issue(user);
+
+      await sut.revoke(user.id, { refreshToken: raw }, '192.0.2.1');
+
+      await expect(tokenOf(other)).resolves.toMatchObject({ isRevoked: false });
+    });
+  });
+});

@@ -1,0 +1,223 @@
+import { Test } from '@nestjs/testing';
+import { randomUUID } from 'node:crypto';
+import { DataSource, QueryFailedError } from 'typeorm';
+import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
+import { dataSourceOptions } from '../database/data-source-options.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { User } from './entities/user.entity.js';
+import { UsersService } from './users.service.js';
+
+const CREATED_AT = new Date('2026-01-01T00:00:00.000Z');
+
+function buildUser(overrides: Partial<User> = {}): User {
+  return Object.assign(new User(), {
+    id: randomUUID(),
+    username: 'alice',
+    email: 'alice@example.com',
+    passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
+    failedLoginAttempts: 0,
+    lockoutEnd: null,
+    isActive: true,
+    createdAt: CREATED_AT,
+    lastLoginAt: null,
+    ...overrides,
+  });
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error: unknown) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe(UsersService.name, () => {
+  let dataSource: DataSource;
+  let unitOfWork: UnitOfWork;
+  let sut: UsersService;
+
+  const stored = (id: string): Promise<User | null> => dataSource.manager.findOneBy(User, { id });
+  const insert = (user: User): Promise<void> => unitOfWork.transaction((m) => sut.insert(user, m));
+
+  beforeEach(async () => {
+    dataSource = new DataSource({
+      ...dataSourceOptions({ type: 'sqlite', path: ':memory:' }),
+      migrationsRun: true,
+    });
+    await dataSource.initialize();
+    const moduleRef = await Test.createTestingModule({
+      providers: [{ provide: DataSource, useValue: dataSource }, UnitOfWork, UsersService],
+    }).compile();
+    unitOfWork = moduleRef.get(UnitOfWork);
+    sut = moduleRef.get(UsersService);
+  });
+
+  afterEach(async () => {
+    await dataSource.destroy();
+  });
+
+  describe('insert', () => {
+    it('should store every field of the user', async () => {
+      const user = buildUser({ lockoutEnd: null, lastLoginAt: null });
+
+      await insert(user);
+
+      await expect(stored(user.id)).resolves.toEqual(user);
+    });
+
+    it('should refuse a second user with the same e-mail with a ConflictError', async () => {
+      await insert(buildUser({ email: 'alice@example.com' }));
+
+      const error = await rejectionOf(
+        insert(buildUser({ email: 'alice@example.com', username: 'other' })),
+      );
+
+      expect(error).toBeInstanceOf(ConflictError);
+      expect(error).toHaveProperty('message', 'Ya existe una cuenta con ese email.');
+      await expect(dataSource.manager.countBy(User, {})).resolves.toBe(1);
+    });
+
+    it('should pass on a failure that is not a unique violation', async () => {
+      const broken = buildUser({ username: null as unknown as string });
+
+      const error = await rejectionOf(insert(broken));
+
+      expect(error).toBeInstanceOf(QueryFailedError);
+      expect(error).not.toBeInstanceOf(ConflictError);
+    });
+
+    it('should roll back with the transaction it runs in', async () => {
+      const user = buildUser();
+
+      await expect(
+        unitOfWork.transaction(async (m) => {
+          await sut.insert(user, m);
+          throw new Error('issuing the tokens failed');
+        }),
+      ).rejects.toThrow('issuing the tokens failed');
+
+      await expect(stored(user.id)).resolves.toBeNull();
+    });
+  });
+
+  describe('findByEmail', () => {
+    it('should find a user by the stored, normalised e-mail', async () => {
+      const user = buildUser({ email: 'alice@example.com' });
+      await insert(user);
+
+      await expect(sut.findByEmail('alice@example.com')).resolves.toEqual(user);
+    });
+
+    it('should return null for an unknown e-mail', async () => {
+      await insert(buildUser({ email: 'alice@example.com' }));
+
+      await expect(sut.findByEmail('bob@example.com')).resolves.toBeNull();
+    });
+  });
+
+  describe('findById', () => {
+    it('should find a user by id, inside or outside a transaction', async () => {
+      const user = buildUser();
+      await insert(user);
+
+      await expect(sut.findById(user.id)).resolves.toEqual(user);
+      await expect(unitOfWork.transaction((m) => sut.findById(user.id, m))).resolves.toEqual(user);
+      await expect(sut.findById(randomUUID())).resolves.toBeNull();
+    });
+  });
+
+  describe('updateLoginState', () => {
+    it('should write the counter and the lockout end, leaving the other fields', async () => {
+      const user = buildUser({ failedLoginAttempts: 4 });
+      await insert(user);
+      const lockoutEnd = new Date('2026-01-01T00:15:00.123Z');
+
+      await sut.updateLoginState(user.id, { failedLoginAttempts: 5, lockoutEnd });
+
+      await expect(stored(user.id)).resolves.toEqual({
+        ...user,
+        failedLoginAttempts: 5,
+        lockoutEnd,
+      });
+    });
+
+    it('should write lastLoginAt and a new password hash on success', async () => {
+      const user = buildUser({
+        failedLoginAttempts: 6,
+        lockoutEnd: new Date('2026-01-01T00:15:00.000Z'),
+      });
+      await insert(user);
+      const lastLoginAt = new Date('2026-01-02T03:04:05.678Z');
+      const passwordHash = 'pbkdf2-sha256$600000$bmV3$a2V5';
+
+      await unitOfWork.transaction((m) =>
+        sut.updateLoginState(
+          user.id,
+          { failedLoginAttempts: 0, lockoutEnd: null, lastLoginAt, passwordHash },
+          m,
+        ),
+      );
+
+      await expect(stored(user.id)).resolves.toEqual({
+        ...user,
+        failedLoginAttempts: 0,
+        lockoutEnd: null,
+        lastLoginAt,
+        passwordHash,
+      });
+    });
+
+    it('should only touch the given user', async () => {
+      const alice = buildUser({ email: 'alice@example.com', failedLoginAttempts: 1 });
+      const bob = buildUser({ email: 'bob@example.com', failedLoginAttempts: 1 });
+      await insert(alice);
+      await insert(bob);
+
+      await sut.updateLoginState(alice.id, { failedLoginAttempts: 2, lockoutEnd: null });
+
+      await expect(stored(bob.id)).resolves.toEqual(bob);
+    });
+
+    it('should fail when the user does not exist', async () => {
+      await expect(
+        sut.updateLoginState(randomUUID(), { failedLoginAttempts: 1, lockoutEnd: null }),
+      ).rejects.toThrow(/vanished/);
+    });
+  });
+
+  describe('getProfile', () => {
+    it('should return only the public representation', async () => {
+      const user = buildUser({ username: 'alice', email: 'alice@example.com' });
+      await insert(user);
+
+      const profile = await sut.getProfile(user.id);
+
+      expect(profile).toEqual({
+        id: user.id,
+        username: 'alice',
+        email: 'alice@example.com',
+        createdAt: '2026-01-01T00:00:00.000Z',
+      });
+      expect(profile).not.toHaveProperty('passwordHash');
+    });
+
+    it('should throw NotFoundError for an unknown user', async () => {
+      const error = await rejectionOf(sut.getProfile(randomUUID()));
+
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(error).toHaveProperty('message', 'Usuario no encontrado.');
+    });
+
+    it('should throw UnauthorizedError for a deactivated user', async () => {
+      const user = buildUser({ isActive: false });
+      await insert(user);
+
+      const error = await rejectionOf(sut.getProfile(user.id));
+
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toHaveProperty('message', 'Cuenta desactivada.');
+    });
+  });
+});
