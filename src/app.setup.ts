@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { ClientAddressResolver } from './common/network/client-address.js';
 import { AppConfig } from './config/app-config.js';
 
 /** Largest accepted request body. Every valid body of this API is far smaller. */
@@ -26,6 +27,18 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   const config = app.get(AppConfig);
   const logger = new Logger('Configuration');
   config.warnings.forEach((warning) => logger.warn(warning));
+
+  const clientAddresses = new ClientAddressResolver(config.trustedProxies);
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', (request, _reply, done) => {
+      request.clientIp = clientAddresses.resolve(
+        request.raw.socket?.remoteAddress,
+        request.headers['x-forwarded-for'],
+      );
+      done();
+    });
 
   app.setGlobalPrefix('api');
   if (config.isDevelopment) {

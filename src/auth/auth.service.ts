@@ -56,46 +56,76 @@ export class AuthService {
     return response;
   }
 
-  /** Spec §4.2: unknown e-mail, deactivated, locked out, then the password, in that order. */
+  /**
+   * Spec §4.2: unknown e-mail, deactivated, locked out, then the password, in that order.
+   *
+   * Attempts on one account take turns inside this process (AccountLock), so a burst cannot have
+   * many guesses checked against one counter. Across instances, the verdict is written only if
+   * the account's lockout state is still the one it was checked against; otherwise the account
+   * is read again and the checks re-run. The password verdict itself stays valid, so PBKDF2 runs
+   * once per attempt and no database connection is held while it runs.
+   */
   login(request: LoginDto, ip: string): Promise<AuthResponseDto> {
     const email = normalizeEmail(request.email);
     return this.accountLock.run(email, async () => {
-      const user = await this.usersService.findByEmail(email);
+      let user = await this.usersService.findByEmail(email);
       if (user === null) {
         await this.passwordHasher.verifyAgainstDummy(request.password);
         throw new UnauthorizedError(AuthMessages.invalidCredentials);
       }
-      if (!user.isActive) {
-        throw new UnauthorizedError(UsersMessages.deactivated);
+      this.assertMayLogIn(user);
+      const isCorrect = await this.passwordHasher.verify(request.password, user.passwordHash);
+      for (;;) {
+        if (isCorrect) {
+          const response = await this.recordSuccess(user, request.password, ip);
+          if (response !== null) {
+            return response;
+          }
+        } else if (await this.recordFailure(user)) {
+          throw new UnauthorizedError(AuthMessages.invalidCredentials);
+        }
+        user = await this.usersService.findById(user.id);
+        if (user === null) {
+          throw new UnauthorizedError(AuthMessages.invalidCredentials);
+        }
+        this.assertMayLogIn(user);
       }
-      const checkedAt = this.clock.now();
-      if (isLockedOut(user, checkedAt)) {
-        throw new UnauthorizedError(
-          AuthMessages.lockedOut(remainingLockoutMinutes(user.lockoutEnd, checkedAt)),
-        );
-      }
-      if (!(await this.passwordHasher.verify(request.password, user.passwordHash))) {
-        await this.recordFailure(user);
-        throw new UnauthorizedError(AuthMessages.invalidCredentials);
-      }
-      return this.recordSuccess(user, request.password, ip);
     });
   }
 
-  private async recordFailure(user: User): Promise<void> {
-    const next = afterFailedLogin(user, this.clock.now());
-    await this.usersService.updateLoginState(user.id, {
-      failedLoginAttempts: next.failedLoginAttempts,
-      lockoutEnd: next.lockoutEnd,
-    });
-    if (next.lockedOut) {
-      this.logger.warn(
-        `User ${user.id} locked out after ${next.failedLoginAttempts} failed login attempts`,
+  private assertMayLogIn(user: User): void {
+    if (!user.isActive) {
+      throw new UnauthorizedError(UsersMessages.deactivated);
+    }
+    const now = this.clock.now();
+    if (isLockedOut(user, now)) {
+      throw new UnauthorizedError(
+        AuthMessages.lockedOut(remainingLockoutMinutes(user.lockoutEnd, now)),
       );
     }
   }
 
-  private async recordSuccess(user: User, password: string, ip: string): Promise<AuthResponseDto> {
+  /** False when the account changed since it was read. */
+  private async recordFailure(user: User): Promise<boolean> {
+    const next = afterFailedLogin(user, this.clock.now());
+    const written = await this.usersService.replaceLoginState(user.id, user, {
+      failedLoginAttempts: next.failedLoginAttempts,
+      lockoutEnd: next.lockoutEnd,
+    });
+    if (written && next.lockedOut) {
+      this.logger.warn(
+        `User ${user.id} locked out after ${next.failedLoginAttempts} failed login attempts`,
+      );
+    }
+    return written;
+  }
+
+  /** Null when the account changed since it was read. */
+  private async recordSuccess(
+    user: User,
+    password: string,
+    ip: string,
+  ): Promise<AuthResponseDto | null> {
     // Hashes made with a lower cost than the configured one are upgraded while we hold the
     // plain password; hashing happens before the transaction, never inside it.
     const passwordHash = this.passwordHasher.needsRehash(user.passwordHash)
@@ -103,14 +133,17 @@ export class AuthService {
       : user.passwordHash;
     const now = this.clock.now();
     const response = await this.unitOfWork.transaction(async (m) => {
-      await this.usersService.updateLoginState(
+      const written = await this.usersService.replaceLoginState(
         user.id,
+        user,
         { failedLoginAttempts: 0, lockoutEnd: null, lastLoginAt: now, passwordHash },
         m,
       );
-      return this.tokensService.issue(user, ip, m);
+      return written ? this.tokensService.issue(user, ip, m) : null;
     });
-    this.logger.log(`User ${user.id} logged in`);
+    if (response !== null) {
+      this.logger.log(`User ${user.id} logged in`);
+    }
     return response;
   }
 }

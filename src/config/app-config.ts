@@ -1,5 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
+import { isIP } from 'node:net';
 import { parseConnectionString, type DatabaseTarget } from './connection-string.js';
 import {
   EnvironmentVariables,
@@ -20,14 +21,32 @@ export interface PasswordHashingConfig {
   readonly iterations: number;
 }
 
+export interface DatabaseConfig {
+  readonly target: DatabaseTarget;
+  /** PostgreSQL only: connections per instance. */
+  readonly poolSize: number;
+  readonly connectionTimeoutMs: number;
+  readonly statementTimeoutMs: number;
+}
+
+export interface TokenCleanupConfig {
+  readonly enabled: boolean;
+  readonly intervalSeconds: number;
+  readonly batchSize: number;
+  readonly retentionDays: number;
+}
+
 /** Typed, validated configuration. Inject this class; nothing else reads the environment. */
 export class AppConfig {
   readonly isDevelopment: boolean;
   readonly port: number;
   readonly host: string;
   readonly jwt: JwtConfig;
-  readonly database: DatabaseTarget;
+  readonly database: DatabaseConfig;
   readonly passwordHashing: PasswordHashingConfig;
+  readonly tokenCleanup: TokenCleanupConfig;
+  /** Addresses and CIDR ranges whose X-Forwarded-For header is believed; empty by default. */
+  readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
   readonly warnings: readonly string[];
 }
@@ -66,14 +85,19 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     problems.unshift('Jwt__SecretKey is the sample placeholder, which is refused in production');
   }
 
-  let database: DatabaseTarget | undefined;
+  let target: DatabaseTarget | undefined;
   try {
-    database = parseConnectionString(env.ConnectionStrings__DefaultConnection);
+    target = parseConnectionString(env.ConnectionStrings__DefaultConnection);
   } catch (error: unknown) {
     problems.push(error instanceof Error ? error.message : String(error));
   }
+  const trustedProxies = splitList(env.TrustedProxies);
+  const badProxy = trustedProxies.find((entry) => !isAddressOrRange(entry));
+  if (badProxy !== undefined) {
+    problems.push(`TrustedProxies: "${badProxy}" is not an IP address or CIDR range`);
+  }
 
-  if (problems.length > 0 || secret === undefined || database === undefined) {
+  if (problems.length > 0 || secret === undefined || target === undefined) {
     throw new ConfigurationError(problems);
   }
   if (env.PasswordHashing__Iterations < OWASP_PBKDF2_SHA256_ITERATIONS) {
@@ -94,8 +118,20 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       refreshTokenExpiryDays: env.Jwt__RefreshTokenExpiryDays,
       clockSkewSeconds: env.Jwt__ClockSkewSeconds,
     },
-    database,
+    database: {
+      target,
+      poolSize: env.Database__PoolSize,
+      connectionTimeoutMs: env.Database__ConnectionTimeoutMs,
+      statementTimeoutMs: env.Database__StatementTimeoutMs,
+    },
     passwordHashing: { iterations: env.PasswordHashing__Iterations },
+    tokenCleanup: {
+      enabled: env.TokenCleanup__Enabled,
+      intervalSeconds: env.TokenCleanup__IntervalSeconds,
+      batchSize: env.TokenCleanup__BatchSize,
+      retentionDays: env.TokenCleanup__RetentionDays,
+    },
+    trustedProxies,
     warnings,
   });
 }
@@ -108,6 +144,26 @@ function withoutEmptyOptionalValues(raw: Record<string, unknown>): Record<string
   return Object.fromEntries(
     Object.entries(raw).filter(([key, value]) => value !== '' || key === 'Jwt__SecretKey'),
   );
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+}
+
+function isAddressOrRange(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) {
+    return false;
+  }
+  if (prefix === undefined) {
+    return true;
+  }
+  const bits = Number(prefix);
+  return /^\d+$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
 }
 
 function describe(raw: Record<string, unknown>) {

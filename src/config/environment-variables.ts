@@ -1,5 +1,6 @@
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
+  IsBoolean,
   IsInt,
   IsNotEmpty,
   IsOptional,
@@ -71,8 +72,67 @@ export class EnvironmentVariables {
   @IsNotEmpty()
   ConnectionStrings__DefaultConnection = DEFAULT_CONNECTION_STRING;
 
+  /** PostgreSQL only: connections per instance. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  Database__PoolSize = 10;
+
+  /** How long a request waits for a database connection before it fails. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  Database__ConnectionTimeoutMs = 5_000;
+
+  /** PostgreSQL: longest a statement may run; SQLite: longest a write waits for a lock. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  Database__StatementTimeoutMs = 5_000;
+
   @Type(() => Number)
   @IsInt()
   @Min(1000)
   PasswordHashing__Iterations = OWASP_PBKDF2_SHA256_ITERATIONS;
+
+  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
+  @IsBoolean()
+  TokenCleanup__Enabled = true;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  TokenCleanup__IntervalSeconds = 3_600;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  TokenCleanup__BatchSize = 1_000;
+
+  /** Expired tokens are kept this long, so a late replay still reads as reuse. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  TokenCleanup__RetentionDays = 7;
+
+  /** Comma-separated addresses or CIDR ranges of proxies whose X-Forwarded-For is believed. */
+  @IsString()
+  TrustedProxies = '';
+}
+
+/** `true`/`false` in any case, `1`/`0`; anything else is left for @IsBoolean to refuse. */
+function parseBoolean(value: unknown): unknown {
+  if (typeof value !== 'string') {
+    return value;
+  }
+  const normalized = value.trim().toLowerCase();
+  if (normalized === 'true' || normalized === '1') {
+    return true;
+  }
+  if (normalized === 'false' || normalized === '0') {
+    return false;
+  }
+  return value;
 }

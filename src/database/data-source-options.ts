@@ -1,30 +1,53 @@
 import type { DataSourceOptions } from 'typeorm';
-import type { DatabaseTarget } from '../config/connection-string.js';
+import type { DatabaseConfig } from '../config/app-config.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { User } from '../users/entities/user.entity.js';
 import { MIGRATIONS } from './migrations/index.js';
 
-/** How long a write waits for a lock held by another connection before it fails. */
-export const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+const ENTITIES = [User, RefreshToken];
 
-/** The TypeORM options for a target; shared by the application and the TypeORM CLI. */
-export function dataSourceOptions(target: DatabaseTarget): DataSourceOptions {
-  if (target.type === 'postgres') {
-    throw new Error('PostgreSQL is not supported yet');
-  }
-  return {
-    type: 'better-sqlite3',
-    database: target.path,
-    enableWAL: target.path !== ':memory:',
-    timeout: SQLITE_BUSY_TIMEOUT_MS,
-    entities: [User, RefreshToken],
+/**
+ * The TypeORM options for a configured database; shared by the application, the CLI and tests.
+ * Migrations are not run here: see runMigrations, which makes concurrent start-ups safe.
+ */
+export function dataSourceOptions(config: DatabaseConfig): DataSourceOptions {
+  const common = {
+    entities: ENTITIES,
     migrations: MIGRATIONS,
-    migrationsRun: true,
+    migrationsRun: false,
     synchronize: false,
     logging: false,
     // A lookup with a null or undefined filter must fail, never match the first row. This is
     // TypeORM 1's default; it is pinned here so an upgrade cannot quietly change it.
     invalidWhereValuesBehavior: { null: 'throw', undefined: 'throw' },
+  } as const;
+  const { target } = config;
+  if (target.type === 'postgres') {
+    return {
+      ...common,
+      type: 'postgres',
+      url: target.url,
+      poolSize: config.poolSize,
+      connectTimeoutMS: config.connectionTimeoutMs,
+      extra: {
+        max: config.poolSize,
+        connectionTimeoutMillis: config.connectionTimeoutMs,
+        // The server cancels a statement after this long; the client gives up a little later
+        // in case the server itself is unreachable, so no request waits without bound.
+        statement_timeout: config.statementTimeoutMs,
+        query_timeout: config.statementTimeoutMs + 1_000,
+        idle_in_transaction_session_timeout: config.statementTimeoutMs * 2,
+        keepAlive: true,
+      },
+    };
+  }
+  return {
+    ...common,
+    type: 'better-sqlite3',
+    database: target.path,
+    enableWAL: target.path !== ':memory:',
+    // better-sqlite3's busy timeout: how long a write waits for another process's lock.
+    timeout: config.statementTimeoutMs,
     prepareDatabase: (db: { pragma(source: string): unknown }) => {
       // WAL with NORMAL sync is durable against process crashes; only power loss can lose the
       // last commits.

@@ -11,11 +11,13 @@ if (existsSync('.env')) {
   process.loadEnvFile('.env');
 }
 
-export default new DataSource({
-  ...dataSourceOptions(
-    parseConnectionString(
+export default new DataSource(
+  dataSourceOptions({
+    target: parseConnectionString(
       process.env.ConnectionStrings__DefaultConnection ?? DEFAULT_CONNECTION_STRING,
     ),
-  ),
-  migrationsRun: false,
-});
+    poolSize: 2,
+    connectionTimeoutMs: 10_000,
+    statementTimeoutMs: 60_000,
+  }),
+);

@@ -26,6 +26,22 @@ export class UnitOfWork {
     return this.serialize(() => this.dataSource.transaction(work));
   }
 
+  /**
+   * Inside a transaction: waits until no other transaction holds `key`, then holds it until this
+   * one ends. On PostgreSQL this is a transaction-scoped advisory lock, which also orders
+   * instances; on SQLite units already run one at a time.
+   */
+  async lock(manager: EntityManager, key: string): Promise<void> {
+    if (!this.serialized) {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+    }
+  }
+
+  /** True when units run one at a time, so state read in a unit cannot change under it. */
+  get isSerialized(): boolean {
+    return this.serialized;
+  }
+
   /** Runs reads or a single statement, which is atomic by itself. */
   run<T>(work: Work<T>): Promise<T> {
     return this.serialize(() => work(this.dataSource.manager));

@@ -7,6 +7,7 @@ import { UsersModule } from '../users/users.module.js';
 import { AccessTokenService } from './access-token.service.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { TokensController } from './tokens.controller.js';
+import { TokenCleanupService } from './token-cleanup.service.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
@@ -26,7 +27,7 @@ import { TokensService } from './tokens.service.js';
     }),
   ],
   controllers: [TokensController],
-  providers: [TokensService, AccessTokenService],
-  exports: [TokensService],
+  providers: [TokensService, AccessTokenService, TokenCleanupService],
+  exports: [TokensService, TokenCleanupService],
 })
 export class TokensModule {}

@@ -62,7 +62,7 @@ export class TokensService {
     const tokenHash = hashRefreshToken(rawToken);
     const outcome = await this.unitOfWork.transaction(async (m) => {
       const now = this.clock.now();
-      const token = await m.findOneBy(RefreshToken, { tokenHash });
+      const token = await this.findLockingFamily(m, tokenHash);
       if (token === null) {
         return { kind: 'invalid' } as const;
       }
@@ -96,7 +96,7 @@ export class TokensService {
     const reason = request.reason ?? TokensMessages.defaultRevokeReason;
     const found = await this.unitOfWork.transaction(async (m) => {
       const now = this.clock.now();
-      const token = await m.findOneBy(RefreshToken, { tokenHash });
+      const token = await this.findLockingFamily(m, tokenHash);
       if (token === null || token.userId !== userId) {
         return false;
       }
@@ -117,6 +117,24 @@ export class TokensService {
     }
     this.logger.log(`Refresh token revoked for user ${userId}`);
     return { message: TokensMessages.revokedOk };
+  }
+
+  /**
+   * Finds a token and locks its family for the rest of the transaction, so rotation, reuse
+   * detection and revocation of one family never interleave, across instances included: a
+   * descendant inserted by a concurrent rotation is always seen by a reuse detection.
+   */
+  private async findLockingFamily(
+    m: EntityManager,
+    tokenHash: string,
+  ): Promise<RefreshToken | null> {
+    const token = await m.findOneBy(RefreshToken, { tokenHash });
+    if (token === null || this.unitOfWork.isSerialized) {
+      return token;
+    }
+    await this.unitOfWork.lock(m, `refresh-family:${token.familyId}`);
+    // Read again under the lock: the first read may predate the holder's commit.
+    return m.findOneBy(RefreshToken, { id: token.id });
   }
 
   private async rotate(

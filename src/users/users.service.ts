@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import { IsNull, type EntityManager } from 'typeorm';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -7,9 +7,11 @@ import { UserResponseDto } from './dto/user-response.dto.js';
 import { User } from './entities/user.entity.js';
 import { UsersMessages } from './users.messages.js';
 
+/** The lockout columns: what a login reads before it decides, and expects unchanged when it writes. */
+export type LockoutState = Pick<User, 'failedLoginAttempts' | 'lockoutEnd'>;
+
 /** The login bookkeeping columns, written together. */
-export type LoginState = Pick<User, 'failedLoginAttempts' | 'lockoutEnd'> &
-  Partial<Pick<User, 'lastLoginAt' | 'passwordHash'>>;
+export type LoginState = LockoutState & Partial<Pick<User, 'lastLoginAt' | 'passwordHash'>>;
 
 /** Data access for users. Returns entities to other services, DTOs to its controller. */
 @Injectable()
@@ -37,11 +39,29 @@ export class UsersService {
     }
   }
 
-  async updateLoginState(id: string, state: LoginState, manager?: EntityManager): Promise<void> {
-    const result = await this.within(manager, (m) => m.update(User, { id }, state));
-    if (result.affected !== 1) {
-      throw new Error(`User ${id} vanished while its login state was being written`);
-    }
+  /**
+   * Writes `next` only if the account's lockout state is still `seen`, and says whether it did.
+   * Another instance may have counted a failure meanwhile; the caller then re-reads and decides
+   * again, so every outcome is one that some one-at-a-time order would give.
+   */
+  async replaceLoginState(
+    id: string,
+    seen: LockoutState,
+    next: LoginState,
+    manager?: EntityManager,
+  ): Promise<boolean> {
+    const result = await this.within(manager, (m) =>
+      m.update(
+        User,
+        {
+          id,
+          failedLoginAttempts: seen.failedLoginAttempts,
+          lockoutEnd: seen.lockoutEnd === null ? IsNull() : seen.lockoutEnd,
+        },
+        next,
+      ),
+    );
+    return result.affected === 1;
   }
 
   /** Spec §4.2 `me`: the public profile of an existing, active user. */

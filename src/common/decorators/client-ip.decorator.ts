@@ -1,13 +1,16 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { UNKNOWN_CLIENT_IP } from '../network/client-address.js';
 
-export const UNKNOWN_CLIENT_IP = 'unknown';
-
-/** Spec §4.2: the connection's remote address, or `unknown` when it is absent. */
-export function clientIpOf(remoteAddress: string | undefined): string {
-  return remoteAddress === undefined || remoteAddress === '' ? UNKNOWN_CLIENT_IP : remoteAddress;
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set for every request by the hook that configureApp installs. */
+    clientIp?: string;
+  }
 }
 
-export const ClientIp = createParamDecorator((_data: unknown, context: ExecutionContext): string =>
-  clientIpOf(context.switchToHttp().getRequest<FastifyRequest>().raw.socket?.remoteAddress),
+/** The client's address as ClientAddressResolver worked it out for this request. */
+export const ClientIp = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): string =>
+    context.switchToHttp().getRequest<FastifyRequest>().clientIp ?? UNKNOWN_CLIENT_IP,
 );

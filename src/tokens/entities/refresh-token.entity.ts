@@ -30,6 +30,7 @@ export class RefreshToken {
   @Column({ type: Number })
   generation: number;
 
+  @Index('IDX_refresh_tokens_expiresAt')
   @Column({ type: Date })
   expiresAt: Date;
 
