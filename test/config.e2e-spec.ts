@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,8 @@ import {
   type TestAppOptions,
 } from './utils/create-test-app.js';
 import { authResponse, errorBody } from './utils/expected-bodies.js';
+import { httpRequest, type TestResponse } from './utils/http.js';
+import { decodeJwt, isSignedWith } from './utils/jwt.js';
 import {
   spawnServer,
   startServer,
@@ -59,33 +60,15 @@ async function closeApp(t: TestApp): Promise<void> {
   await t.close();
 }
 
-interface HttpResult {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-  json<T = Record<string, unknown>>(): T;
-}
-
 /** A bounded HTTP request to a spawned server. */
-async function call(
-  server: ServerProcess,
-  path: string,
-  init: RequestInit = {},
-): Promise<HttpResult> {
-  const response = await fetch(`${server.baseUrl}${path}`, {
+function call(server: ServerProcess, path: string, init: RequestInit = {}): Promise<TestResponse> {
+  return httpRequest(server.baseUrl, path, {
     ...init,
     signal: AbortSignal.timeout(CRASH_TIMEOUT_MS),
   });
-  const text = await response.text();
-  return {
-    status: response.status,
-    headers: response.headers,
-    text,
-    json: <T>() => JSON.parse(text) as T,
-  };
 }
 
-function postJson(server: ServerProcess, path: string, body: unknown): Promise<HttpResult> {
+function postJson(server: ServerProcess, path: string, body: unknown): Promise<TestResponse> {
   return call(server, path, {
     method: 'POST',
     body: JSON.stringify(body),
@@ -102,22 +85,10 @@ interface AuthBody {
 async function registerOn(
   server: ServerProcess,
   email = 'spawned@example.com',
-): Promise<{ email: string; password: string; response: HttpResult }> {
+): Promise<{ email: string; password: string; response: TestResponse }> {
   const body = { username: 'spawned', email, password: DEFAULT_PASSWORD };
   const response = await postJson(server, REGISTER, body);
   return { email, password: DEFAULT_PASSWORD, response };
-}
-
-/** True when the JWT's HS256 signature was made with `secret`. */
-function isSignedWith(token: string, secret: string): boolean {
-  const [header, payload, signature] = token.split('.');
-  const expected = createHmac('sha256', secret).update(`${header}.${payload}`).digest('base64url');
-  return signature === expected;
-}
-
-function payloadOf(token: string): Record<string, unknown> {
-  const payload = token.split('.')[1] ?? '';
-  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
 }
 
 function linesNaming(text: string, key: string): string[] {
@@ -499,7 +470,7 @@ describe('configuration', () => {
       expect(response.status).toBe(201);
       const { accessToken } = response.json<AuthBody>();
       expect(isSignedWith(accessToken, TEST_SECRET_KEY)).toBe(true);
-      const { iat, exp } = payloadOf(accessToken);
+      const { iat, exp } = decodeJwt(accessToken).payload;
       expect(Number(exp) - Number(iat)).toBe(15 * 60);
     });
   });

@@ -1,4 +1,3 @@
-import { createHmac, randomUUID } from 'node:crypto';
 import { QueryFailedError } from 'typeorm';
 import { AuthService } from '../src/auth/auth.service.js';
 import {
@@ -18,6 +17,15 @@ import {
 } from './utils/create-test-app.js';
 import { FakeClock } from './utils/fake-clock.js';
 import { errorBody, problemDetails, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
+import {
+  ACCESS_TOKEN_LIFETIME_S,
+  accessTokenClaims,
+  decodeJwt,
+  signJwt,
+  unsignedJwt,
+  withPayload,
+  type HmacAlgorithm,
+} from './utils/jwt.js';
 
 /** Matches any message text; SPEC §7 leaves these messages open. */
 const ANY_TEXT = expect.any(String) as string;
@@ -28,9 +36,6 @@ const REVOKE = '/api/auth/revoke';
 const ME = '/api/auth/me';
 
 const START = new Date('2026-03-01T08:00:00.000Z');
-const ACCESS_TOKEN_LIFETIME_S = 15 * 60;
-const ISSUER = 'keygate';
-const AUDIENCE = 'keygate-clients';
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 const JSON_CONTENT_TYPE = /^application\/json\b/;
 const JSON_OR_PROBLEM_CONTENT_TYPE = /^application\/(problem\+)?json\b/;
@@ -104,53 +109,15 @@ function expectUnauthorized(response: TestResponse): void {
   expect(response.headers.get('content-type')).toMatch(JSON_CONTENT_TYPE);
 }
 
-type HmacAlgorithm = 'HS256' | 'HS384' | 'HS512';
-const HMAC_DIGEST: Record<HmacAlgorithm, string> = {
-  HS256: 'sha256',
-  HS384: 'sha384',
-  HS512: 'sha512',
-};
-
-function base64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
-
 interface SignOptions {
   readonly alg?: HmacAlgorithm;
   readonly secret?: string;
 }
 
-/** A compact JWS built by hand: base64url(header).base64url(payload).HMAC. */
+/** A token signed like the service's own unless told otherwise: HS256 with the test secret. */
 function signToken(payload: Record<string, unknown>, options: SignOptions = {}): string {
   const { alg = 'HS256', secret = TEST_SECRET_KEY } = options;
-  const signingInput = `${base64url({ alg, typ: 'JWT' })}.${base64url(payload)}`;
-  const signature = createHmac(HMAC_DIGEST[alg], secret).update(signingInput).digest('base64url');
-  return `${signingInput}.${signature}`;
-}
-
-function unsignedToken(payload: Record<string, unknown>, signature = ''): string {
-  return `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url(payload)}.${signature}`;
-}
-
-/** The claims the service itself issues, valid at `now`, with keys replaced or removed. */
-function claims(
-  user: RegisteredUser,
-  now: Date,
-  overrides: Record<string, unknown> = {},
-  removed: readonly string[] = [],
-): Record<string, unknown> {
-  const iat = Math.floor(now.getTime() / 1000);
-  const all: Record<string, unknown> = {
-    sub: user.id,
-    email: user.email.toLowerCase(),
-    jti: randomUUID(),
-    iat,
-    exp: iat + ACCESS_TOKEN_LIFETIME_S,
-    iss: ISSUER,
-    aud: AUDIENCE,
-    ...overrides,
-  };
-  return Object.fromEntries(Object.entries(all).filter(([key]) => !removed.includes(key)));
+  return signJwt({ alg, typ: 'JWT' }, payload, secret, alg);
 }
 
 function bearer(token: string): string {
@@ -173,80 +140,82 @@ const INVALID_AUTHORIZATION: readonly AuthorizationCase[] = [
   { name: 'a malformed JWT', authorization: () => 'Bearer aaaa.bbbb.cccc' },
   {
     name: 'a token signed with another secret',
-    authorization: (u, now) => bearer(signToken(claims(u, now), { secret: `${TEST_SECRET_KEY}!` })),
+    authorization: (u, now) =>
+      bearer(signToken(accessTokenClaims(u, now), { secret: `${TEST_SECRET_KEY}!` })),
   },
   {
     name: 'a payload changed after signing',
-    authorization: (u) => {
-      const [header, , signature] = u.accessToken.split('.');
-      const forged = base64url({ ...decodePayload(u.accessToken), email: 'someone@example.com' });
-      return bearer(`${header}.${forged}.${signature}`);
-    },
+    authorization: (u) =>
+      bearer(
+        withPayload(u.accessToken, {
+          ...decodeJwt(u.accessToken).payload,
+          email: 'someone@example.com',
+        }),
+      ),
   },
   {
     name: 'HS384 with the right secret',
-    authorization: (u, now) => bearer(signToken(claims(u, now), { alg: 'HS384' })),
+    authorization: (u, now) => bearer(signToken(accessTokenClaims(u, now), { alg: 'HS384' })),
   },
   {
     name: 'HS512 with the right secret',
-    authorization: (u, now) => bearer(signToken(claims(u, now), { alg: 'HS512' })),
+    authorization: (u, now) => bearer(signToken(accessTokenClaims(u, now), { alg: 'HS512' })),
   },
   {
     name: 'an unsigned alg:none token',
-    authorization: (u, now) => bearer(unsignedToken(claims(u, now))),
+    authorization: (u, now) => bearer(unsignedJwt(accessTokenClaims(u, now))),
   },
   {
     name: 'an alg:none token carrying a signature',
-    authorization: (u, now) => bearer(unsignedToken(claims(u, now), u.accessToken.split('.')[2])),
+    authorization: (u, now) =>
+      bearer(unsignedJwt(accessTokenClaims(u, now), u.accessToken.split('.')[2])),
   },
   {
     name: 'an expired token',
     authorization: (u, now) => {
       const issuedAt = Math.floor(now.getTime() / 1000) - ACCESS_TOKEN_LIFETIME_S - 1;
       return bearer(
-        signToken(claims(u, now, { iat: issuedAt, exp: issuedAt + ACCESS_TOKEN_LIFETIME_S })),
+        signToken(
+          accessTokenClaims(u, now, { iat: issuedAt, exp: issuedAt + ACCESS_TOKEN_LIFETIME_S }),
+        ),
       );
     },
   },
   {
     name: 'a token whose exp is now',
     authorization: (u, now) =>
-      bearer(signToken(claims(u, now, { exp: Math.floor(now.getTime() / 1000) }))),
+      bearer(signToken(accessTokenClaims(u, now, { exp: Math.floor(now.getTime() / 1000) }))),
   },
   {
     name: 'a token without exp',
-    authorization: (u, now) => bearer(signToken(claims(u, now, {}, ['exp']))),
+    authorization: (u, now) => bearer(signToken(accessTokenClaims(u, now, {}, ['exp']))),
   },
   {
     name: 'a wrong issuer',
-    authorization: (u, now) => bearer(signToken(claims(u, now, { iss: 'evil-issuer' }))),
+    authorization: (u, now) => bearer(signToken(accessTokenClaims(u, now, { iss: 'evil-issuer' }))),
   },
   {
     name: 'no issuer',
-    authorization: (u, now) => bearer(signToken(claims(u, now, {}, ['iss']))),
+    authorization: (u, now) => bearer(signToken(accessTokenClaims(u, now, {}, ['iss']))),
   },
   {
     name: 'a wrong audience',
-    authorization: (u, now) => bearer(signToken(claims(u, now, { aud: 'other-clients' }))),
+    authorization: (u, now) =>
+      bearer(signToken(accessTokenClaims(u, now, { aud: 'other-clients' }))),
   },
   {
     name: 'no audience',
-    authorization: (u, now) => bearer(signToken(claims(u, now, {}, ['aud']))),
+    authorization: (u, now) => bearer(signToken(accessTokenClaims(u, now, {}, ['aud']))),
   },
   {
     name: 'a sub that is not a UUID',
-    authorization: (u, now) => bearer(signToken(claims(u, now, { sub: 'admin' }))),
+    authorization: (u, now) => bearer(signToken(accessTokenClaims(u, now, { sub: 'admin' }))),
   },
   {
     name: 'no sub',
-    authorization: (u, now) => bearer(signToken(claims(u, now, {}, ['sub']))),
+    authorization: (u, now) => bearer(signToken(accessTokenClaims(u, now, {}, ['sub']))),
   },
 ];
-
-function decodePayload(token: string): Record<string, unknown> {
-  const payload = token.split('.')[1] ?? '';
-  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
-}
 
 interface ProtectedEndpoint {
   readonly name: string;
@@ -509,7 +478,7 @@ describe('errors (SPEC §7)', () => {
     });
 
     it('should accept a hand-crafted HS256 token, so the rejected ones differ only as named', async () => {
-      const token = signToken(claims(user, ctx.t.clock.now()));
+      const token = signToken(accessTokenClaims(user, ctx.t.clock.now()));
 
       const response = await ctx.api.get(ME, token);
 

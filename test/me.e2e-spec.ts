@@ -1,4 +1,3 @@
-import { createHmac, randomUUID } from 'node:crypto';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import {
   createTestApp,
@@ -7,35 +6,16 @@ import {
   type TestResponse,
 } from './utils/create-test-app.js';
 import { errorBody, publicUser, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
+import { accessTokenClaims, signJwt, unsignedJwt, withPayload } from './utils/jwt.js';
 
 const ME = '/api/auth/me';
 const MINUTE_MS = 60 * 1000;
 const OTHER_SECRET = 'another-secret-that-is-long-enough-0123456789abcdef';
 const HS256_HEADER = { alg: 'HS256', typ: 'JWT' };
 
-function base64urlJson(value: unknown): string {
-  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
-}
-
-/** A compact JWS: HMAC-SHA256 over `base64url(header).base64url(payload)`. */
-function signJwt(header: unknown, payload: unknown, secret: string): string {
-  const signingInput = `${base64urlJson(header)}.${base64urlJson(payload)}`;
-  const signature = createHmac('sha256', secret).update(signingInput).digest('base64url');
-  return `${signingInput}.${signature}`;
-}
-
 /** Claims like the service's own, valid now, with the default issuer and audience. */
 function claimsFor(t: TestApp, user: RegisteredUser): Record<string, unknown> {
-  const iat = Math.floor(t.clock.now().getTime() / 1000);
-  return {
-    sub: user.id,
-    email: user.email,
-    jti: randomUUID(),
-    iat,
-    exp: iat + 15 * 60,
-    iss: 'keygate',
-    aud: 'keygate-clients',
-  };
+  return accessTokenClaims(user, t.clock.now());
 }
 
 function getMe(t: TestApp, authorization: string | undefined): Promise<TestResponse> {
@@ -105,17 +85,10 @@ describe('GET /api/auth/me', () => {
     ],
     [
       'an issued token whose payload was altered',
-      (t, user) => {
-        const [header, , signature] = user.accessToken.split('.');
-        const payload = base64urlJson({ ...claimsFor(t, user), email: 'someone@example.com' });
-        return `Bearer ${header}.${payload}.${signature}`;
-      },
-    ],
-    [
-      'an unsigned token (alg none)',
       (t, user) =>
-        `Bearer ${base64urlJson({ alg: 'none', typ: 'JWT' })}.${base64urlJson(claimsFor(t, user))}.`,
+        `Bearer ${withPayload(user.accessToken, { ...claimsFor(t, user), email: 'someone@example.com' })}`,
     ],
+    ['an unsigned token (alg none)', (t, user) => `Bearer ${unsignedJwt(claimsFor(t, user))}`],
     [
       'a token from another issuer',
       (t, user) =>

@@ -12,6 +12,7 @@ import {
   problemDetails,
   UNAUTHORIZED_BODY,
 } from './utils/expected-bodies.js';
+import { decodeJwt } from './utils/jwt.js';
 
 const LOGIN = '/api/auth/login';
 const REFRESH = '/api/auth/refresh';
@@ -44,19 +45,6 @@ interface AccessTokenClaims {
   readonly exp: number;
   readonly iss: string;
   readonly aud: string;
-}
-
-interface DecodedJwt {
-  readonly header: Record<string, unknown>;
-  readonly payload: Record<string, unknown>;
-}
-
-/** Decodes the header and payload of a compact JWS without verifying it. */
-function decodeJwt(token: string): DecodedJwt {
-  const [header, payload] = token.split('.');
-  const parse = (segment: string): Record<string, unknown> =>
-    JSON.parse(Buffer.from(segment, 'base64url').toString('utf8')) as Record<string, unknown>;
-  return { header: parse(header), payload: parse(payload) };
 }
 
 /** The payload of an access token, after asserting every claim has the expected type. */

@@ -2,6 +2,8 @@ import { jest } from '@jest/globals';
 import { HttpException, Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { EntityManager } from 'typeorm';
+import { FakeClock } from '../../test/utils/fake-clock.js';
+import { errorOf } from '../../test/utils/rejection.js';
 import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -24,12 +26,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 /** Stands in for the transaction's EntityManager; only its identity matters. */
 const MANAGER = { dummy: 'manager' } as unknown as EntityManager;
-
-class FixedClock extends Clock {
-  override now(): Date {
-    return new Date(NOW);
-  }
-}
 
 /** Fast and transparent: `h:<password>` is the hash; `legacy:<password>` needs a rehash. */
 class FakePasswordHasher {
@@ -179,25 +175,13 @@ function buildUser(overrides: Partial<User> = {}): User {
   };
 }
 
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error: unknown) {
-    if (error instanceof Error) {
-      return error;
-    }
-    throw new Error(`expected an Error, got ${String(error)}`);
-  }
-  throw new Error('expected a rejection');
-}
-
 /** Services throw domain errors only; the filter alone knows HTTP. */
 async function expectDomainError(
   promise: Promise<unknown>,
   kind: typeof UnauthorizedError | typeof ConflictError,
   message: string,
 ): Promise<void> {
-  const error = await rejectionOf(promise);
+  const error = await errorOf(promise);
   expect(error).toBeInstanceOf(kind);
   expect(error).not.toBeInstanceOf(HttpException);
   expect(error.message).toBe(message);
@@ -227,7 +211,7 @@ describe(AuthService.name, () => {
         { provide: TokensService, useValue: tokens },
         { provide: PasswordHasher, useValue: passwordHasher },
         { provide: UnitOfWork, useValue: unitOfWork },
-        { provide: Clock, useClass: FixedClock },
+        { provide: Clock, useValue: new FakeClock(NOW) },
       ],
     }).compile();
     logs.length = 0;
@@ -604,7 +588,7 @@ describe(AuthService.name, () => {
         sut.login({ email: EMAIL, password: 'wrong-1' }, IP),
         sut.login({ email: ' ALICE@example.com', password: 'wrong-2' }, IP),
         sut.login({ email: EMAIL, password: 'wrong-3' }, IP),
-      ].map((attempt) => rejectionOf(attempt));
+      ].map((attempt) => errorOf(attempt));
 
       for (let i = 0; i < 3; i += 1) {
         await flush();
@@ -625,7 +609,7 @@ describe(AuthService.name, () => {
       users.add(buildUser({ failedLoginAttempts: 4 }));
 
       const attempts = [PASSWORD.slice(1), PASSWORD, 'wrong-3'].map((password) =>
-        rejectionOf(sut.login({ email: EMAIL, password }, IP)),
+        errorOf(sut.login({ email: EMAIL, password }, IP)),
       );
       await flush();
       expect(gated.waiting).toBe(1);
@@ -649,8 +633,8 @@ describe(AuthService.name, () => {
         buildUser({ id: '9b2d6f7e-1c1a-4c55-8f3e-2f7b0d1e6a11', email: 'bob@example.com' }),
       );
 
-      const alice = rejectionOf(sut.login({ email: EMAIL, password: 'wrong' }, IP));
-      const bob = rejectionOf(sut.login({ email: 'bob@example.com', password: 'wrong' }, IP));
+      const alice = errorOf(sut.login({ email: EMAIL, password: 'wrong' }, IP));
+      const bob = errorOf(sut.login({ email: 'bob@example.com', password: 'wrong' }, IP));
       await flush();
 
       expect(gated.maxActive).toBe(2);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
+import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { User } from '../users/entities/user.entity.js';
-import { dataSourceOptions } from './data-source-options.js';
 import { UnitOfWork } from './unit-of-work.js';
 
 interface Deferred<T> {
@@ -46,11 +46,7 @@ describe(UnitOfWork.name, () => {
     (await dataSource.manager.find(User, { order: { email: 'ASC' } })).map((user) => user.email);
 
   beforeEach(async () => {
-    dataSource = new DataSource({
-      ...dataSourceOptions({ type: 'sqlite', path: ':memory:' }),
-      migrationsRun: true,
-    });
-    await dataSource.initialize();
+    dataSource = await createInMemoryDataSource();
     sut = new UnitOfWork(dataSource);
   });
 

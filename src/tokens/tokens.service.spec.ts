@@ -2,10 +2,12 @@ import { jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { createHash, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { FakeClock } from '../../test/utils/fake-clock.js';
+import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
+import { rejectionOf } from '../../test/utils/rejection.js';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import { dataSourceOptions } from '../database/data-source-options.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from '../users/entities/user.entity.js';
 import { UsersService } from '../users/users.service.js';
@@ -18,22 +20,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const ACCESS_EXPIRY = new Date('2026-01-01T12:15:00.000Z');
 const LOGIN_IP = '203.0.113.7';
 const REFRESH_IP = '198.51.100.9';
-
-class FixedClock extends Clock {
-  private current = new Date(START);
-
-  override now(): Date {
-    return new Date(this.current);
-  }
-
-  set(instant: Date): void {
-    this.current = new Date(instant);
-  }
-
-  advance(ms: number): void {
-    this.current = new Date(this.current.getTime() + ms);
-  }
-}
 
 function buildUser(overrides: Partial<User> = {}): User {
   return Object.assign(new User(), {
@@ -52,19 +38,10 @@ function buildUser(overrides: Partial<User> = {}): User {
 
 const sha256 = (raw: string): string => createHash('sha256').update(raw, 'utf8').digest('hex');
 
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error: unknown) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
-
 describe(TokensService.name, () => {
   let dataSource: DataSource;
   let unitOfWork: UnitOfWork;
-  let clock: FixedClock;
+  let clock: FakeClock;
   let sign: jest.Mock<(user: Pick<User, 'id' | 'email'>) => SignedAccessToken>;
   let sut: TokensService;
 
@@ -91,12 +68,8 @@ describe(TokensService.name, () => {
   };
 
   beforeEach(async () => {
-    dataSource = new DataSource({
-      ...dataSourceOptions({ type: 'sqlite', path: ':memory:' }),
-      migrationsRun: true,
-    });
-    await dataSource.initialize();
-    clock = new FixedClock();
+    dataSource = await createInMemoryDataSource();
+    clock = new FakeClock(START);
     sign = jest.fn((_user: Pick<User, 'id' | 'email'>) => ({
       token: 'access',
       expiresAt: ACCESS_EXPIRY,

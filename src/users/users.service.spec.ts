@@ -1,8 +1,9 @@
 import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
 import { DataSource, QueryFailedError } from 'typeorm';
+import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
+import { rejectionOf } from '../../test/utils/rejection.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
-import { dataSourceOptions } from '../database/data-source-options.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from './entities/user.entity.js';
 import { UsersService } from './users.service.js';
@@ -24,15 +25,6 @@ function buildUser(overrides: Partial<User> = {}): User {
   });
 }
 
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error: unknown) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
-
 describe(UsersService.name, () => {
   let dataSource: DataSource;
   let unitOfWork: UnitOfWork;
@@ -42,11 +34,7 @@ describe(UsersService.name, () => {
   const insert = (user: User): Promise<void> => unitOfWork.transaction((m) => sut.insert(user, m));
 
   beforeEach(async () => {
-    dataSource = new DataSource({
-      ...dataSourceOptions({ type: 'sqlite', path: ':memory:' }),
-      migrationsRun: true,
-    });
-    await dataSource.initialize();
+    dataSource = await createInMemoryDataSource();
     const moduleRef = await Test.createTestingModule({
       providers: [{ provide: DataSource, useValue: dataSource }, UnitOfWork, UsersService],
     }).compile();

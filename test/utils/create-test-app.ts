@@ -8,7 +8,10 @@ import { AppModule } from '../../src/app.module.js';
 import { configureApp, createHttpAdapter } from '../../src/app.setup.js';
 import { Clock } from '../../src/common/time/clock.js';
 import { FakeClock } from './fake-clock.js';
+import { httpRequest, type TestResponse } from './http.js';
 import { RecordingLogger } from './recording-logger.js';
+
+export type { TestResponse } from './http.js';
 
 /** A test secret: long enough, and never the sample placeholder. */
 export const TEST_SECRET_KEY = 'e2e-test-secret-key-0123456789abcdef-0123456789';
@@ -33,14 +36,6 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export interface TestResponse {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-  /** The body parsed as JSON; throws when it is not JSON. */
-  json<T = Record<string, unknown>>(): T;
-}
-
 export interface TestAppOptions {
   /** Environment keys on top of the test defaults. */
   readonly environment?: Readonly<Record<string, string>>;
@@ -56,7 +51,8 @@ export interface TestAppOptions {
  * temporary SQLite file (WAL, migrations run at start-up), with a movable clock.
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const directory = options.databasePath === undefined ? mkdtempSync(join(tmpdir(), 'keygate-e2e-')) : undefined;
+  const directory =
+    options.databasePath === undefined ? mkdtempSync(join(tmpdir(), 'keygate-e2e-')) : undefined;
   const databasePath = options.databasePath ?? join(directory ?? '', 'keygate.db');
   const environment = {
     NODE_ENV: 'test',
@@ -83,16 +79,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   await app.listen(0, '127.0.0.1');
   const baseUrl = await app.getUrl();
 
-  const request = async (path: string, init?: RequestInit): Promise<TestResponse> => {
-    const response = await fetch(`${baseUrl}${path}`, init);
-    const text = await response.text();
-    return {
-      status: response.status,
-      headers: response.headers,
-      text,
-      json: <T>() => JSON.parse(text) as T,
-    };
-  };
+  const request = (path: string, init?: RequestInit): Promise<TestResponse> =>
+    httpRequest(baseUrl, path, init);
   const bearer = (accessToken?: string): Record<string, string> =>
     accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` };
   return {

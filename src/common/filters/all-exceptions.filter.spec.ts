@@ -13,6 +13,7 @@ import {
   type ArgumentsHost,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { FakeClock } from '../../../test/utils/fake-clock.js';
 import { Clock } from '../time/clock.js';
 import {
   ConflictError,
@@ -30,12 +31,6 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 const INTERNAL = 'Ocurrió un error interno.';
 
-class FixedClock extends Clock {
-  override now(): Date {
-    return new Date(NOW);
-  }
-}
-
 /** A domain error nobody mapped: it must not leak its message. */
 class UnmappedDomainError extends DomainError {}
 
@@ -45,7 +40,7 @@ describe(AllExceptionsFilter.name, () => {
 
   beforeEach(async () => {
     const moduleRef = await Test.createTestingModule({
-      providers: [AllExceptionsFilter, { provide: Clock, useClass: FixedClock }],
+      providers: [AllExceptionsFilter, { provide: Clock, useValue: new FakeClock(NOW) }],
     }).compile();
     sut = moduleRef.get(AllExceptionsFilter);
     loggedErrors = [];
