@@ -11,6 +11,7 @@ import {
 } from './utils/create-test-app.js';
 import { authResponse, errorBody } from './utils/expected-bodies.js';
 import { httpRequest, type TestResponse } from './utils/http.js';
+import { createTestDatabase } from './utils/test-database.js';
 import { decodeJwt, isSignedWith } from './utils/jwt.js';
 import {
   spawnServer,
@@ -313,12 +314,12 @@ describe('configuration', () => {
 
   describe('persistence across restarts', () => {
     it('should keep users and refresh tokens when the app restarts on the same file', async () => {
-      const databasePath = join(temporaryDirectory(), 'keygate.db');
-      const first = await openApp({ databasePath });
+      const database = await createTestDatabase();
+      const first = await openApp({ database });
       const user = await registerUser(first);
       await closeApp(first);
 
-      const second = await openApp({ databasePath });
+      const second = await openApp({ database });
       const login = await second.post(LOGIN, { email: user.email, password: user.password });
       const refresh = await second.post(REFRESH, { refreshToken: user.refreshToken });
 

@@ -99,7 +99,7 @@ describe('faults: a failing write fails closed', () => {
 
   it('should fail a write within the busy timeout, not hang, while another process holds the lock', async () => {
     const user = await createUser(t);
-    const other = new Database(t.databasePath);
+    const other = new Database(t.database.connectionString);
     other.exec('BEGIN IMMEDIATE');
     try {
       const started = Date.now();

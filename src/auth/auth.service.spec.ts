@@ -10,7 +10,7 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
-import { UsersService, type LoginState } from '../users/users.service.js';
+import { UsersService, type LockoutState, type LoginState } from '../users/users.service.js';
 import { AccountLock } from './account-lock.js';
 import { AuthService } from './auth.service.js';
 import type { AuthResponseDto } from './dto/auth-response.dto.js';
@@ -113,14 +113,35 @@ class FakeUsersService {
     return Promise.resolve();
   }
 
-  updateLoginState(id: string, state: LoginState, manager?: EntityManager): Promise<void> {
-    this.updates.push(manager === undefined ? { id, state } : { id, state, manager });
-    for (const user of this.users.values()) {
-      if (user.id === id) {
-        Object.assign(user, state);
-      }
+  /** Runs once before the next compare-and-set, as another instance writing meanwhile would. */
+  interleave: ((user: User) => void) | undefined;
+
+  findById(id: string): Promise<User | null> {
+    const user = [...this.users.values()].find((candidate) => candidate.id === id);
+    return Promise.resolve(user === undefined ? null : structuredClone(user));
+  }
+
+  replaceLoginState(
+    id: string,
+    seen: LockoutState,
+    state: LoginState,
+    manager?: EntityManager,
+  ): Promise<boolean> {
+    const user = [...this.users.values()].find((candidate) => candidate.id === id);
+    if (user !== undefined && this.interleave !== undefined) {
+      this.interleave(user);
+      this.interleave = undefined;
     }
-    return Promise.resolve();
+    const unchanged =
+      user !== undefined &&
+      user.failedLoginAttempts === seen.failedLoginAttempts &&
+      (user.lockoutEnd?.getTime() ?? null) === (seen.lockoutEnd?.getTime() ?? null);
+    if (!unchanged) {
+      return Promise.resolve(false);
+    }
+    this.updates.push(manager === undefined ? { id, state } : { id, state, manager });
+    Object.assign(user, state);
+    return Promise.resolve(true);
   }
 }
 
@@ -623,6 +644,47 @@ describe(AuthService.name, () => {
       ]);
       expect(gated.calls).toHaveLength(1);
       expect(tokens.issued).toEqual([]);
+    });
+
+    describe('when another instance writes the account while the password is checked', () => {
+      it('should answer with the lockout that instance started, hashing once', async () => {
+        users.add(buildUser({ failedLoginAttempts: 4 }));
+        users.interleave = (user) => {
+          user.failedLoginAttempts = 5;
+          user.lockoutEnd = new Date(NOW.getTime() + 15 * 60_000);
+        };
+
+        const error = await errorOf(sut.login({ email: EMAIL, password: PASSWORD }, IP));
+
+        expect(error.message).toBe('Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).');
+        expect(hasher.calls.filter((call) => call.startsWith('verify'))).toHaveLength(1);
+        expect(tokens.issued).toEqual([]);
+      });
+
+      it('should count a wrong password on top of the failure that instance counted', async () => {
+        users.add(buildUser({ failedLoginAttempts: 2 }));
+        users.interleave = (user) => {
+          user.failedLoginAttempts = 3;
+        };
+
+        await expect(sut.login({ email: EMAIL, password: 'wrong' }, IP)).rejects.toThrow(
+          'Credenciales inválidas.',
+        );
+
+        expect(users.stored(EMAIL)?.failedLoginAttempts).toBe(4);
+      });
+
+      it('should still log in when that instance only counted a failure', async () => {
+        users.add(buildUser({ failedLoginAttempts: 1 }));
+        users.interleave = (user) => {
+          user.failedLoginAttempts = 2;
+        };
+
+        await sut.login({ email: EMAIL, password: PASSWORD }, IP);
+
+        expect(users.stored(EMAIL)).toMatchObject({ failedLoginAttempts: 0, lastLoginAt: NOW });
+        expect(tokens.issued).toHaveLength(1);
+      });
     });
 
     it('should not serialise logins of different accounts', async () => {

@@ -37,8 +37,15 @@ describe(loadAppConfig.name, () => {
         refreshTokenExpiryDays: 7,
         clockSkewSeconds: 0,
       },
-      database: { type: 'sqlite', path: resolve('data/keygate.db') },
+      database: {
+        target: { type: 'sqlite', path: resolve('data/keygate.db') },
+        poolSize: 10,
+        connectionTimeoutMs: 5_000,
+        statementTimeoutMs: 5_000,
+      },
       passwordHashing: { iterations: 600_000 },
+      tokenCleanup: { enabled: true, intervalSeconds: 3_600, batchSize: 1_000, retentionDays: 7 },
+      trustedProxies: [],
       warnings: [],
     });
   });
@@ -55,7 +62,7 @@ describe(loadAppConfig.name, () => {
     expect(config.port).toBe(3000);
     expect(config.host).toBe('0.0.0.0');
     expect(config.jwt.accessTokenExpiryMinutes).toBe(15);
-    expect(config.database).toEqual({ type: 'sqlite', path: resolve('data/keygate.db') });
+    expect(config.database.target).toEqual({ type: 'sqlite', path: resolve('data/keygate.db') });
   });
 
   it.each([
@@ -74,8 +81,34 @@ describe(loadAppConfig.name, () => {
     [
       'ConnectionStrings__DefaultConnection',
       'Data Source=/srv/keygate/prod.db',
-      (c: AppConfig) => c.database,
+      (c: AppConfig) => c.database.target,
       { type: 'sqlite', path: '/srv/keygate/prod.db' },
+    ],
+    [
+      'ConnectionStrings__DefaultConnection',
+      'postgresql://keygate:pw@db.internal:5432/keygate',
+      (c: AppConfig) => c.database.target,
+      { type: 'postgres', url: 'postgresql://keygate:pw@db.internal:5432/keygate' },
+    ],
+    ['Database__PoolSize', '25', (c: AppConfig) => c.database.poolSize, 25],
+    [
+      'Database__ConnectionTimeoutMs',
+      '2000',
+      (c: AppConfig) => c.database.connectionTimeoutMs,
+      2000,
+    ],
+    ['Database__StatementTimeoutMs', '3000', (c: AppConfig) => c.database.statementTimeoutMs, 3000],
+    ['TokenCleanup__Enabled', 'false', (c: AppConfig) => c.tokenCleanup.enabled, false],
+    ['TokenCleanup__Enabled', 'TRUE', (c: AppConfig) => c.tokenCleanup.enabled, true],
+    ['TokenCleanup__Enabled', '0', (c: AppConfig) => c.tokenCleanup.enabled, false],
+    ['TokenCleanup__IntervalSeconds', '60', (c: AppConfig) => c.tokenCleanup.intervalSeconds, 60],
+    ['TokenCleanup__BatchSize', '50', (c: AppConfig) => c.tokenCleanup.batchSize, 50],
+    ['TokenCleanup__RetentionDays', '0', (c: AppConfig) => c.tokenCleanup.retentionDays, 0],
+    [
+      'TrustedProxies',
+      ' 10.0.0.1, 10.1.0.0/16 ,fd00::/8',
+      (c: AppConfig) => c.trustedProxies,
+      ['10.0.0.1', '10.1.0.0/16', 'fd00::/8'],
     ],
     [
       'PasswordHashing__Iterations',
@@ -144,9 +177,30 @@ describe(loadAppConfig.name, () => {
       'PasswordHashing__Iterations',
     ],
     [
-      'a PostgreSQL connection string',
-      { Jwt__SecretKey: SECRET, ConnectionStrings__DefaultConnection: 'postgres://db/keygate' },
+      'a PostgreSQL URL without a database name',
+      { Jwt__SecretKey: SECRET, ConnectionStrings__DefaultConnection: 'postgres://db' },
       'ConnectionStrings__DefaultConnection',
+    ],
+    ['a pool size of 0', { Jwt__SecretKey: SECRET, Database__PoolSize: '0' }, 'Database__PoolSize'],
+    [
+      'a non-numeric statement timeout',
+      { Jwt__SecretKey: SECRET, Database__StatementTimeoutMs: 'soon' },
+      'Database__StatementTimeoutMs',
+    ],
+    [
+      'a cleanup switch that is not a boolean',
+      { Jwt__SecretKey: SECRET, TokenCleanup__Enabled: 'maybe' },
+      'TokenCleanup__Enabled',
+    ],
+    [
+      'a trusted proxy that is not an address',
+      { Jwt__SecretKey: SECRET, TrustedProxies: '10.0.0.1,proxy.internal' },
+      'TrustedProxies',
+    ],
+    [
+      'a trusted range with a bad prefix',
+      { Jwt__SecretKey: SECRET, TrustedProxies: '10.0.0.0/33' },
+      'TrustedProxies',
     ],
     ['production without a secret', { NODE_ENV: 'production' }, 'Jwt__SecretKey is not configured'],
     ['an unset NODE_ENV without a secret', {}, 'Jwt__SecretKey is not configured'],
@@ -270,7 +324,7 @@ describe(AppConfigModule.name, () => {
     expect(sut.jwt.secret).toBe(SECRET);
     expect(sut.jwt.issuer).toBe('issuer-from-record');
     expect(sut.jwt.accessTokenExpiryMinutes).toBe(15);
-    expect(sut.database).toEqual({ type: 'sqlite', path: ':memory:' });
+    expect(sut.database.target).toEqual({ type: 'sqlite', path: ':memory:' });
     await moduleRef.close();
   });
 

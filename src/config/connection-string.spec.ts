@@ -47,11 +47,17 @@ describe(parseConnectionString.name, () => {
     'postgres://user:pw@localhost:5432/keygate',
     'postgresql://localhost/keygate',
     'POSTGRES://localhost/keygate',
-  ])('should reject the PostgreSQL URL %s for now', (value) => {
-    expect(() => sut(value)).toThrow(
-      /ConnectionStrings__DefaultConnection: PostgreSQL URLs are not supported yet/,
-    );
+    ' postgres://localhost/keygate?sslmode=require ',
+  ])('should select PostgreSQL for the URL %s', (value) => {
+    expect(sut(value)).toEqual({ type: 'postgres', url: value.trim() });
   });
+
+  it.each(['postgres://', 'postgres://localhost', 'postgres://localhost/', 'postgres://:5432/x'])(
+    'should refuse the incomplete PostgreSQL URL %s',
+    (value) => {
+      expect(() => sut(value)).toThrow(/ConnectionStrings__DefaultConnection/);
+    },
+  );
 
   it('should reject other connection-string keys', () => {
     expect(() => sut('Data Source=/srv/k.db;Cache=Shared')).toThrow(
@@ -62,7 +68,7 @@ describe(parseConnectionString.name, () => {
   it('should not echo a PostgreSQL password in the error message', () => {
     let message = '';
     try {
-      sut('postgres://user:s3cret@localhost/keygate');
+      sut('postgres://user:s3cret@localhost');
     } catch (error: unknown) {
       message = error instanceof Error ? error.message : String(error);
     }

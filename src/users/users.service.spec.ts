@@ -116,14 +116,18 @@ describe(UsersService.name, () => {
     });
   });
 
-  describe('updateLoginState', () => {
+  describe('replaceLoginState', () => {
     it('should write the counter and the lockout end, leaving the other fields', async () => {
       const user = buildUser({ failedLoginAttempts: 4 });
       await insert(user);
       const lockoutEnd = new Date('2026-01-01T00:15:00.123Z');
 
-      await sut.updateLoginState(user.id, { failedLoginAttempts: 5, lockoutEnd });
+      const written = await sut.replaceLoginState(user.id, user, {
+        failedLoginAttempts: 5,
+        lockoutEnd,
+      });
 
+      expect(written).toBe(true);
       await expect(stored(user.id)).resolves.toEqual({
         ...user,
         failedLoginAttempts: 5,
@@ -140,14 +144,16 @@ describe(UsersService.name, () => {
       const lastLoginAt = new Date('2026-01-02T03:04:05.678Z');
       const passwordHash = 'pbkdf2-sha256$600000$bmV3$a2V5';
 
-      await unitOfWork.transaction((m) =>
-        sut.updateLoginState(
+      const written = await unitOfWork.transaction((m) =>
+        sut.replaceLoginState(
           user.id,
+          user,
           { failedLoginAttempts: 0, lockoutEnd: null, lastLoginAt, passwordHash },
           m,
         ),
       );
 
+      expect(written).toBe(true);
       await expect(stored(user.id)).resolves.toEqual({
         ...user,
         failedLoginAttempts: 0,
@@ -157,21 +163,65 @@ describe(UsersService.name, () => {
       });
     });
 
+    it.each([
+      ['the counter moved', { failedLoginAttempts: 3, lockoutEnd: null }],
+      [
+        'a lockout started',
+        { failedLoginAttempts: 4, lockoutEnd: new Date('2026-01-01T00:15:00.000Z') },
+      ],
+    ])(
+      'should write nothing and say so when %s since the account was read',
+      async (_case, seen) => {
+        const user = buildUser({ failedLoginAttempts: 4, lockoutEnd: null });
+        await insert(user);
+
+        const written = await sut.replaceLoginState(user.id, seen, {
+          failedLoginAttempts: 9,
+          lockoutEnd: null,
+        });
+
+        expect(written).toBe(false);
+        await expect(stored(user.id)).resolves.toEqual(user);
+      },
+    );
+
+    it('should match a lockout end that is still the one that was read', async () => {
+      const lockoutEnd = new Date('2026-01-01T00:15:00.000Z');
+      const user = buildUser({ failedLoginAttempts: 5, lockoutEnd });
+      await insert(user);
+
+      const written = await sut.replaceLoginState(user.id, user, {
+        failedLoginAttempts: 6,
+        lockoutEnd: null,
+      });
+
+      expect(written).toBe(true);
+      await expect(stored(user.id)).resolves.toEqual({
+        ...user,
+        failedLoginAttempts: 6,
+        lockoutEnd: null,
+      });
+    });
+
     it('should only touch the given user', async () => {
       const alice = buildUser({ email: 'alice@example.com', failedLoginAttempts: 1 });
       const bob = buildUser({ email: 'bob@example.com', failedLoginAttempts: 1 });
       await insert(alice);
       await insert(bob);
 
-      await sut.updateLoginState(alice.id, { failedLoginAttempts: 2, lockoutEnd: null });
+      await sut.replaceLoginState(alice.id, alice, { failedLoginAttempts: 2, lockoutEnd: null });
 
       await expect(stored(bob.id)).resolves.toEqual(bob);
     });
 
-    it('should fail when the user does not exist', async () => {
+    it('should write nothing when the user does not exist', async () => {
       await expect(
-        sut.updateLoginState(randomUUID(), { failedLoginAttempts: 1, lockoutEnd: null }),
-      ).rejects.toThrow(/vanished/);
+        sut.replaceLoginState(
+          randomUUID(),
+          { failedLoginAttempts: 0, lockoutEnd: null },
+          { failedLoginAttempts: 1, lockoutEnd: null },
+        ),
+      ).resolves.toBe(false);
     });
   });
 

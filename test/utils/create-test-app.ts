@@ -1,8 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp, createHttpAdapter } from '../../src/app.setup.js';
@@ -10,6 +7,7 @@ import { Clock } from '../../src/common/time/clock.js';
 import { FakeClock } from './fake-clock.js';
 import { httpRequest, type TestResponse } from './http.js';
 import { RecordingLogger } from './recording-logger.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export type { TestResponse } from './http.js';
 
@@ -23,8 +21,8 @@ export interface TestApp {
   readonly clock: FakeClock;
   readonly logger: RecordingLogger;
   readonly dataSource: DataSource;
-  /** The SQLite file behind this app. */
-  readonly databasePath: string;
+  /** The database behind this app: a SQLite file, or a PostgreSQL schema under `npm run test:pg`. */
+  readonly database: TestDatabase;
   readonly environment: Readonly<Record<string, string>>;
   /** `http://127.0.0.1:<port>` of the listening app. */
   readonly baseUrl: string;
@@ -39,8 +37,8 @@ export interface TestApp {
 export interface TestAppOptions {
   /** Environment keys on top of the test defaults. */
   readonly environment?: Readonly<Record<string, string>>;
-  /** Reuse an existing SQLite file (restart tests); a fresh temporary one otherwise. */
-  readonly databasePath?: string;
+  /** Reuse the database of an earlier app (restart tests); a fresh one otherwise. */
+  readonly database?: TestDatabase;
   readonly clock?: FakeClock;
   /** Replaces providers, e.g. to inject a failure: `(b) => b.overrideProvider(X).useValue(y)`. */
   readonly override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
@@ -48,17 +46,17 @@ export interface TestAppOptions {
 
 /**
  * Boots the real AppModule on Fastify with the same configureApp() as main.ts, on a fresh
- * temporary SQLite file (WAL, migrations run at start-up), with a movable clock.
+ * database (a temporary SQLite file in WAL mode, or a PostgreSQL schema under `npm run test:pg`;
+ * migrations run at start-up), with a movable clock.
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const directory =
-    options.databasePath === undefined ? mkdtempSync(join(tmpdir(), 'keygate-e2e-')) : undefined;
-  const databasePath = options.databasePath ?? join(directory ?? '', 'keygate.db');
+  const database = options.database ?? (await createTestDatabase());
+  const ownsDatabase = options.database === undefined;
   const environment = {
     NODE_ENV: 'test',
     Jwt__SecretKey: TEST_SECRET_KEY,
     PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-    ConnectionStrings__DefaultConnection: databasePath,
+    ConnectionStrings__DefaultConnection: database.connectionString,
     ...options.environment,
   };
   const clock = options.clock ?? new FakeClock();
@@ -88,7 +86,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     clock,
     logger,
     dataSource: app.get(DataSource),
-    databasePath,
+    database,
     environment,
     baseUrl,
     request,
@@ -101,8 +99,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     get: (path, accessToken) => request(path, { headers: bearer(accessToken) }),
     close: async () => {
       await app.close();
-      if (directory !== undefined) {
-        rmSync(directory, { recursive: true, force: true });
+      if (ownsDatabase) {
+        await database.drop();
       }
     },
   };

@@ -1,0 +1,123 @@
+import { jest } from '@jest/globals';
+import type { DataSource } from 'typeorm';
+import { FakeClock } from '../../test/utils/fake-clock.js';
+import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
+import type { AppConfig, TokenCleanupConfig } from '../config/app-config.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { User } from '../users/entities/user.entity.js';
+import { RefreshToken } from './entities/refresh-token.entity.js';
+import { TokenCleanupService } from './token-cleanup.service.js';
+
+const NOW = new Date('2026-03-01T00:00:00.000Z');
+const DAY_MS = 24 * 60 * 60 * 1000;
+const USER_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+
+describe(TokenCleanupService.name, () => {
+  let dataSource: DataSource;
+  let clock: FakeClock;
+
+  beforeEach(async () => {
+    dataSource = await createInMemoryDataSource();
+    clock = new FakeClock(NOW);
+    await dataSource.getRepository(User).insert({
+      id: USER_ID,
+      username: 'alice',
+      email: 'alice@example.com',
+      passwordHash: 'x',
+      failedLoginAttempts: 0,
+      lockoutEnd: null,
+      isActive: true,
+      createdAt: NOW,
+      lastLoginAt: null,
+    });
+  });
+
+  afterEach(async () => {
+    await dataSource.destroy();
+  });
+
+  function build(settings: Partial<TokenCleanupConfig> = {}): TokenCleanupService {
+    const config = {
+      tokenCleanup: {
+        enabled: true,
+        intervalSeconds: 60,
+        batchSize: 2,
+        retentionDays: 7,
+        ...settings,
+      },
+    } as AppConfig;
+    return new TokenCleanupService(new UnitOfWork(dataSource), clock, config);
+  }
+
+  async function addToken(id: string, expiresAt: Date, isRevoked = false): Promise<void> {
+    await dataSource.getRepository(RefreshToken).insert({
+      id,
+      tokenHash: id.padEnd(64, '0'),
+      userId: USER_ID,
+      familyId: id,
+      generation: 0,
+      createdAt: new Date(expiresAt.getTime() - DAY_MS),
+      createdByIp: '127.0.0.1',
+      expiresAt,
+      isRevoked,
+      revokedAt: null,
+      revokedByIp: null,
+      reasonRevoked: null,
+      replacedByTokenId: null,
+    });
+  }
+
+  async function remaining(): Promise<string[]> {
+    const tokens = await dataSource.getRepository(RefreshToken).find({ order: { id: 'ASC' } });
+    return tokens.map((token) => token.id);
+  }
+
+  it('should delete only tokens past expiry plus the retention margin, in several batches', async () => {
+    const longGone = new Date(NOW.getTime() - 8 * DAY_MS);
+    await addToken('a-expired-long-ago', longGone);
+    await addToken('b-expired-long-ago', longGone, true);
+    await addToken('c-expired-long-ago', new Date(NOW.getTime() - 7 * DAY_MS - 1));
+    await addToken('d-expired-recently', new Date(NOW.getTime() - 6 * DAY_MS), true);
+    await addToken('e-active', new Date(NOW.getTime() + DAY_MS));
+
+    const deleted = await build().purgeExpired();
+
+    expect(deleted).toBe(3);
+    expect(await remaining()).toEqual(['d-expired-recently', 'e-active']);
+  });
+
+  it('should keep a token exactly at the edge of the retention margin', async () => {
+    await addToken('edge', new Date(NOW.getTime() - 7 * DAY_MS));
+
+    expect(await build().purgeExpired()).toBe(0);
+    expect(await remaining()).toEqual(['edge']);
+  });
+
+  it('should delete at expiry when the retention margin is 0', async () => {
+    await addToken('just-expired', new Date(NOW.getTime() - 1));
+    await addToken('not-yet', new Date(NOW.getTime() + 1));
+
+    expect(await build({ retentionDays: 0 }).purgeExpired()).toBe(1);
+    expect(await remaining()).toEqual(['not-yet']);
+  });
+
+  it('should start no timer when switched off', () => {
+    const sut = build({ enabled: false });
+    sut.onApplicationBootstrap();
+    expect((sut as unknown as { timer: unknown }).timer).toBeUndefined();
+  });
+
+  it('should run on its timer and stop on shutdown', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      await addToken('old', new Date(NOW.getTime() - 30 * DAY_MS));
+      const sut = build({ intervalSeconds: 60 });
+      sut.onApplicationBootstrap();
+      jest.advanceTimersByTime(60_000);
+      await sut.onApplicationShutdown();
+      expect(await remaining()).toEqual([]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
