@@ -1,3 +1,4 @@
+/* eslint-disable no-restricted-syntax -- the database reaches Jest through the environment. */
 // `npm run test:pg`: the end-to-end suites against PostgreSQL. Creates a uniquely named database
 // on the server that TEST_PG_URL names, runs the suites with it, and drops it, pass or fail.
 import { spawnSync } from 'node:child_process';
