@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { User } from '../../users/entities/user.entity.js';
 
 export const REVOKE_REASON_MAX_LENGTH = 500;
 
@@ -8,19 +9,24 @@ export const REVOKE_REASON_MAX_LENGTH = 500;
  * `familyId` and count up `generation`, so "descendants of X" is one indexed range.
  */
 @Entity('refresh_tokens')
-@Index(['familyId', 'generation'])
+@Index('IDX_refresh_tokens_family', ['familyId', 'generation'])
 export class RefreshToken {
   @PrimaryColumn({ type: String, length: 36 })
   id: string;
 
   /** Hex SHA-256 of the raw token. */
-  @Index({ unique: true })
+  @Index('IDX_refresh_tokens_tokenHash', { unique: true })
   @Column({ type: String, length: 64 })
   tokenHash: string;
 
-  @Index()
+  @Index('IDX_refresh_tokens_userId')
   @Column({ type: String, length: 36 })
   userId: string;
+
+  /** Declared for the foreign key (deleting a user deletes its tokens); never loaded. */
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'userId', foreignKeyConstraintName: 'FK_refresh_tokens_userId' })
+  owner?: User;
 
   /** Id of the first token of the login that started this chain. */
   @Column({ type: String, length: 36 })
@@ -40,7 +46,9 @@ export class RefreshToken {
   @Column({ type: String, length: 64 })
   createdByIp: string;
 
-  @Column({ type: Boolean, default: false })
+  // The migration wrote the default as the literal `false`; saying the same here keeps the
+  // entities and the migrated schema identical on both engines (src/database/schema.spec.ts).
+  @Column({ type: Boolean, default: () => 'false' })
   isRevoked: boolean;
 
   @Column({ type: Date, nullable: true })

@@ -1,9 +1,10 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn, Unique } from 'typeorm';
 
 export const USERNAME_MAX_LENGTH = 100;
 export const EMAIL_MAX_LENGTH = 254;
 
 @Entity('users')
+@Unique('UQ_users_email', ['email'])
 export class User {
   /** UUID generated in code, never by the database. */
   @PrimaryColumn({ type: String, length: 36 })
@@ -13,7 +14,7 @@ export class User {
   username: string;
 
   /** Stored trimmed and in lower case; unique. */
-  @Column({ type: String, length: EMAIL_MAX_LENGTH, unique: true })
+  @Column({ type: String, length: EMAIL_MAX_LENGTH })
   email: string;
 
   /** Self-describing PBKDF2 hash; see PasswordHasher. Never leaves the service. */
@@ -26,7 +27,8 @@ export class User {
   @Column({ type: Date, nullable: true })
   lockoutEnd: Date | null;
 
-  @Column({ type: Boolean, default: true })
+  // Written as the migration wrote it, so entities and schema match (src/database/schema.spec.ts).
+  @Column({ type: Boolean, default: () => 'true' })
   isActive: boolean;
 
   @Column({ type: Date })

@@ -1,0 +1,39 @@
+import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { onPostgres } from './utils/test-database.js';
+
+/**
+ * On PostgreSQL the migrations store instants as `timestamp with time zone`, while a `Date`
+ * column in an entity is what TypeORM would create as `timestamp without time zone`. That one
+ * difference is deliberate; any other one means the migrations and the entities have drifted.
+ */
+const TIMESTAMP_COLUMNS = '(lockoutEnd|createdAt|lastLoginAt|expiresAt|revokedAt)';
+const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
+  [
+    `^ALTER TABLE "(users|refresh_tokens)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
+    `^ALTER TABLE "(users|refresh_tokens)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
+    // Recreating expiresAt means recreating its index.
+    '^DROP INDEX "\\w+"\\."IDX_refresh_tokens_expiresAt"$',
+    '^CREATE INDEX "IDX_refresh_tokens_expiresAt" ON "refresh_tokens" {2}\\("expiresAt"\\) $',
+  ].join('|'),
+);
+
+describe('schema', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('should be exactly what the entities describe after the migrations', async () => {
+    const pending = await t.dataSource.driver.createSchemaBuilder().log();
+    const drift = pending.upQueries
+      .map((query) => query.query)
+      .filter((sql) => !(onPostgres && DELIBERATE_POSTGRES_TIMESTAMP_CHANGE.test(sql)));
+
+    expect(drift).toEqual([]);
+  });
+});
