@@ -11,7 +11,7 @@ import {
 } from './utils/create-test-app.js';
 import { authResponse, errorBody } from './utils/expected-bodies.js';
 import { httpRequest, type TestResponse } from './utils/http.js';
-import { createTestDatabase } from './utils/test-database.js';
+import { createTestDatabase, describeOnSqlite, type TestDatabase } from './utils/test-database.js';
 import { decodeJwt, isSignedWith } from './utils/jwt.js';
 import {
   spawnServer,
@@ -42,12 +42,20 @@ const DOTENV_SECRET = 'dotenv-file-secret-key-0123456789abcdef-xyz';
 const SHORT_SECRET = 'short-secret-'.padEnd(31, '0');
 
 const temporaryDirectories: string[] = [];
+const temporaryDatabases: TestDatabase[] = [];
 const openApps = new Set<TestApp>();
 
 function temporaryDirectory(): string {
   const directory = mkdtempSync(join(tmpdir(), 'keygate-config-'));
   temporaryDirectories.push(directory);
   return directory;
+}
+
+/** A database that outlives the apps opened on it; dropped after the test, once they are closed. */
+async function temporaryDatabase(): Promise<TestDatabase> {
+  const database = await createTestDatabase();
+  temporaryDatabases.push(database);
+  return database;
 }
 
 async function openApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -105,6 +113,9 @@ afterEach(async () => {
   await stopAllServers();
   for (const t of [...openApps]) {
     await closeApp(t);
+  }
+  for (const database of temporaryDatabases.splice(0)) {
+    await database.drop();
   }
   for (const directory of temporaryDirectories.splice(0)) {
     rmSync(directory, { recursive: true, force: true });
@@ -313,8 +324,8 @@ describe('configuration', () => {
   });
 
   describe('persistence across restarts', () => {
-    it('should keep users and refresh tokens when the app restarts on the same file', async () => {
-      const database = await createTestDatabase();
+    it('should keep users and refresh tokens when the app restarts on the same database', async () => {
+      const database = await temporaryDatabase();
       const first = await openApp({ database });
       const user = await registerUser(first);
       await closeApp(first);
@@ -403,7 +414,7 @@ describe('configuration', () => {
     });
   });
 
-  describe('SQLite settings', () => {
+  describeOnSqlite('SQLite settings', () => {
     it('should run in WAL mode', async () => {
       const t = await openApp();
 

@@ -1,4 +1,7 @@
 import Database from 'better-sqlite3';
+import pg from 'pg';
+import { RefreshToken } from '../src/tokens/entities/refresh-token.entity.js';
+import { User } from '../src/users/entities/user.entity.js';
 import { UsersService } from '../src/users/users.service.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
 import {
@@ -9,8 +12,90 @@ import {
 } from './factories/user.factory.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
+import { onPostgres } from './utils/test-database.js';
 
 const INTERNAL_ERROR = errorBody(500, 'Ocurrió un error interno.');
+/**
+ * Database__StatementTimeoutMs in the lock test: SQLite's busy timeout, PostgreSQL's
+ * statement_timeout.
+ */
+const STATEMENT_TIMEOUT_MS = 1_500;
+
+type Table = 'users' | 'refresh_tokens';
+type WriteEvent = 'INSERT' | 'UPDATE';
+
+/**
+ * Makes the database itself refuse every `event` on `table`, the way a full disk or an I/O error
+ * would: a trigger that raises, created outside the service. Returns the undo.
+ */
+async function refuse(t: TestApp, table: Table, event: WriteEvent): Promise<() => Promise<void>> {
+  const name = `refuse_${table}_${event.toLowerCase()}`;
+  if (onPostgres) {
+    // t.database.query runs in the app's own schema (search_path), so the function lands there.
+    await t.database.query(
+      `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`,
+    );
+    await t.database.query(
+      `CREATE TRIGGER ${name} BEFORE ${event} ON ${table} FOR EACH ROW EXECUTE FUNCTION ${name}()`,
+    );
+    return async () => {
+      await t.database.query(`DROP TRIGGER ${name} ON ${table}`);
+      await t.database.query(`DROP FUNCTION ${name}()`);
+    };
+  }
+  await t.database.query(
+    `CREATE TRIGGER ${name} BEFORE ${event} ON ${table} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
+  );
+  return async () => {
+    await t.database.query(`DROP TRIGGER ${name}`);
+  };
+}
+
+/** A lock on the user's row held by another client of the database, until `release`. */
+interface HeldLock {
+  release(): Promise<void>;
+}
+
+/**
+ * Another process takes the lock that the service's write to `userId` needs: on SQLite the
+ * database's write lock (BEGIN IMMEDIATE on a second connection), on PostgreSQL the user's row
+ * (SELECT ... FOR UPDATE in an open transaction).
+ */
+async function holdLockOnUser(t: TestApp, userId: string): Promise<HeldLock> {
+  if (onPostgres) {
+    const other = new pg.Client({ connectionString: t.database.connectionString });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      const locked = await other.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [userId]);
+      expect(locked.rowCount).toBe(1);
+    } catch (error: unknown) {
+      await other.end();
+      throw error;
+    }
+    return {
+      release: async () => {
+        try {
+          await other.query('ROLLBACK');
+        } finally {
+          await other.end();
+        }
+      },
+    };
+  }
+  const other = new Database(t.database.connectionString);
+  other.exec('BEGIN IMMEDIATE');
+  return {
+    release: () => {
+      try {
+        other.exec('ROLLBACK');
+      } finally {
+        other.close();
+      }
+      return Promise.resolve();
+    },
+  };
+}
 
 describe('faults: a failing write fails closed', () => {
   let t: TestApp;
@@ -23,19 +108,9 @@ describe('faults: a failing write fails closed', () => {
     await t.close();
   });
 
-  /** Makes SQLite itself refuse a statement, the way a full disk or an I/O error would. */
-  async function refuse(trigger: string, event: string): Promise<() => Promise<void>> {
-    await t.dataSource.query(
-      `CREATE TRIGGER ${trigger} ${event} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
-    );
-    return async () => {
-      await t.dataSource.query(`DROP TRIGGER ${trigger}`);
-    };
-  }
-
   it('should answer 500 when a failed login cannot be counted, and count nothing', async () => {
     const user = await createUser(t);
-    const restore = await refuse('no_counter', 'BEFORE UPDATE ON users');
+    const restore = await refuse(t, 'users', 'UPDATE');
     const response = await t.post('/api/auth/login', {
       email: user.email,
       password: 'Wrong!pass1',
@@ -48,7 +123,7 @@ describe('faults: a failing write fails closed', () => {
 
   it('should answer 500 and issue no tokens when a successful login cannot be written', async () => {
     const user = await createUser(t);
-    const restore = await refuse('no_tokens', 'BEFORE INSERT ON refresh_tokens');
+    const restore = await refuse(t, 'refresh_tokens', 'INSERT');
     const response = await t.post('/api/auth/login', {
       email: user.email,
       password: DEFAULT_PASSWORD,
@@ -56,16 +131,14 @@ describe('faults: a failing write fails closed', () => {
     await restore();
     expect(response.status).toBe(500);
     expect(response.json()).toEqual(INTERNAL_ERROR);
-    expect(await t.dataSource.query('SELECT COUNT(*) AS n FROM refresh_tokens')).toEqual([
-      { n: 0 },
-    ]);
+    expect(await t.dataSource.getRepository(RefreshToken).count()).toBe(0);
     // The login's own bookkeeping was rolled back with the token.
     expect((await reloadUser(t, user.id)).lastLoginAt).toBeNull();
   });
 
   it('should answer 500 when a rotation cannot be written, and keep the old token usable', async () => {
     const { refreshToken } = await registerUser(t);
-    const restore = await refuse('no_rotation', 'BEFORE INSERT ON refresh_tokens');
+    const restore = await refuse(t, 'refresh_tokens', 'INSERT');
     const failed = await t.post('/api/auth/refresh', { refreshToken });
     await restore();
     expect(failed.status).toBe(500);
@@ -80,7 +153,7 @@ describe('faults: a failing write fails closed', () => {
   });
 
   it('should answer 500 when a registration cannot be written, and leave no user behind', async () => {
-    const restore = await refuse('no_register_token', 'BEFORE INSERT ON refresh_tokens');
+    const restore = await refuse(t, 'refresh_tokens', 'INSERT');
     const response = await t.post('/api/auth/register', {
       username: 'ghost',
       email: 'ghost@example.com',
@@ -88,7 +161,8 @@ describe('faults: a failing write fails closed', () => {
     });
     await restore();
     expect(response.status).toBe(500);
-    expect(await t.dataSource.query('SELECT COUNT(*) AS n FROM users')).toEqual([{ n: 0 }]);
+    expect(response.json()).toEqual(INTERNAL_ERROR);
+    expect(await t.dataSource.getRepository(User).count()).toBe(0);
     const again = await t.post('/api/auth/register', {
       username: 'ghost',
       email: 'ghost@example.com',
@@ -96,11 +170,24 @@ describe('faults: a failing write fails closed', () => {
     });
     expect(again.status).toBe(201);
   });
+});
 
-  it('should fail a write within the busy timeout, not hang, while another process holds the lock', async () => {
+describe('faults: a write that waits for a lock held elsewhere', () => {
+  let t: TestApp;
+
+  beforeEach(async () => {
+    t = await createTestApp({
+      environment: { Database__StatementTimeoutMs: String(STATEMENT_TIMEOUT_MS) },
+    });
+  });
+
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('should fail within the statement timeout, not hang, and write nothing', async () => {
     const user = await createUser(t);
-    const other = new Database(t.database.connectionString);
-    other.exec('BEGIN IMMEDIATE');
+    const lock = await holdLockOnUser(t, user.id);
     try {
       const started = Date.now();
       const response = await t.post('/api/auth/login', {
@@ -110,11 +197,14 @@ describe('faults: a failing write fails closed', () => {
       const elapsed = Date.now() - started;
       expect(response.status).toBe(500);
       expect(response.json()).toEqual(INTERNAL_ERROR);
-      expect(elapsed).toBeLessThan(9_000);
+      // It waited for the lock before giving up, and gave up soon after the timeout.
+      expect(elapsed).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS - 200);
+      expect(elapsed).toBeLessThan(STATEMENT_TIMEOUT_MS + 4_000);
     } finally {
-      other.exec('ROLLBACK');
-      other.close();
+      await lock.release();
     }
+    expect((await reloadUser(t, user.id)).failedLoginAttempts).toBe(0);
+
     // Once the lock is gone the service carries on.
     const response = await t.post('/api/auth/login', {
       email: user.email,

@@ -1,3 +1,4 @@
+import { User } from '../src/users/entities/user.entity.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import {
   createTestApp,
@@ -134,7 +135,7 @@ describe('GET /api/auth/me', () => {
 
   it('should answer 404 `Usuario no encontrado.` when the user no longer exists', async () => {
     const user = await registerUser(t);
-    await t.dataSource.query('DELETE FROM users WHERE id = ?', [user.id]);
+    await t.dataSource.getRepository(User).delete({ id: user.id });
 
     const response = await t.get(ME, user.accessToken);
 
@@ -144,7 +145,7 @@ describe('GET /api/auth/me', () => {
 
   it('should answer 401 `Cuenta desactivada.` when the user is deactivated', async () => {
     const user = await registerUser(t);
-    await t.dataSource.query('UPDATE users SET isActive = 0 WHERE id = ?', [user.id]);
+    await t.dataSource.getRepository(User).update({ id: user.id }, { isActive: false });
 
     const response = await t.get(ME, user.accessToken);
 
@@ -159,7 +160,7 @@ describe('GET /api/auth/me', () => {
     expect((await getMe(t, `Bearer ${forged}`)).status).toBe(401);
     expect((await getMe(t, `Bearer ${user.refreshToken}`)).status).toBe(401);
     const deleted = await registerUser(t);
-    await t.dataSource.query('DELETE FROM users WHERE id = ?', [deleted.id]);
+    await t.dataSource.getRepository(User).delete({ id: deleted.id });
     expect((await t.get(ME, deleted.accessToken)).status).toBe(404);
     t.clock.advance(16 * MINUTE_MS);
     expect((await t.get(ME, user.accessToken)).status).toBe(401);

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { User } from '../src/users/entities/user.entity.js';
 import {
   createRefreshToken,
   findFamily,
@@ -105,7 +106,7 @@ async function snapshot(t: TestApp): Promise<unknown[]> {
 }
 
 function deactivate(t: TestApp, userId: string): Promise<unknown> {
-  return t.dataSource.query('UPDATE users SET isActive = 0 WHERE id = ?', [userId]);
+  return t.dataSource.getRepository(User).update({ id: userId }, { isActive: false });
 }
 
 describe('Refresh and access tokens', () => {

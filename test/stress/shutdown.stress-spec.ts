@@ -4,16 +4,20 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TEST_SECRET_KEY } from '../utils/create-test-app.js';
 import { startServer, stopAllServers, waitForExit } from '../utils/spawn-server.js';
+import { createTestDatabase, type TestDatabase } from '../utils/test-database.js';
 
 describe('shutdown: SIGTERM drains in-flight requests', () => {
   let directory: string;
+  let database: TestDatabase;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     directory = mkdtempSync(join(tmpdir(), 'keygate-shutdown-'));
+    database = await createTestDatabase();
   });
 
   afterEach(async () => {
     await stopAllServers();
+    await database.drop();
     rmSync(directory, { recursive: true, force: true });
   });
 
@@ -24,7 +28,7 @@ describe('shutdown: SIGTERM drains in-flight requests', () => {
         Jwt__SecretKey: TEST_SECRET_KEY,
         // Slow hashing keeps logins in flight when the signal arrives.
         PasswordHashing__Iterations: '300000',
-        ConnectionStrings__DefaultConnection: join(directory, 'keygate.db'),
+        ConnectionStrings__DefaultConnection: database.connectionString,
       },
     });
     const credentials = { email: 'drain@example.com', password: 'S3cure!pass' };
