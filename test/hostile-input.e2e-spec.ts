@@ -75,6 +75,15 @@ const rawBody = fc.oneof(
   jsonValue.map((value) => JSON.stringify(value)),
   fc.string({ maxLength: 200 }),
   fc.constant('{"__proto__":{"isAdmin":true}}'),
+  // NUL and other control characters, which PostgreSQL refuses in text columns.
+  fc
+    .tuple(fc.constantFrom(...FIELD_NAMES), fc.string({ unit: 'binary', maxLength: 40 }))
+    .map(([field, value]) => JSON.stringify({ [field]: `a\u0000${value}@example.com` })),
+  fc.constantFrom(
+    JSON.stringify({ email: 'a\u0000@example.com', password: 'x' }),
+    JSON.stringify({ refreshToken: 'x', reason: 'bye\u0000now' }),
+    JSON.stringify({ username: 'a\u0000', email: 'a@example.com', password: 'S3cure!pass' }),
+  ),
   fc.constant('{"constructor":{"prototype":{"isAdmin":true}}}'),
   fc.constant(''),
 );

@@ -1,5 +1,5 @@
-import { IsNotEmpty, IsString} from 'class-validator';
-import { MaxChars } from '../../common/validation/string-rules.js';
+import { IsNotEmpty, IsString } from 'class-validator';
+import { HasNoControlCharacters, MaxChars } from '../../common/validation/string-rules.js';
 import { EMAIL_MAX_LENGTH } from '../../users/entities/user.entity.js';
 
 /** Bounds the work a login can ask for; no registered password is this long. */
@@ -10,6 +10,7 @@ export class LoginDto {
   @IsString()
   @IsNotEmpty()
   @MaxChars(EMAIL_MAX_LENGTH + 64)
+  @HasNoControlCharacters()
   readonly email: string;
 
   /** @example "S3cure!pass" */

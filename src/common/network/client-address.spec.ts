@@ -36,6 +36,7 @@ describe(ClientAddressResolver.name, () => {
       ['no header', '10.0.0.1', undefined, '10.0.0.1'],
       ['a malformed entry', '10.0.0.1', 'not-an-ip', '10.0.0.1'],
       ['only trusted hops', '10.0.0.1', '10.1.0.3', '10.1.0.3'],
+      ['an entry with an IPv6 zone', '10.0.0.1', `fe80::1%${'x'.repeat(100)}`, '10.0.0.1'],
     ])('should take the client from X-Forwarded-For behind %s', (_case, remote, header, client) => {
       expect(sut.resolve(remote, header)).toBe(client);
     });

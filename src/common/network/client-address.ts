@@ -29,7 +29,7 @@ export class ClientAddressResolver {
       .map((hop) => unmapIpv4(hop.trim()))
       .reverse();
     for (const hop of hops) {
-      if (!this.isTrusted(client) || isIP(hop) === 0) {
+      if (!this.isTrusted(client) || !isPlainAddress(hop)) {
         break;
       }
       client = hop;
@@ -55,6 +55,14 @@ function toBlockList(entries: readonly string[]): BlockList {
     }
   }
   return list;
+}
+
+/**
+ * An IPv4 or IPv6 address without a zone (`fe80::1%eth0`): a zone means nothing to anyone else,
+ * and `net.isIP` accepts zones of any length, while the recorded address is at most 45 characters.
+ */
+function isPlainAddress(address: string): boolean {
+  return address.length <= 45 && !address.includes('%') && isIP(address) !== 0;
 }
 
 /** `::ffff:10.0.0.1`, as dual-stack sockets report IPv4 peers, is `10.0.0.1`. */

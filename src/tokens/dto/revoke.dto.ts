@@ -1,5 +1,5 @@
-import { IsNotEmpty, IsOptional, IsString} from 'class-validator';
-import { MaxChars } from '../../common/validation/string-rules.js';
+import { IsNotEmpty, IsOptional, IsString } from 'class-validator';
+import { HasNoControlCharacters, MaxChars } from '../../common/validation/string-rules.js';
 import { REVOKE_REASON_MAX_LENGTH } from '../entities/refresh-token.entity.js';
 import { REFRESH_TOKEN_MAX_LENGTH } from './refresh.dto.js';
 
@@ -14,5 +14,6 @@ export class RevokeDto {
   @IsOptional()
   @IsString()
   @MaxChars(REVOKE_REASON_MAX_LENGTH)
+  @HasNoControlCharacters()
   readonly reason?: string;
 }
