@@ -25,5 +25,12 @@ export default {
       rootDir: '.',
       testMatch: ['<rootDir>/test/stress/**/*.stress-spec.ts'],
     },
+    {
+      // Stops the PostgreSQL server: only ever run alone, in band (see test/run-pg.mjs).
+      ...esmTypeScript,
+      displayName: 'outage',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/outage/**/*.outage-spec.ts'],
+    },
   ],
 };

@@ -1,14 +1,27 @@
 /* eslint-disable no-restricted-syntax -- the database reaches Jest through the environment. */
 // `npm run test:pg`: the end-to-end suites against PostgreSQL. Creates a uniquely named database
 // on the server that TEST_PG_URL names, runs the suites with it, and drops it, pass or fail.
+//
+// Then, on the same database, the outage suites (test/outage), which stop and restart the
+// PostgreSQL server itself. They run alone and in band, after the other suites have finished,
+// because stopping the server must never happen while another test uses it. They run whether or
+// not the first run passed: their verdict is independent of it, and a failing end-to-end test
+// should not hide an outage result. Only an interrupted first run (Ctrl-C, a kill) skips them.
+// The exit status is non-zero if either run failed.
+//
+// `npm run test:outage` (`--only-outage`) runs only the outage suites. They need to run as root
+// next to a local cluster that pg_ctlcluster can stop and start.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import process from 'node:process';
+import { setTimeout as delay } from 'node:timers/promises';
 import { URL } from 'node:url';
 import pg from 'pg';
 
 const serverUrl = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const databaseName = `keygate_test_${Date.now()}_${randomBytes(3).toString('hex')}`;
+const onlyOutage = process.argv.includes('--only-outage');
+const jestArguments = process.argv.slice(2).filter((argument) => argument !== '--only-outage');
 
 async function admin(sql) {
   const client = new pg.Client({ connectionString: serverUrl });
@@ -20,26 +33,59 @@ async function admin(sql) {
   }
 }
 
+/** Like admin(), but waits up to a minute for a server that an outage test is restarting. */
+async function adminWhenUp(sql) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await admin(sql);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) {
+        throw error;
+      }
+      await delay(500);
+    }
+  }
+}
+
+function jest(projects, extra, env) {
+  return spawnSync('npx', ['jest', '--selectProjects', ...projects, ...extra, ...jestArguments], {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      TZ: 'UTC',
+      NODE_OPTIONS: '--experimental-vm-modules',
+      KEYGATE_TEST_POSTGRES_URL: databaseUrl(),
+      ...env,
+    },
+  });
+}
+
+function databaseUrl() {
+  const url = new URL(serverUrl);
+  url.pathname = `/${databaseName}`;
+  return url.toString();
+}
+
 await admin(`CREATE DATABASE ${databaseName}`);
 let status = 1;
 try {
-  const url = new URL(serverUrl);
-  url.pathname = `/${databaseName}`;
-  const result = spawnSync(
-    'npx',
-    ['jest', '--selectProjects', 'e2e', 'stress', ...process.argv.slice(2)],
-    {
-      stdio: 'inherit',
-      env: {
-        ...process.env,
-        TZ: 'UTC',
-        NODE_OPTIONS: '--experimental-vm-modules',
-        KEYGATE_TEST_POSTGRES_URL: url.toString(),
-      },
-    },
-  );
-  status = result.status ?? 1;
+  let interrupted = false;
+  status = 0;
+  if (!onlyOutage) {
+    const result = jest(['e2e', 'stress'], [], {});
+    status = result.status ?? 1;
+    interrupted = result.signal !== null;
+  }
+  if (!interrupted) {
+    // A path or name filter meant for the suites above may match no outage test.
+    const outage = jest(['outage'], ['--runInBand', '--passWithNoTests'], {
+      KEYGATE_TEST_OUTAGE: '1',
+    });
+    status = status !== 0 ? status : (outage.status ?? 1);
+  }
 } finally {
-  await admin(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+  await adminWhenUp(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
 }
 process.exit(status);

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 
 /** Any fixed 64-bit number, shared by every instance: the advisory lock around migrations. */
 const MIGRATION_LOCK_KEY = '7394027311001';
@@ -13,16 +13,28 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
     await dataSource.runMigrations({ transaction: 'all' });
     return;
   }
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
+  // A connection of its own, without the pool's request-sized timeouts: they must not cut short
+  // the wait for another instance's migrations, nor a long migration statement.
+  const options = dataSource.options;
+  const migrator = new DataSource({
+    ...options,
+    poolSize: 1,
+    extra: { ...(options.extra as object), max: 1, statement_timeout: 0, query_timeout: undefined },
+  });
+  await migrator.initialize();
+  const runner = migrator.createQueryRunner();
   try {
+    await runner.connect();
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
-      await dataSource.runMigrations({ transaction: 'all' });
+      const executor = new MigrationExecutor(migrator, runner);
+      executor.transaction = 'all';
+      await executor.executePendingMigrations();
     } finally {
       await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }
   } finally {
     await runner.release();
+    await migrator.destroy();
   }
 }
