@@ -1,0 +1,522 @@
+// `npm run bench` (= nest build && node bench/run.mjs): the built service against a minimal
+// baseline doing the same work (bench/baseline.mjs), on this machine, over loopback only,
+// bounded in time (about three minutes). `npm run bench -- --pg` puts the service on the local
+// PostgreSQL, as two instances sharing the load; the baseline stays on SQLite.
+// Results: bench/results/latest{,-pg}.md, .json and ratios{,-pg}.svg. See bench/README.md.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, release, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
+import { setTimeout as delay } from 'node:timers/promises';
+import { URL, fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { PBKDF2_ITERATIONS, measurePbkdf2Ceiling } from './lib/ceiling.mjs';
+import { POSTGRES_SERVER_URL, postgresDatabase, sqliteDatabase } from './lib/databases.mjs';
+import { measureWindow, runAmount, waitUntilIdle, warmUp } from './lib/load.mjs';
+import { cpuSeconds, machineBusySeconds, memoryMiB, openFds, resetPeakRss } from './lib/proc.mjs';
+import {
+  BASELINE_ENTRY,
+  SERVICE_ENTRY,
+  freePort,
+  serviceEnv,
+  spawnNode,
+  stopAll,
+  waitForFirstAnswer,
+} from './lib/processes.mjs';
+import { writeResults } from './lib/report.mjs';
+import { assemble } from './lib/results.mjs';
+import {
+  createState,
+  ensureRefreshTokens,
+  loginRequest,
+  meRequests,
+  mixedRequests,
+  refreshRequest,
+  registerRequest,
+  seed,
+} from './lib/scenarios.mjs';
+import { median, round } from './lib/stats.mjs';
+
+const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+
+const { values: flags } = parseArgs({
+  options: {
+    pg: { type: 'boolean', default: false },
+    // A short smoke run of every phase, for working on the harness itself; not for figures.
+    quick: { type: 'boolean', default: false },
+  },
+});
+
+/** Durations and sizes: about three and a half minutes in all on 2 cores. */
+const FULL_PLAN = {
+  rounds: 3,
+  connections: 20,
+  warmupMs: 1_000, // skipped at the start of every measured run (ramp-up)
+  fastWindowMs: 2_000, // /me and refresh: thousands of requests per window
+  hashWindowMs: 3_000, // login and register: PBKDF2-bound, about ten requests per second
+  seedUsers: 32, // at least one account per flood connection: logins to one account queue
+  ceilingMs: 3_000, // per round, next to the login and register runs it is compared with
+  startups: 5,
+  floodWindowMs: 8_000,
+  floodConnections: 32,
+  floodMeConnections: 10,
+  meRate: 100,
+  stabilityRequests: 100_000,
+  stabilityMaxMs: 90_000, // a cap, not a target: about 40 s on SQLite and 60 s on PostgreSQL here
+};
+const QUICK_PLAN = {
+  ...FULL_PLAN,
+  rounds: 1,
+  fastWindowMs: 1_000,
+  hashWindowMs: 1_500,
+  seedUsers: 8,
+  ceilingMs: 1_000,
+  startups: 2,
+  floodWindowMs: 2_000,
+  stabilityRequests: 5_000,
+  stabilityMaxMs: 10_000,
+};
+const plan = flags.quick ? QUICK_PLAN : FULL_PLAN;
+const mode = flags.pg ? 'pg' : 'sqlite';
+
+/** Above this much CPU taken by other processes during measurements, the run says so. */
+const NOISY_MACHINE_CORES = 0.25;
+
+/** The measured endpoints, in the order each round runs them. */
+const ENDPOINTS = [
+  { name: 'login', windowMs: plan.hashWindowMs, requests: (state) => [loginRequest(state)] },
+  { name: 'register', windowMs: plan.hashWindowMs, requests: (state) => [registerRequest(state)] },
+  { name: 'me', windowMs: plan.fastWindowMs, requests: (state) => meRequests(state) },
+  { name: 'refresh', windowMs: plan.fastWindowMs, requests: (state) => [refreshRequest(state)] },
+];
+
+/** Undo steps (drop databases, delete files), run in reverse order on the way out. */
+const cleanups = [];
+const log = (message) =>
+  process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+async function main() {
+  const started = performance.now();
+  const tmp = await mkdtemp(join(tmpdir(), 'keygate-bench-'));
+  // The servers' logs are in tmp: it is kept when the run fails, so the cause can be read.
+  cleanups.push((failed) =>
+    failed
+      ? Promise.resolve(log(`servers' logs kept in ${tmp}`))
+      : rm(tmp, { recursive: true, force: true }),
+  );
+  // One secret of 48 characters, shared by every process so tokens verify on either instance.
+  const secret = randomBytes(36).toString('base64url');
+  log(
+    `mode ${mode}${flags.quick ? ' (quick smoke run: figures are not meaningful)' : ''}; temp ${tmp}`,
+  );
+
+  const startup = await measureStartup(tmp, secret);
+  log(
+    `start-up median ${round(startup.medianMs, 0)} ms (${startup.samplesMs.map((ms) => round(ms, 0)).join(', ')})`,
+  );
+
+  const service = await startService(tmp, secret);
+  const baseline = await startBaseline(tmp, secret);
+  const suts = [service, baseline];
+  // Seeding and warming up are not measured, so both servers do it at once.
+  await Promise.all(suts.map((sut) => prepare(sut)));
+
+  const rounds = await runRounds(suts);
+  const flood = {};
+  for (const sut of suts) {
+    flood[sut.label] = await measureFlood(sut, suts);
+  }
+  const stability = await measureStability(service, suts);
+
+  const results = {
+    ...assemble({ mode, rounds, flood, stability, startup }),
+    command: commandLine(),
+    quick: flags.quick,
+    machine: await describeMachine(),
+    plan: { ...plan, pbkdf2Iterations: PBKDF2_ITERATIONS },
+    processes: { service: service.pids, baseline: baseline.pids },
+    notes: notes(),
+    elapsedSeconds: round((performance.now() - started) / 1000, 1),
+  };
+  const files = await writeResults(results, RESULTS_DIR);
+  for (const target of results.targets) {
+    log(
+      `${target.result.padEnd(4)} ${target.name}: ${target.measured} (target ${target.threshold})`,
+    );
+  }
+  if (results.otherActivity.medianCores > NOISY_MACHINE_CORES) {
+    log(
+      `warning: other processes used a median of ${round(results.otherActivity.medianCores, 2)} cores ` +
+        'during the measured windows; absolute figures are low and noisy, rerun on a quiet machine',
+    );
+  }
+  log(`done in ${results.elapsedSeconds} s: ${Object.values(files).join(', ')}`);
+}
+
+/** Spawn → first answer, on a fresh database each time, one process at a time. */
+async function measureStartup(tmp, secret) {
+  const samplesMs = [];
+  const otherCores = [];
+  for (let i = 0; i < plan.startups; i++) {
+    const database = await newDatabase(tmp, 'startup');
+    try {
+      const port = await freePort();
+      const busyBefore = machineBusySeconds();
+      const ownBefore = process.cpuUsage();
+      const spawned = performance.now();
+      const handle = spawnService({ tmp, secret, port, database, name: `startup-${i + 1}` });
+      const answered = await waitForFirstAnswer(handle);
+      const own = process.cpuUsage(ownBefore);
+      const other =
+        machineBusySeconds() - busyBefore - cpuSeconds(handle.pid) - (own.user + own.system) / 1e6;
+      samplesMs.push(answered - spawned);
+      otherCores.push(Math.max(0, other) / ((answered - spawned) / 1000));
+      await handle.stop();
+    } finally {
+      await database.drop();
+    }
+  }
+  return { samplesMs, medianMs: median(samplesMs), otherCoresMedian: median(otherCores) };
+}
+
+/** The service: one instance on SQLite, two on one PostgreSQL database. */
+async function startService(tmp, secret) {
+  const database = await newDatabase(tmp, 'service');
+  cleanups.push(() => database.drop());
+  const instances = mode === 'pg' ? 2 : 1;
+  const handles = [];
+  for (let i = 1; i <= instances; i++) {
+    const port = await freePort();
+    handles.push(spawnService({ tmp, secret, port, database, name: `service-${i}` }));
+  }
+  // Started together on purpose: on PostgreSQL the migration lock makes them take turns.
+  await Promise.all(handles.map((handle) => waitForFirstAnswer(handle)));
+  log(`service up: ${handles.map((h) => `${h.name} pid ${h.pid} ${h.url}`).join(', ')}`);
+  return makeSut('service', handles, mode === 'pg');
+}
+
+async function startBaseline(tmp, secret) {
+  const port = await freePort();
+  const database = sqliteDatabase(tmp, 'baseline');
+  const handle = spawnNode({
+    name: 'baseline',
+    // eslint-disable-next-line no-restricted-syntax -- the child needs PATH and nothing else.
+    env: { PATH: process.env.PATH ?? '' },
+    args: [
+      BASELINE_ENTRY,
+      '--port',
+      String(port),
+      '--db',
+      database.connectionString,
+      '--secret',
+      secret,
+    ],
+    cwd: tmp,
+    port,
+    logFile: join(tmp, 'baseline.log'),
+  });
+  await waitForFirstAnswer(handle);
+  log(`baseline up: pid ${handle.pid} ${handle.url}`);
+  return makeSut('baseline', [handle], false);
+}
+
+function spawnService({ tmp, secret, port, database, name }) {
+  return spawnNode({
+    name,
+    env: serviceEnv({ port, secret, connectionString: database.connectionString }),
+    args: [SERVICE_ENTRY],
+    cwd: tmp,
+    port,
+    logFile: join(tmp, `${name}.log`),
+  });
+}
+
+function newDatabase(tmp, label) {
+  return mode === 'pg' ? postgresDatabase(label) : sqliteDatabase(tmp, label);
+}
+
+function makeSut(label, handles, usesPostgres) {
+  return {
+    label,
+    targets: handles,
+    pids: handles.map((handle) => handle.pid),
+    usesPostgres,
+    state: createState(label),
+    url: handles[0].url,
+  };
+}
+
+/** Seeds accounts and tokens through the API, then warms the hot paths up. */
+async function prepare(sut) {
+  await seed(sut.state, sut.url, plan.seedUsers);
+  await warmUp(
+    sut,
+    { connections: plan.connections, requests: () => meRequests(sut.state) },
+    2_000,
+  );
+  await ensureRefreshTokens(sut.state, sut.url, 2 * plan.connections);
+  await warmUp(
+    sut,
+    { connections: plan.connections, requests: () => [refreshRequest(sut.state)] },
+    1_000,
+  );
+  log(`${sut.label} seeded (${sut.state.users.length} users) and warmed up`);
+}
+
+/**
+ * Rounds of every endpoint on both servers. Within a round each endpoint runs on one server
+ * then the other, and the first of the pair swaps every round, so slow drift (thermal, page
+ * cache, table growth) does not favour one side. Nothing else runs during a measurement.
+ */
+async function runRounds(suts) {
+  const rounds = [];
+  for (let number = 1; number <= plan.rounds; number++) {
+    await allIdle(suts);
+    const ceiling = await measurePbkdf2Ceiling(plan.ceilingMs);
+    log(`round ${number} PBKDF2 ceiling ${round(ceiling.hashesPerSecond, 2)} hashes/s`);
+    const runs = {};
+    const order = number % 2 === 1 ? suts : [...suts].reverse();
+    for (const endpoint of ENDPOINTS) {
+      runs[endpoint.name] = {};
+      for (const sut of order) {
+        const run = await measureEndpoint(sut, suts, endpoint);
+        runs[endpoint.name][sut.label] = run;
+        log(
+          `round ${number} ${endpoint.name.padEnd(8)} ${sut.label.padEnd(8)} ${describeRun(run)}`,
+        );
+      }
+    }
+    rounds.push({ round: number, ceiling, runs });
+  }
+  return rounds;
+}
+
+async function measureEndpoint(sut, suts, endpoint) {
+  if (endpoint.name === 'refresh') {
+    await ensureRefreshTokens(sut.state, sut.url, 2 * plan.connections);
+  }
+  await allIdle(suts);
+  const starvedBefore = sut.state.refreshTokens.starved;
+  const window = await measureWindow(sut, {
+    loads: [
+      {
+        name: endpoint.name,
+        connections: plan.connections,
+        requests: () => endpoint.requests(sut.state),
+      },
+    ],
+    warmupMs: plan.warmupMs,
+    windowMs: endpoint.windowMs,
+  });
+  const load = window.loads[endpoint.name];
+  return {
+    ...load,
+    harnessCores: window.harnessCpuSeconds / load.seconds,
+    otherCores: window.otherCpuSeconds / load.seconds,
+    cpuMsPerRequest: (window.cpuSeconds * 1000) / load.requests,
+    dbCpuMsPerRequest:
+      window.dbCpuSeconds === null ? null : (window.dbCpuSeconds * 1000) / load.requests,
+    peakRssMiB: window.peakRssMiB,
+    poolStarved: sut.state.refreshTokens.starved - starvedBefore,
+  };
+}
+
+function describeRun(run) {
+  return (
+    `${round(run.rps, 1)} req/s, p50 ${round(run.p50, 1)} ms, p99 ${round(run.p99, 1)} ms, ` +
+    `${round(run.cpuMsPerRequest, 3)} ms CPU/req, non-2xx ${run.non2xx}`
+  );
+}
+
+/** GET /me at a modest fixed rate while a login flood keeps every core hashing. */
+async function measureFlood(sut, suts) {
+  await allIdle(suts);
+  const window = await measureWindow(sut, {
+    loads: [
+      {
+        name: 'me',
+        connections: plan.floodMeConnections,
+        overallRate: plan.meRate,
+        requests: () => meRequests(sut.state),
+      },
+      {
+        name: 'login',
+        connections: plan.floodConnections,
+        requests: () => [loginRequest(sut.state)],
+      },
+    ],
+    warmupMs: 1_000,
+    windowMs: plan.floodWindowMs,
+  });
+  log(
+    `flood ${sut.label}: /me p99 ${round(window.loads.me.p99, 1)} ms at ${round(window.loads.me.rps)} req/s, ` +
+      `logins ${round(window.loads.login.rps, 2)}/s`,
+  );
+  return { ...window.loads, otherCores: window.otherCpuSeconds / window.loads.me.seconds };
+}
+
+/**
+ * RSS and open descriptors of the service before and after a long mixed load. Both are read
+ * with no load connection open (after the server went idle and sockets closed), so a
+ * difference is what the requests left behind. A short run of the same mix comes first, so
+ * that "before" already has what a warm server legitimately holds (a PostgreSQL pool grown to
+ * its size, JIT code, caches) and only growth beyond that shows.
+ */
+async function measureStability(sut, suts) {
+  const load = {
+    name: 'mixed',
+    connections: plan.connections,
+    requests: () => mixedRequests(sut.state),
+  };
+  await ensureRefreshTokens(sut.state, sut.url, 4 * plan.connections);
+  await allIdle(suts);
+  await warmUp(sut, load, 2_000);
+  await waitUntilIdle(sut);
+  await delay(500);
+  sut.pids.forEach((pid) => resetPeakRss(pid));
+  const starvedBefore = sut.state.refreshTokens.starved;
+  const before = sut.targets.map((t) => ({ ...memoryMiB(t.pid), fds: openFds(t.pid) }));
+  // RSS every second, to tell a plateau (heap sized to the load) from steady growth (a leak).
+  const started = performance.now();
+  const rssTrace = [];
+  const sampler = setInterval(() => {
+    const rss = sut.targets.map((t) => round(memoryMiB(t.pid).rss, 1));
+    rssTrace.push({ seconds: round((performance.now() - started) / 1000, 1), rss });
+  }, 1_000);
+  const run = await runAmount(sut, {
+    load,
+    amount: plan.stabilityRequests,
+    maxMs: plan.stabilityMaxMs,
+  }).finally(() => clearInterval(sampler));
+  await waitUntilIdle(sut);
+  await delay(1_000);
+  const processes = sut.targets.map((t, i) => {
+    const after = memoryMiB(t.pid);
+    return {
+      name: t.name,
+      rssBefore: before[i].rss,
+      rssAfter: after.rss,
+      peak: after.peak,
+      fdsBefore: before[i].fds,
+      fdsAfter: openFds(t.pid),
+    };
+  });
+  const stability = {
+    ...run,
+    planned: plan.stabilityRequests,
+    poolStarved: sut.state.refreshTokens.starved - starvedBefore,
+    otherCores: run.otherCpuSeconds / run.seconds,
+    maxSeconds: plan.stabilityMaxMs / 1000,
+    processes,
+    rssTrace,
+    rssGrowthMiB: Math.max(...processes.map((p) => p.rssAfter - p.rssBefore)),
+    fdGrowth: processes.reduce((sum, p) => sum + p.fdsAfter - p.fdsBefore, 0),
+  };
+  log(
+    `stability: ${run.requests} requests in ${round(run.seconds, 1)} s, RSS growth ` +
+      `${round(stability.rssGrowthMiB, 1)} MiB, fd growth ${stability.fdGrowth}`,
+  );
+  return stability;
+}
+
+async function allIdle(suts) {
+  for (const sut of suts) {
+    await waitUntilIdle(sut);
+  }
+}
+
+function notes() {
+  return [
+    'The service is the built `dist/main.js` with NODE_ENV=production, a 48-character Jwt__SecretKey, ' +
+      'TokenCleanup__Enabled=false and the default PBKDF2 cost (600,000 iterations); its log goes to a file. ' +
+      'The baseline (bench/baseline.mjs) is plain Fastify + better-sqlite3 + node:crypto doing the same work ' +
+      'with the same response shapes, on the same table layout, WAL and synchronous=NORMAL.',
+    'Load: autocannon in the harness process, which shares the 2 cores with the server under test; both ' +
+      'servers pay that equally. Latencies are raw per-response times (no coordinated-omission correction).',
+    'CPU per request: utime+stime of the server process(es) from /proc/<pid>/stat over the measured window, ' +
+      'divided by the responses in it. Peak RSS: VmHWM from /proc/<pid>/status, reset before each window ' +
+      'through /proc/<pid>/clear_refs.',
+    'RSS growth is RSS after the mixed load minus RSS before it, both read with the server idle. V8 grows ' +
+      'its heap lazily and collects it in large steps, so this figure moves by tens of MiB from run to run; ' +
+      'the per-second trace tells a plateau from steady growth.',
+    'Between runs the harness waits until every server is idle: a stopped login load leaves accepted ' +
+      'requests hashing, which must not spill into the next measurement.',
+    'Logins rotate over the seeded accounts (32): the service serialises logins per account, so one account ' +
+      'would measure that lock, not the hashing. Each refresh presents a token never used before, taken from a ' +
+      'pool that every successful refresh, login and registration refills.',
+    ...(mode === 'pg'
+      ? [
+          'PostgreSQL mode: two service instances on one fresh database, which is dropped at the end. The load is ' +
+            'split between them by running one autocannon per instance with half the connections (and half of ' +
+            'any rate); requests are added and latency percentiles are computed over the merged raw samples. ' +
+            'A proxy was not used because on 2 cores its own CPU would be charged to the service. ' +
+            '"PostgreSQL CPU" is the CPU of every postgres server process over the window, per request.',
+        ]
+      : []),
+  ];
+}
+
+/** How this run was started, as a reader would type it. */
+function commandLine() {
+  const extra = [flags.pg && '--pg', flags.quick && '--quick'].filter(Boolean);
+  return extra.length > 0 ? `npm run bench -- ${extra.join(' ')}` : 'npm run bench';
+}
+
+async function describeMachine() {
+  const cpuModel =
+    /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
+  return {
+    nproc: execFileSync('nproc', { encoding: 'utf8' }).trim(),
+    availableParallelism: availableParallelism(),
+    cpuModel,
+    node: process.version,
+    kernel: release(),
+    date: new Date().toISOString(),
+    postgres: mode === 'pg' ? await postgresVersion() : null,
+  };
+}
+
+async function postgresVersion() {
+  const client = new pg.Client({ connectionString: POSTGRES_SERVER_URL });
+  await client.connect();
+  try {
+    return `PostgreSQL ${(await client.query('SHOW server_version')).rows[0].server_version}`;
+  } finally {
+    await client.end();
+  }
+}
+
+async function cleanUp(failed) {
+  await stopAll();
+  for (const undo of cleanups.reverse()) {
+    await undo(failed).catch((error) => log(`clean-up step failed: ${error.message}`));
+  }
+}
+
+/** The run stops by itself: past this, something hangs, and the harness gives up cleanly. */
+const WATCHDOG_MS = 10 * 60 * 1000;
+const watchdog = setTimeout(() => {
+  log(`still running after ${WATCHDOG_MS / 60_000} minutes: aborting`);
+  void cleanUp(true).finally(() => process.exit(2));
+}, WATCHDOG_MS);
+process.once('SIGINT', () => {
+  log('interrupted: stopping servers and cleaning up');
+  void cleanUp(true).finally(() => process.exit(130));
+});
+
+try {
+  await main();
+  process.exitCode = 0;
+} catch (error) {
+  log(`failed: ${error.stack ?? error}`);
+  process.exitCode = 1;
+} finally {
+  await cleanUp(process.exitCode !== 0);
+  clearTimeout(watchdog);
+}
