@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import type { Statement } from 'better-sqlite3';
 import { IsNull, type EntityManager } from 'typeorm';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
 import { User } from './entities/user.entity.js';
+import { SELECT_USER_BY_ID_SQLITE, userFromSqliteRow, type SqliteUserRow } from './user-row.js';
 import { UsersMessages } from './users.messages.js';
 
 /** The lockout columns: what a login reads before it decides, and expects unchanged when it writes. */
@@ -16,9 +18,19 @@ export type LoginState = LockoutState & Partial<Pick<User, 'lastLoginAt' | 'pass
 /** Data access for users. Returns entities to other services, DTOs to its controller. */
 @Injectable()
 export class UsersService {
+  private selectById: Statement<[string], SqliteUserRow> | undefined;
+
   constructor(private readonly unitOfWork: UnitOfWork) {}
 
   findById(id: string, manager?: EntityManager): Promise<User | null> {
+    if (manager === undefined && this.unitOfWork.isSerialized) {
+      // The `me` hot path: a prepared statement costs a fifth of TypeORM's findOneBy.
+      return this.unitOfWork.runOnSqlite((db) => {
+        this.selectById ??= db.prepare<[string], SqliteUserRow>(SELECT_USER_BY_ID_SQLITE);
+        const row = this.selectById.get(requireId(id));
+        return row === undefined ? null : userFromSqliteRow(row);
+      });
+    }
     return this.within(manager, (m) => m.findOneBy(User, { id }));
   }
 
@@ -82,4 +94,12 @@ export class UsersService {
   ): Promise<T> {
     return manager === undefined ? this.unitOfWork.run(work) : work(manager);
   }
+}
+
+/** Like TypeORM's own where-value check: a lookup by a missing id must fail, not match. */
+function requireId(id: string): string {
+  if (typeof id !== 'string') {
+    throw new TypeError('A user lookup needs an id');
+  }
+  return id;
 }

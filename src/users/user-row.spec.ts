@@ -1,0 +1,53 @@
+import type { DataSource } from 'typeorm';
+import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
+import { User } from './entities/user.entity.js';
+import { SELECT_USER_BY_ID_SQLITE, userFromSqliteRow, type SqliteUserRow } from './user-row.js';
+
+describe(userFromSqliteRow.name, () => {
+  let dataSource: DataSource;
+
+  beforeEach(async () => {
+    dataSource = await createInMemoryDataSource();
+  });
+
+  afterEach(async () => {
+    await dataSource.destroy();
+  });
+
+  it.each<[string, Partial<User>]>([
+    ['a fresh user', {}],
+    [
+      'a locked-out, deactivated user who has logged in',
+      {
+        failedLoginAttempts: 7,
+        lockoutEnd: new Date('2026-01-01T00:15:00.123Z'),
+        isActive: false,
+        lastLoginAt: new Date('2025-12-31T23:59:59.999Z'),
+      },
+    ],
+  ])('should read %s exactly as TypeORM hydrates it', async (_case, overrides) => {
+    const user: User = {
+      id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+      username: 'alice',
+      email: 'alice@example.com',
+      passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
+      failedLoginAttempts: 0,
+      lockoutEnd: null,
+      isActive: true,
+      createdAt: new Date('2025-06-01T08:30:00.007Z'),
+      lastLoginAt: null,
+      ...overrides,
+    };
+    await dataSource.getRepository(User).insert(user);
+    const db = (
+      dataSource.driver as unknown as { databaseConnection: import('better-sqlite3').Database }
+    ).databaseConnection;
+
+    const row = db.prepare<[string], SqliteUserRow>(SELECT_USER_BY_ID_SQLITE).get(user.id);
+    const typeorm = await dataSource.getRepository(User).findOneByOrFail({ id: user.id });
+
+    expect(row).toBeDefined();
+    expect(userFromSqliteRow(row as SqliteUserRow)).toEqual({ ...typeorm });
+    expect({ ...typeorm }).toEqual(user);
+  });
+});
