@@ -2,7 +2,10 @@ import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { ClientIp } from '../common/decorators/client-ip.decorator.js';
-import { CurrentUser, type AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
+import {
+  CurrentUser,
+  type AccessTokenClaims,
+} from '../common/decorators/current-user.decorator.js';
 import { Public } from '../common/decorators/public.decorator.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { MessageResponseDto } from './dto/message-response.dto.js';

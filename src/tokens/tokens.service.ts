@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { MoreThan, type EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import { Clock } from '../common/time/clock.js';
@@ -15,6 +15,12 @@ import type { MessageResponseDto } from './dto/message-response.dto.js';
 import type { RevokeDto } from './dto/revoke.dto.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
+import {
+  SqliteTokenStatements,
+  SqliteTokenStore,
+  TypeOrmTokenStore,
+  type TokenStore,
+} from './token-store.js';
 import { TokensMessages } from './tokens.messages.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -30,6 +36,7 @@ type RefreshOutcome =
 export class TokensService {
   private readonly logger = new Logger(TokensService.name);
   private readonly refreshLifetimeMs: number;
+  private sqliteStatements: SqliteTokenStatements | undefined;
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
@@ -47,7 +54,8 @@ export class TokensService {
    */
   async issue(user: User, ip: string, manager: EntityManager): Promise<AuthResponseDto> {
     const familyId = randomUUID();
-    const raw = await this.insertToken(manager, {
+    const store = new TypeOrmTokenStore(manager, this.unitOfWork, this.usersService);
+    const raw = await this.insertToken(store, {
       id: familyId,
       userId: user.id,
       familyId,
@@ -60,28 +68,31 @@ export class TokensService {
   /** Spec §3.2: rotates a valid token, or says why not. */
   async refresh(rawToken: string, ip: string): Promise<AuthResponseDto> {
     const tokenHash = hashRefreshToken(rawToken);
-    const outcome = await this.unitOfWork.transaction(async (m) => {
+    const outcome = await this.withStore(async (store): Promise<RefreshOutcome> => {
       const now = this.clock.now();
-      const token = await this.findLockingFamily(m, tokenHash);
+      const token = await store.findByHash(tokenHash);
       if (token === null) {
-        return { kind: 'invalid' } as const;
+        return { kind: 'invalid' };
       }
       if (token.isRevoked) {
-        const revokedDescendants = await this.revokeDescendants(m, token, now, ip);
-        return { kind: 'reused', userId: token.userId, revokedDescendants } as const;
+        const revokedDescendants = await store.revokeActiveDescendants(token, {
+          at: now,
+          ip,
+          reason: TokensMessages.reuseDetectedReason,
+        });
+        return { kind: 'reused', userId: token.userId, revokedDescendants };
       }
       if (token.hasExpiredAt(now)) {
-        return { kind: 'expired' } as const;
+        return { kind: 'expired' };
       }
-      const user = await this.usersService.findById(token.userId, m);
+      const user = await store.findOwner(token.userId);
       if (user === null) {
-        return { kind: 'invalid' } as const;
+        return { kind: 'invalid' };
       }
       if (!user.isActive) {
-        return { kind: 'deactivated' } as const;
+        return { kind: 'deactivated' };
       }
-      const response = await this.rotate(m, token, user, now, ip);
-      return { kind: 'rotated', response } as const;
+      return { kind: 'rotated', response: await this.rotate(store, token, user, now, ip) };
     });
     return this.settle(outcome);
   }
@@ -94,22 +105,14 @@ export class TokensService {
   async revoke(userId: string, request: RevokeDto, ip: string): Promise<MessageResponseDto> {
     const tokenHash = hashRefreshToken(request.refreshToken);
     const reason = request.reason ?? TokensMessages.defaultRevokeReason;
-    const found = await this.unitOfWork.transaction(async (m) => {
-      const now = this.clock.now();
-      const token = await this.findLockingFamily(m, tokenHash);
+    const found = await this.withStore(async (store) => {
+      const token = await store.findByHash(tokenHash);
       if (token === null || token.userId !== userId) {
         return false;
       }
-      await m.update(
-        RefreshToken,
-        { id: token.id, isRevoked: false },
-        { isRevoked: true, revokedAt: now, revokedByIp: ip, reasonRevoked: reason },
-      );
-      await m.update(
-        RefreshToken,
-        { familyId: token.familyId, generation: MoreThan(token.generation), isRevoked: false },
-        { isRevoked: true, revokedAt: now, revokedByIp: ip, reasonRevoked: reason },
-      );
+      const revocation = { at: this.clock.now(), ip, reason };
+      await store.revokeIfActive(token.id, revocation);
+      await store.revokeActiveDescendants(token, revocation);
       return true;
     });
     if (!found) {
@@ -120,47 +123,40 @@ export class TokensService {
   }
 
   /**
-   * Finds a token and locks its family for the rest of the transaction, so rotation, reuse
-   * detection and revocation of one family never interleave, across instances included: a
-   * descendant inserted by a concurrent rotation is always seen by a reuse detection.
+   * Runs `work` atomically on the token store: prepared statements on SQLite, where refresh is a
+   * hot path, and TypeORM on PostgreSQL.
    */
-  private async findLockingFamily(
-    m: EntityManager,
-    tokenHash: string,
-  ): Promise<RefreshToken | null> {
-    const token = await m.findOneBy(RefreshToken, { tokenHash });
-    if (token === null || this.unitOfWork.isSerialized) {
-      return token;
+  private withStore<T>(work: (store: TokenStore) => Promise<T>): Promise<T> {
+    if (this.unitOfWork.isSerialized) {
+      return this.unitOfWork.transactionOnSqlite((db) => {
+        this.sqliteStatements ??= new SqliteTokenStatements(db);
+        return work(new SqliteTokenStore(this.sqliteStatements));
+      });
     }
-    await this.unitOfWork.lock(m, `refresh-family:${token.familyId}`);
-    // Read again under the lock: the first read may predate the holder's commit.
-    return m.findOneBy(RefreshToken, { id: token.id });
+    return this.unitOfWork.transaction((m) =>
+      work(new TypeOrmTokenStore(m, this.unitOfWork, this.usersService)),
+    );
   }
 
   private async rotate(
-    m: EntityManager,
+    store: TokenStore,
     token: RefreshToken,
     user: User,
     now: Date,
     ip: string,
   ): Promise<AuthResponseDto> {
     const id = randomUUID();
-    const revoked = await m.update(
-      RefreshToken,
-      { id: token.id, isRevoked: false },
-      {
-        isRevoked: true,
-        revokedAt: now,
-        revokedByIp: ip,
-        reasonRevoked: TokensMessages.replacedReason,
-        replacedByTokenId: id,
-      },
-    );
-    if (revoked.affected !== 1) {
+    const revoked = await store.revokeIfActive(token.id, {
+      at: now,
+      ip,
+      reason: TokensMessages.replacedReason,
+      replacedByTokenId: id,
+    });
+    if (!revoked) {
       // Another writer revoked it between our read and this update: never issue a second child.
       throw new Error('Refresh token changed while it was being rotated');
     }
-    const raw = await this.insertToken(m, {
+    const raw = await this.insertToken(store, {
       id,
       userId: user.id,
       familyId: token.familyId,
@@ -170,47 +166,29 @@ export class TokensService {
     return this.respond(user, raw);
   }
 
-  /** Spec §3.2 reuse: every still-active token rotated out of `token` is revoked. */
-  private async revokeDescendants(
-    m: EntityManager,
-    token: RefreshToken,
-    now: Date,
-    ip: string,
-  ): Promise<number> {
-    const result = await m.update(
-      RefreshToken,
-      { familyId: token.familyId, generation: MoreThan(token.generation), isRevoked: false },
-      {
-        isRevoked: true,
-        revokedAt: now,
-        revokedByIp: ip,
-        reasonRevoked: TokensMessages.reuseDetectedReason,
-      },
-    );
-    return result.affected ?? 0;
-  }
-
   private async insertToken(
-    m: EntityManager,
+    store: TokenStore,
     fields: Pick<RefreshToken, 'id' | 'userId' | 'familyId' | 'generation'> & { ip: string },
   ): Promise<string> {
     const now = this.clock.now();
     const { raw, hash } = generateRefreshTokenValue();
-    await m.insert(RefreshToken, {
-      id: fields.id,
-      tokenHash: hash,
-      userId: fields.userId,
-      familyId: fields.familyId,
-      generation: fields.generation,
-      createdAt: now,
-      createdByIp: fields.ip,
-      expiresAt: new Date(now.getTime() + this.refreshLifetimeMs),
-      isRevoked: false,
-      revokedAt: null,
-      revokedByIp: null,
-      reasonRevoked: null,
-      replacedByTokenId: null,
-    });
+    await store.insert(
+      Object.assign(new RefreshToken(), {
+        id: fields.id,
+        tokenHash: hash,
+        userId: fields.userId,
+        familyId: fields.familyId,
+        generation: fields.generation,
+        createdAt: now,
+        createdByIp: fields.ip,
+        expiresAt: new Date(now.getTime() + this.refreshLifetimeMs),
+        isRevoked: false,
+        revokedAt: null,
+        revokedByIp: null,
+        reasonRevoked: null,
+        replacedByTokenId: null,
+      }),
+    );
     return raw;
   }
 

@@ -1,3 +1,4 @@
+import { fromSqliteDatetime } from '../database/sqlite-datetime.js';
 import type { User } from './entities/user.entity.js';
 
 /** A `users` row as better-sqlite3 returns it: TypeORM's UTC datetime text and 0/1 booleans. */
@@ -25,14 +26,9 @@ export function userFromSqliteRow(row: SqliteUserRow): User {
     email: row.email,
     passwordHash: row.passwordHash,
     failedLoginAttempts: row.failedLoginAttempts,
-    lockoutEnd: parseSqliteDatetime(row.lockoutEnd),
+    lockoutEnd: fromSqliteDatetime(row.lockoutEnd),
     isActive: row.isActive === 1,
-    createdAt: parseSqliteDatetime(row.createdAt) ?? new Date(Number.NaN),
-    lastLoginAt: parseSqliteDatetime(row.lastLoginAt),
+    createdAt: fromSqliteDatetime(row.createdAt),
+    lastLoginAt: fromSqliteDatetime(row.lastLoginAt),
   };
-}
-
-/** TypeORM writes datetimes to SQLite as `YYYY-MM-DD HH:MM:SS.SSS` in UTC. */
-function parseSqliteDatetime(value: string | null): Date | null {
-  return value === null ? null : new Date(`${value.replace(' ', 'T')}Z`);
 }

@@ -1,6 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { CurrentUser, type AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
+import {
+  CurrentUser,
+  type AccessTokenClaims,
+} from '../common/decorators/current-user.decorator.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
 import { UsersService } from './users.service.js';
