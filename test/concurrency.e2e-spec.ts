@@ -10,25 +10,15 @@ import {
   reloadUser,
 } from './factories/user.factory.js';
 import { createTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
-
-const INVALID_CREDENTIALS = 'Credenciales inválidas.';
-const LOCKED_15 = 'Cuenta bloqueada temporalmente. Intenta en 15 minuto(s).';
-const LOCKED_16 = 'Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).';
-const REVOKED = 'Refresh token revocado.';
-const EMAIL_TAKEN = 'Ya existe una cuenta con ese email.';
-
-function messages(responses: readonly TestResponse[]): string[] {
-  return responses.map((response) => response.json<{ message?: string }>().message ?? '');
-}
-
-function count(values: readonly string[], wanted: string): number {
-  return values.filter((value) => value === wanted).length;
-}
-
-/** The lockout message with the fake clock standing still is always "16 minute(s)". */
-function isLockoutMessage(message: string): boolean {
-  return message === LOCKED_16 || message === LOCKED_15;
-}
+import {
+  count,
+  EMAIL_TAKEN,
+  expectSerialLoginOutcome,
+  INVALID_CREDENTIALS,
+  isLockoutMessage,
+  messages,
+  REVOKED,
+} from './utils/race-outcomes.js';
 
 describe('concurrency: outcomes equal some one-at-a-time order', () => {
   let t: TestApp;
@@ -96,22 +86,7 @@ describe('concurrency: outcomes equal some one-at-a-time order', () => {
           login(user.email, i === correctIndex ? DEFAULT_PASSWORD : 'Wrong!pass1'),
         ),
       );
-      const correct = responses[correctIndex];
-      const wrong = messages(responses.filter((_, i) => i !== correctIndex));
-      const invalid = count(wrong, INVALID_CREDENTIALS);
-      const locked = wrong.filter(isLockoutMessage).length;
-      expect(invalid + locked).toBe(49);
-      if (correct.status === 200) {
-        // Serial order: a (< 5) wrong passwords, the correct one (counter back to 0), then the
-        // rest: 5 more invalid answers, the fifth of which locks.
-        expect(invalid).toBeGreaterThanOrEqual(5);
-        expect(invalid).toBeLessThanOrEqual(9);
-      } else {
-        // Serial order: 5 wrong passwords lock the account before the correct one arrives.
-        expect(correct.status).toBe(401);
-        expect(isLockoutMessage(correct.json<{ message: string }>().message)).toBe(true);
-        expect(invalid).toBe(5);
-      }
+      expectSerialLoginOutcome(responses, correctIndex);
       expect((await reloadUser(t, user.id)).failedLoginAttempts).toBe(5);
     });
   });

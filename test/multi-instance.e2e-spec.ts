@@ -20,6 +20,15 @@ import {
   describeOnPostgres,
   type TestDatabase,
 } from './utils/test-database.js';
+import {
+  count,
+  EMAIL_TAKEN,
+  expectSerialLoginOutcome,
+  INVALID_CREDENTIALS,
+  isLockoutMessage,
+  messages,
+  REVOKED,
+} from './utils/race-outcomes.js';
 
 // Two (or four) real server processes on one PostgreSQL schema. Every burst is split between
 // the processes, request by request, so the per-process serialisation (AccountLock) cannot be
@@ -28,11 +37,6 @@ import {
 
 const PASSWORD = 'S3cure!pass';
 const WRONG_PASSWORD = 'Wrong!pass1';
-const INVALID_CREDENTIALS = 'Credenciales inválidas.';
-const LOCKED_15 = 'Cuenta bloqueada temporalmente. Intenta en 15 minuto(s).';
-const LOCKED_16 = 'Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).';
-const REVOKED = 'Refresh token revocado.';
-const EMAIL_TAKEN = 'Ya existe una cuenta con ese email.';
 const MIGRATIONS = [
   'CreateRefreshTokens1735689600001',
   'CreateUsers1735689600000',
@@ -126,19 +130,6 @@ async function register(server: ServerProcess): Promise<Session> {
   }
   const json = response.json<{ accessToken: string; refreshToken: string }>();
   return { email, accessToken: json.accessToken, refreshToken: json.refreshToken };
-}
-
-function messages(responses: readonly TestResponse[]): string[] {
-  return responses.map((response) => response.json<{ message?: string }>().message ?? '');
-}
-
-function count<T>(values: readonly T[], wanted: T): number {
-  return values.filter((value) => value === wanted).length;
-}
-
-/** Real clock: right after the lock 15 whole minutes are not quite left, so 15; at most 16. */
-function isLockoutMessage(message: string): boolean {
-  return message === LOCKED_15 || message === LOCKED_16;
 }
 
 async function findUser(database: TestDatabase, email: string): Promise<UserRow> {
@@ -377,22 +368,7 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
               login(i, email, i === correctIndex ? PASSWORD : WRONG_PASSWORD),
             ),
           );
-          const correct = responses[correctIndex];
-          const wrong = messages(responses.filter((_, i) => i !== correctIndex));
-          const invalid = count(wrong, INVALID_CREDENTIALS);
-          const locked = wrong.filter(isLockoutMessage).length;
-          expect(invalid + locked).toBe(49);
-          if (correct.status === 200) {
-            // Serial order: a (< 5) wrong passwords, the correct one (counter back to 0), then
-            // the rest: 5 more invalid answers, the fifth of which locks.
-            expect(invalid).toBeGreaterThanOrEqual(5);
-            expect(invalid).toBeLessThanOrEqual(9);
-          } else {
-            // Serial order: 5 wrong passwords lock the account before the correct one arrives.
-            expect(correct.status).toBe(401);
-            expect(isLockoutMessage(correct.json<{ message: string }>().message)).toBe(true);
-            expect(invalid).toBe(5);
-          }
+          expectSerialLoginOutcome(responses, correctIndex);
           expect((await findUser(database, email)).failedLoginAttempts).toBe(5);
         }
       }, 60_000);
