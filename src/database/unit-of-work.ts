@@ -90,7 +90,7 @@ export class UnitOfWork {
 
   private sqliteHandle(): SqliteDatabase {
     if (!this.serialized) {
-      throw new Error('runOnSqlite() is only for SQLite');
+      throw new Error('A SQLite-only unit of work was asked for on PostgreSQL');
     }
     return (this.dataSource.driver as unknown as { databaseConnection: SqliteDatabase })
       .databaseConnection;
