@@ -7,6 +7,7 @@ import { ClockModule } from './common/time/clock.module.js';
 import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import { AppConfigModule, type AppConfigOptions } from './config/app-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { EventsModule } from './events/events.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -19,6 +20,7 @@ export class AppModule {
       imports: [
         await AppConfigModule.forRoot(options),
         ClockModule,
+        EventsModule,
         DatabaseModule,
         UsersModule,
         TokensModule,

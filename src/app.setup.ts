@@ -1,7 +1,9 @@
+import type { IncomingMessage } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ClientAddressResolver } from './common/network/client-address.js';
+import { requestIdFrom } from './common/request-origin/request-origin.js';
 import { AppConfig } from './config/app-config.js';
 
 /** Largest accepted request body. Every valid body of this API is far smaller. */
@@ -17,6 +19,7 @@ export function createHttpAdapter(): FastifyAdapter {
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    genReqId: (request: IncomingMessage) => requestIdFrom(request.headers['x-request-id']),
   });
   adapter.getInstance().removeContentTypeParser('text/plain');
   return adapter;

@@ -1,7 +1,8 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { ClientIp } from '../common/decorators/client-ip.decorator.js';
+import { Origin } from '../common/decorators/origin.decorator.js';
 import { Public } from '../common/decorators/public.decorator.js';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { AuthService } from './auth.service.js';
 import { AuthResponseDto } from './dto/auth-response.dto.js';
@@ -18,8 +19,8 @@ export class AuthController {
   @Post('register')
   @HttpCode(HttpStatus.CREATED)
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.CONFLICT)
-  register(@Body() body: RegisterDto, @ClientIp() ip: string): Promise<AuthResponseDto> {
-    return this.authService.register(body, ip);
+  register(@Body() body: RegisterDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {
+    return this.authService.register(body, origin);
   }
 
   /** Signs in with e-mail and password. */
@@ -27,7 +28,7 @@ export class AuthController {
   @Post('login')
   @HttpCode(HttpStatus.OK)
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
-  login(@Body() body: LoginDto, @ClientIp() ip: string): Promise<AuthResponseDto> {
-    return this.authService.login(body, ip);
+  login(@Body() body: LoginDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {
+    return this.authService.login(body, origin);
   }
 }

@@ -1,4 +1,5 @@
 export const AuthMessages = {
   invalidCredentials: 'Credenciales inválidas.',
-  lockedOut: (minutes: number) => `Cuenta bloqueada temporalmente. Intenta en ${minutes} minuto(s).`,
+  lockedOut: (minutes: number) =>
+    `Cuenta bloqueada temporalmente. Intenta en ${minutes} minuto(s).`,
 } as const;

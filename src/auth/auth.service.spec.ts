@@ -3,11 +3,15 @@ import { HttpException, Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { EntityManager } from 'typeorm';
 import { FakeClock } from '../../test/utils/fake-clock.js';
+import { originAt } from '../../test/utils/origin.js';
 import { errorOf } from '../../test/utils/rejection.js';
 import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors.js';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { TokensService } from '../tokens/tokens.service.js';
+import type { AuthEvent } from '../events/auth-event.js';
+import { AuthEvents } from '../events/auth-events.js';
+import { TokensService, type IssuedSession } from '../tokens/tokens.service.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersService, type LockoutState, type LoginState } from '../users/users.service.js';
@@ -19,7 +23,8 @@ import { PasswordHasher } from './password-hasher.js';
 const NOW = new Date('2026-01-01T12:00:00.000Z');
 const MINUTE_MS = 60_000;
 const at = (ms: number): Date => new Date(NOW.getTime() + ms);
-const IP = '203.0.113.7';
+const ORIGIN = originAt('203.0.113.7');
+const FAMILY_ID = '9b2f6a3e-0c1d-4e5f-8a7b-6c5d4e3f2a1b';
 const PASSWORD = 'S3cure!pass';
 const EMAIL = 'alice@example.com';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -146,16 +151,17 @@ class FakeUsersService {
 }
 
 class FakeTokensService {
-  readonly issued: Array<{ user: User; ip: string; manager: EntityManager }> = [];
+  readonly issued: Array<{ user: User; origin: RequestOrigin; manager: EntityManager }> = [];
 
-  issue(user: User, ip: string, manager: EntityManager): Promise<AuthResponseDto> {
-    this.issued.push({ user: structuredClone(user), ip, manager });
-    return Promise.resolve({
+  issue(user: User, origin: RequestOrigin, manager: EntityManager): Promise<IssuedSession> {
+    this.issued.push({ user: structuredClone(user), origin, manager });
+    const response: AuthResponseDto = {
       accessToken: `access-for-${user.id}`,
       refreshToken: `refresh-for-${user.id}`,
       accessTokenExpiry: '2026-01-01T12:15:00.000Z',
       user: UserResponseDto.from(user),
-    });
+    };
+    return Promise.resolve({ response, familyId: FAMILY_ID });
   }
 }
 
@@ -221,6 +227,7 @@ describe(AuthService.name, () => {
   let hasher: FakePasswordHasher;
   let unitOfWork: FakeUnitOfWork;
   let logs: Array<{ level: 'log' | 'warn'; text: string }>;
+  let events: AuthEvent[];
   let sut: AuthService;
 
   async function build(passwordHasher: FakePasswordHasher): Promise<AuthService> {
@@ -233,9 +240,15 @@ describe(AuthService.name, () => {
         { provide: PasswordHasher, useValue: passwordHasher },
         { provide: UnitOfWork, useValue: unitOfWork },
         { provide: Clock, useValue: new FakeClock(NOW) },
+        AuthEvents,
       ],
     }).compile();
     logs.length = 0;
+    events = [];
+    moduleRef.get(AuthEvents).subscribe((record) => {
+      expect(record.origin).toBe(ORIGIN);
+      events.push(record.event);
+    });
     return moduleRef.get(AuthService);
   }
 
@@ -262,7 +275,7 @@ describe(AuthService.name, () => {
     const request = { username: 'alice', email: EMAIL, password: PASSWORD };
 
     it('should create the user with a hashed password and issue tokens in one transaction', async () => {
-      const response = await sut.register(request, IP);
+      const response = await sut.register(request, ORIGIN);
 
       expect(users.inserted).toHaveLength(1);
       const [{ user, manager }] = users.inserted;
@@ -279,7 +292,7 @@ describe(AuthService.name, () => {
       });
       expect(manager).toBe(MANAGER);
       expect(unitOfWork.transactions).toBe(1);
-      expect(tokens.issued).toEqual([{ user, ip: IP, manager: MANAGER }]);
+      expect(tokens.issued).toEqual([{ user, origin: ORIGIN, manager: MANAGER }]);
       expect(response).toEqual({
         accessToken: `access-for-${user.id}`,
         refreshToken: `refresh-for-${user.id}`,
@@ -302,15 +315,15 @@ describe(AuthService.name, () => {
         return hash(password);
       });
 
-      await sut.register(request, IP);
+      await sut.register(request, ORIGIN);
 
       expect(openWhileHashing).toBe(0);
       expect(unitOfWork.transactions).toBe(1);
     });
 
     it('should give every user a new id', async () => {
-      await sut.register(request, IP);
-      await sut.register({ ...request, email: 'bob@example.com' }, IP);
+      await sut.register(request, ORIGIN);
+      await sut.register({ ...request, email: 'bob@example.com' }, ORIGIN);
 
       expect(users.inserted[0].user.id).not.toBe(users.inserted[1].user.id);
     });
@@ -324,7 +337,7 @@ describe(AuthService.name, () => {
     ])(
       'should normalise an e-mail with %s before checking and storing it',
       async (_l, email, expected) => {
-        await sut.register({ ...request, email }, IP);
+        await sut.register({ ...request, email }, ORIGIN);
 
         expect(users.lookups).toEqual([expected]);
         expect(users.inserted[0].user.email).toBe(expected);
@@ -332,7 +345,7 @@ describe(AuthService.name, () => {
     );
 
     it('should hash the password exactly as given, untrimmed', async () => {
-      await sut.register({ ...request, password: ' S3cure!pass ' }, IP);
+      await sut.register({ ...request, password: ' S3cure!pass ' }, ORIGIN);
 
       expect(hasher.calls).toEqual(['hash  S3cure!pass ']);
       expect(users.inserted[0].user.passwordHash).toBe('h: S3cure!pass ');
@@ -342,7 +355,7 @@ describe(AuthService.name, () => {
       users.add(buildUser({ email: EMAIL }));
 
       await expectDomainError(
-        sut.register({ ...request, email: ' ALICE@example.com ' }, IP),
+        sut.register({ ...request, email: ' ALICE@example.com ' }, ORIGIN),
         ConflictError,
         'Ya existe una cuenta con ese email.',
       );
@@ -356,7 +369,7 @@ describe(AuthService.name, () => {
       users.insertError = new ConflictError('Ya existe una cuenta con ese email.');
 
       await expectDomainError(
-        sut.register(request, IP),
+        sut.register(request, ORIGIN),
         ConflictError,
         'Ya existe una cuenta con ese email.',
       );
@@ -364,7 +377,7 @@ describe(AuthService.name, () => {
     });
 
     it('should log the registration without the password or its hash', async () => {
-      await sut.register(request, IP);
+      await sut.register(request, ORIGIN);
 
       expect(logs.filter((l) => l.level === 'log')).toHaveLength(1);
       expect(JSON.stringify(logs)).not.toContain(PASSWORD);
@@ -377,14 +390,14 @@ describe(AuthService.name, () => {
     it('should look the user up by the normalised e-mail', async () => {
       users.add(buildUser());
 
-      await sut.login({ email: '  Alice@EXAMPLE.com ', password: PASSWORD }, IP);
+      await sut.login({ email: '  Alice@EXAMPLE.com ', password: PASSWORD }, ORIGIN);
 
       expect(users.lookups).toEqual([EMAIL]);
     });
 
     it('should answer an unknown e-mail like a wrong password, after a dummy verification', async () => {
       await expectDomainError(
-        sut.login({ email: 'nobody@example.com', password: PASSWORD }, IP),
+        sut.login({ email: 'nobody@example.com', password: PASSWORD }, ORIGIN),
         UnauthorizedError,
         'Credenciales inválidas.',
       );
@@ -403,7 +416,7 @@ describe(AuthService.name, () => {
         users.add(buildUser({ isActive: false }));
 
         await expectDomainError(
-          sut.login({ email: EMAIL, password }, IP),
+          sut.login({ email: EMAIL, password }, ORIGIN),
           UnauthorizedError,
           'Cuenta desactivada.',
         );
@@ -417,7 +430,7 @@ describe(AuthService.name, () => {
     it('should report a deactivated account before a lockout', async () => {
       users.add(buildUser({ isActive: false, failedLoginAttempts: 5, lockoutEnd: at(MINUTE_MS) }));
 
-      await expectDomainError(sut.login(request, IP), UnauthorizedError, 'Cuenta desactivada.');
+      await expectDomainError(sut.login(request, ORIGIN), UnauthorizedError, 'Cuenta desactivada.');
     });
 
     it.each([
@@ -433,7 +446,7 @@ describe(AuthService.name, () => {
         users.add(buildUser({ failedLoginAttempts: 5, lockoutEnd: at(left) }));
 
         await expectDomainError(
-          sut.login(request, IP),
+          sut.login(request, ORIGIN),
           UnauthorizedError,
           `Cuenta bloqueada temporalmente. Intenta en ${minutes} minuto(s).`,
         );
@@ -449,7 +462,7 @@ describe(AuthService.name, () => {
       users.add(buildUser({ failedLoginAttempts: 2 }));
 
       await expectDomainError(
-        sut.login({ email: EMAIL, password: 'wrong' }, IP),
+        sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN),
         UnauthorizedError,
         'Credenciales inválidas.',
       );
@@ -466,7 +479,7 @@ describe(AuthService.name, () => {
       users.add(buildUser({ failedLoginAttempts: 4 }));
 
       await expectDomainError(
-        sut.login({ email: EMAIL, password: 'wrong' }, IP),
+        sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN),
         UnauthorizedError,
         'Credenciales inválidas.',
       );
@@ -487,7 +500,7 @@ describe(AuthService.name, () => {
       users.add(buildUser({ failedLoginAttempts: 5, lockoutEnd: at(offset) }));
 
       await expectDomainError(
-        sut.login({ email: EMAIL, password: 'wrong' }, IP),
+        sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN),
         UnauthorizedError,
         'Credenciales inválidas.',
       );
@@ -503,13 +516,13 @@ describe(AuthService.name, () => {
 
       for (let attempt = 1; attempt <= 5; attempt += 1) {
         await expectDomainError(
-          sut.login({ email: EMAIL, password: 'wrong' }, IP),
+          sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN),
           UnauthorizedError,
           'Credenciales inválidas.',
         );
       }
       await expectDomainError(
-        sut.login(request, IP),
+        sut.login(request, ORIGIN),
         UnauthorizedError,
         'Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).',
       );
@@ -523,7 +536,7 @@ describe(AuthService.name, () => {
       const user = buildUser({ failedLoginAttempts: 7, lockoutEnd: at(-1) });
       users.add(user);
 
-      const response = await sut.login(request, IP);
+      const response = await sut.login(request, ORIGIN);
 
       expect(users.updates).toEqual([
         {
@@ -538,7 +551,7 @@ describe(AuthService.name, () => {
         },
       ]);
       expect(unitOfWork.transactions).toBe(1);
-      expect(tokens.issued).toEqual([{ user, ip: IP, manager: MANAGER }]);
+      expect(tokens.issued).toEqual([{ user, origin: ORIGIN, manager: MANAGER }]);
       expect(response).toEqual({
         accessToken: `access-for-${user.id}`,
         refreshToken: `refresh-for-${user.id}`,
@@ -564,7 +577,7 @@ describe(AuthService.name, () => {
         return hash(password);
       });
 
-      await sut.login(request, IP);
+      await sut.login(request, ORIGIN);
 
       expect(openDuring).toEqual(['verify with 0 open', 'hash with 0 open']);
       expect(unitOfWork.transactions).toBe(1);
@@ -573,7 +586,7 @@ describe(AuthService.name, () => {
     it('should upgrade a hash that needs a rehash, storing the new one', async () => {
       users.add(buildUser({ passwordHash: `legacy:${PASSWORD}` }));
 
-      await sut.login(request, IP);
+      await sut.login(request, ORIGIN);
 
       expect(hasher.calls).toEqual([`verify ${PASSWORD} legacy:${PASSWORD}`, `hash ${PASSWORD}`]);
       expect(users.updates[0].state.passwordHash).toBe(`h:${PASSWORD}`);
@@ -583,7 +596,7 @@ describe(AuthService.name, () => {
     it('should keep a current hash as it is', async () => {
       users.add(buildUser());
 
-      await sut.login(request, IP);
+      await sut.login(request, ORIGIN);
 
       expect(hasher.calls.filter((call) => call.startsWith('hash'))).toEqual([]);
       expect(users.updates[0].state.passwordHash).toBe(`h:${PASSWORD}`);
@@ -592,7 +605,7 @@ describe(AuthService.name, () => {
     it('should not rehash after a wrong password', async () => {
       users.add(buildUser({ passwordHash: `legacy:${PASSWORD}` }));
 
-      await expect(sut.login({ email: EMAIL, password: 'wrong' }, IP)).rejects.toThrow(
+      await expect(sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN)).rejects.toThrow(
         'Credenciales inválidas.',
       );
 
@@ -606,9 +619,9 @@ describe(AuthService.name, () => {
       users.add(buildUser());
 
       const attempts = [
-        sut.login({ email: EMAIL, password: 'wrong-1' }, IP),
-        sut.login({ email: ' ALICE@example.com', password: 'wrong-2' }, IP),
-        sut.login({ email: EMAIL, password: 'wrong-3' }, IP),
+        sut.login({ email: EMAIL, password: 'wrong-1' }, ORIGIN),
+        sut.login({ email: ' ALICE@example.com', password: 'wrong-2' }, ORIGIN),
+        sut.login({ email: EMAIL, password: 'wrong-3' }, ORIGIN),
       ].map((attempt) => errorOf(attempt));
 
       for (let i = 0; i < 3; i += 1) {
@@ -630,7 +643,7 @@ describe(AuthService.name, () => {
       users.add(buildUser({ failedLoginAttempts: 4 }));
 
       const attempts = [PASSWORD.slice(1), PASSWORD, 'wrong-3'].map((password) =>
-        errorOf(sut.login({ email: EMAIL, password }, IP)),
+        errorOf(sut.login({ email: EMAIL, password }, ORIGIN)),
       );
       await flush();
       expect(gated.waiting).toBe(1);
@@ -654,7 +667,7 @@ describe(AuthService.name, () => {
           user.lockoutEnd = new Date(NOW.getTime() + 15 * 60_000);
         };
 
-        const error = await errorOf(sut.login({ email: EMAIL, password: PASSWORD }, IP));
+        const error = await errorOf(sut.login({ email: EMAIL, password: PASSWORD }, ORIGIN));
 
         expect(error.message).toBe('Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).');
         expect(hasher.calls.filter((call) => call.startsWith('verify'))).toHaveLength(1);
@@ -667,7 +680,7 @@ describe(AuthService.name, () => {
           user.failedLoginAttempts = 3;
         };
 
-        await expect(sut.login({ email: EMAIL, password: 'wrong' }, IP)).rejects.toThrow(
+        await expect(sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN)).rejects.toThrow(
           'Credenciales inválidas.',
         );
 
@@ -680,7 +693,7 @@ describe(AuthService.name, () => {
           user.failedLoginAttempts = 2;
         };
 
-        await sut.login({ email: EMAIL, password: PASSWORD }, IP);
+        await sut.login({ email: EMAIL, password: PASSWORD }, ORIGIN);
 
         expect(users.stored(EMAIL)).toMatchObject({ failedLoginAttempts: 0, lastLoginAt: NOW });
         expect(tokens.issued).toHaveLength(1);
@@ -695,14 +708,72 @@ describe(AuthService.name, () => {
         buildUser({ id: '9b2d6f7e-1c1a-4c55-8f3e-2f7b0d1e6a11', email: 'bob@example.com' }),
       );
 
-      const alice = errorOf(sut.login({ email: EMAIL, password: 'wrong' }, IP));
-      const bob = errorOf(sut.login({ email: 'bob@example.com', password: 'wrong' }, IP));
+      const alice = errorOf(sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN));
+      const bob = errorOf(sut.login({ email: 'bob@example.com', password: 'wrong' }, ORIGIN));
       await flush();
 
       expect(gated.maxActive).toBe(2);
       gated.answerNext(false);
       gated.answerNext(false);
       await Promise.all([alice, bob]);
+    });
+  });
+  describe('events', () => {
+    const user = buildUser();
+    const login = (password: string): Promise<unknown> =>
+      sut.login({ email: ' Alice@Example.com', password }, ORIGIN).catch(() => undefined);
+
+    it('should tell a registration with the session it started', async () => {
+      const response = await sut.register(
+        { username: 'alice', email: EMAIL, password: PASSWORD },
+        ORIGIN,
+      );
+
+      expect(events).toEqual([
+        { type: 'registered', userId: response.user.id, familyId: FAMILY_ID },
+      ]);
+    });
+
+    it('should tell a successful login with the session it started', async () => {
+      users.add(user);
+
+      await login(PASSWORD);
+
+      expect(events).toEqual([{ type: 'login_succeeded', userId: user.id, familyId: FAMILY_ID }]);
+    });
+
+    it.each([
+      ['unknown_email', {}, null],
+      ['deactivated', { isActive: false }, user.id],
+      ['locked', { failedLoginAttempts: 5, lockoutEnd: at(MINUTE_MS) }, user.id],
+      ['bad_password', {}, user.id],
+    ] as const)(
+      'should tell a refused login with its reason: %s',
+      async (reason, state, userId) => {
+        if (reason !== 'unknown_email') {
+          users.add(buildUser(state));
+        }
+
+        await login(reason === 'bad_password' ? 'wrong' : PASSWORD);
+
+        expect(events).toEqual([{ type: 'login_failed', userId, email: EMAIL, reason }]);
+      },
+    );
+
+    it('should tell the lockout that a failure starts, before the failure itself', async () => {
+      users.add(buildUser({ failedLoginAttempts: 4 }));
+
+      await login('wrong');
+
+      expect(events).toEqual([
+        {
+          type: 'lockout_started',
+          userId: user.id,
+          failedAttempts: 5,
+          lockedUntil: at(15 * MINUTE_MS),
+        },
+        { type: 'login_failed', userId: user.id, email: EMAIL, reason: 'bad_password' },
+      ]);
     });
   });
 });

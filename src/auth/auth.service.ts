@@ -1,8 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors.js';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import type { LoginFailureReason } from '../events/auth-event.js';
+import { AuthEvents } from '../events/auth-events.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../users/email.js';
 import type { User } from '../users/entities/user.entity.js';
@@ -28,9 +31,10 @@ export class AuthService {
     private readonly accountLock: AccountLock,
     private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
+    private readonly events: AuthEvents,
   ) {}
 
-  async register(request: RegisterDto, ip: string): Promise<AuthResponseDto> {
+  async register(request: RegisterDto, origin: RequestOrigin): Promise<AuthResponseDto> {
     const email = normalizeEmail(request.email);
     // Checked before hashing so a taken e-mail costs no PBKDF2; the unique index still decides
     // between two registrations that pass this check together.
@@ -48,10 +52,11 @@ export class AuthService {
       createdAt: this.clock.now(),
       lastLoginAt: null,
     };
-    const response = await this.unitOfWork.transaction(async (m) => {
+    const { response, familyId } = await this.unitOfWork.transaction(async (m) => {
       await this.usersService.insert(user, m);
-      return this.tokensService.issue(user, ip, m);
+      return this.tokensService.issue(user, origin, m);
     });
+    this.events.emit({ type: 'registered', userId: user.id, familyId }, origin);
     this.logger.log(`User ${user.id} registered`);
     return response;
   }
@@ -65,54 +70,70 @@ export class AuthService {
    * is read again and the checks re-run. The password verdict itself stays valid, so PBKDF2 runs
    * once per attempt and no database connection is held while it runs.
    */
-  login(request: LoginDto, ip: string): Promise<AuthResponseDto> {
+  login(request: LoginDto, origin: RequestOrigin): Promise<AuthResponseDto> {
     const email = normalizeEmail(request.email);
+    const refuse = (userId: string | null, reason: LoginFailureReason, message: string) => {
+      this.events.emit({ type: 'login_failed', userId, email, reason }, origin);
+      return new UnauthorizedError(message);
+    };
     return this.accountLock.run(email, async () => {
       let user = await this.usersService.findByEmail(email);
       if (user === null) {
         await this.passwordHasher.verifyAgainstDummy(request.password);
-        throw new UnauthorizedError(AuthMessages.invalidCredentials);
+        throw refuse(null, 'unknown_email', AuthMessages.invalidCredentials);
       }
-      this.assertMayLogIn(user);
+      this.assertMayLogIn(user, refuse);
       const isCorrect = await this.passwordHasher.verify(request.password, user.passwordHash);
       for (;;) {
         if (isCorrect) {
-          const response = await this.recordSuccess(user, request.password, ip);
+          const response = await this.recordSuccess(user, request.password, origin);
           if (response !== null) {
             return response;
           }
-        } else if (await this.recordFailure(user)) {
-          throw new UnauthorizedError(AuthMessages.invalidCredentials);
+        } else if (await this.recordFailure(user, origin)) {
+          throw refuse(user.id, 'bad_password', AuthMessages.invalidCredentials);
         }
-        user = await this.usersService.findById(user.id);
-        if (user === null) {
-          throw new UnauthorizedError(AuthMessages.invalidCredentials);
+        const again = await this.usersService.findById(user.id);
+        if (again === null) {
+          throw refuse(null, 'unknown_email', AuthMessages.invalidCredentials);
         }
-        this.assertMayLogIn(user);
+        user = again;
+        this.assertMayLogIn(user, refuse);
       }
     });
   }
 
-  private assertMayLogIn(user: User): void {
+  private assertMayLogIn(
+    user: User,
+    refuse: (userId: string, reason: LoginFailureReason, message: string) => Error,
+  ): void {
     if (!user.isActive) {
-      throw new UnauthorizedError(UsersMessages.deactivated);
+      throw refuse(user.id, 'deactivated', UsersMessages.deactivated);
     }
     const now = this.clock.now();
     if (isLockedOut(user, now)) {
-      throw new UnauthorizedError(
-        AuthMessages.lockedOut(remainingLockoutMinutes(user.lockoutEnd, now)),
-      );
+      const minutes = remainingLockoutMinutes(user.lockoutEnd, now);
+      throw refuse(user.id, 'locked', AuthMessages.lockedOut(minutes));
     }
   }
 
   /** False when the account changed since it was read. */
-  private async recordFailure(user: User): Promise<boolean> {
+  private async recordFailure(user: User, origin: RequestOrigin): Promise<boolean> {
     const next = afterFailedLogin(user, this.clock.now());
     const written = await this.usersService.replaceLoginState(user.id, user, {
       failedLoginAttempts: next.failedLoginAttempts,
       lockoutEnd: next.lockoutEnd,
     });
-    if (written && next.lockedOut) {
+    if (written && next.lockedOut && next.lockoutEnd !== null) {
+      this.events.emit(
+        {
+          type: 'lockout_started',
+          userId: user.id,
+          failedAttempts: next.failedLoginAttempts,
+          lockedUntil: next.lockoutEnd,
+        },
+        origin,
+      );
       this.logger.warn(
         `User ${user.id} locked out after ${next.failedLoginAttempts} failed login attempts`,
       );
@@ -124,7 +145,7 @@ export class AuthService {
   private async recordSuccess(
     user: User,
     password: string,
-    ip: string,
+    origin: RequestOrigin,
   ): Promise<AuthResponseDto | null> {
     // Hashes made with a lower cost than the configured one are upgraded while we hold the
     // plain password; hashing happens before the transaction, never inside it.
@@ -132,18 +153,23 @@ export class AuthService {
       ? await this.passwordHasher.hash(password)
       : user.passwordHash;
     const now = this.clock.now();
-    const response = await this.unitOfWork.transaction(async (m) => {
+    const session = await this.unitOfWork.transaction(async (m) => {
       const written = await this.usersService.replaceLoginState(
         user.id,
         user,
         { failedLoginAttempts: 0, lockoutEnd: null, lastLoginAt: now, passwordHash },
         m,
       );
-      return written ? this.tokensService.issue(user, ip, m) : null;
+      return written ? this.tokensService.issue(user, origin, m) : null;
     });
-    if (response !== null) {
-      this.logger.log(`User ${user.id} logged in`);
+    if (session === null) {
+      return null;
     }
-    return response;
+    this.events.emit(
+      { type: 'login_succeeded', userId: user.id, familyId: session.familyId },
+      origin,
+    );
+    this.logger.log(`User ${user.id} logged in`);
+    return session.response;
   }
 }

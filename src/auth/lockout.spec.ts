@@ -1,4 +1,9 @@
-import { afterFailedLogin, isLockedOut, LOCKOUT_DURATION_MS, remainingLockoutMinutes } from './lockout.js';
+import {
+  afterFailedLogin,
+  isLockedOut,
+  LOCKOUT_DURATION_MS,
+  remainingLockoutMinutes,
+} from './lockout.js';
 
 const NOW = new Date('2026-01-01T12:00:00.000Z');
 const at = (ms: number): Date => new Date(NOW.getTime() + ms);
@@ -27,11 +32,19 @@ describe('lockout rules', () => {
 
   it('should lock for 15 minutes on the fifth failure', () => {
     const next = afterFailedLogin({ failedLoginAttempts: 4, lockoutEnd: null }, NOW);
-    expect(next).toEqual({ failedLoginAttempts: 5, lockoutEnd: at(LOCKOUT_DURATION_MS), lockedOut: true });
+    expect(next).toEqual({
+      failedLoginAttempts: 5,
+      lockoutEnd: at(LOCKOUT_DURATION_MS),
+      lockedOut: true,
+    });
   });
 
   it('should lock again on the first failure after an elapsed lockout, keeping the count', () => {
     const next = afterFailedLogin({ failedLoginAttempts: 5, lockoutEnd: at(-1) }, NOW);
-    expect(next).toEqual({ failedLoginAttempts: 6, lockoutEnd: at(LOCKOUT_DURATION_MS), lockedOut: true });
+    expect(next).toEqual({
+      failedLoginAttempts: 6,
+      lockoutEnd: at(LOCKOUT_DURATION_MS),
+      lockedOut: true,
+    });
   });
 });

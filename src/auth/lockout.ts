@@ -6,7 +6,10 @@ export const LOCKOUT_DURATION_MS = 15 * 60 * 1000;
 const MINUTE_MS = 60 * 1000;
 
 /** Spec §3.1: locked out while `lockoutEnd` is later than now. */
-export function isLockedOut(user: Pick<User, 'lockoutEnd'>, now: Date): user is { lockoutEnd: Date } {
+export function isLockedOut(
+  user: Pick<User, 'lockoutEnd'>,
+  now: Date,
+): user is { lockoutEnd: Date } {
   return user.lockoutEnd !== null && user.lockoutEnd.getTime() > now.getTime();
 }
 

@@ -32,7 +32,11 @@ export const PASSWORD_RULES: readonly PasswordRule[] = [
     test: (p) => /\p{Ll}/u.test(p),
     message: 'password must contain a lowercase letter',
   },
-  { name: 'passwordDigit', test: (p) => /\p{Nd}/u.test(p), message: 'password must contain a digit' },
+  {
+    name: 'passwordDigit',
+    test: (p) => /\p{Nd}/u.test(p),
+    message: 'password must contain a digit',
+  },
   {
     name: 'passwordSpecial',
     test: (p) => /[^\p{L}\p{N}]/u.test(p),

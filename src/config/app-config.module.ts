@@ -33,7 +33,8 @@ export class AppConfigModule {
         {
           provide: AppConfig,
           inject: [ConfigService],
-          useFactory: (config: ConfigService): AppConfig => config.getOrThrow<AppConfig>(APP_CONFIG_KEY),
+          useFactory: (config: ConfigService): AppConfig =>
+            config.getOrThrow<AppConfig>(APP_CONFIG_KEY),
         },
       ],
       exports: [AppConfig],

@@ -10,8 +10,7 @@ import {
   MinLength,
 } from 'class-validator';
 
-export const SAMPLE_SECRET_KEY =
-  'keygate-sample-secret-replace-me-in-production-0123456789';
+export const SAMPLE_SECRET_KEY = 'keygate-sample-secret-replace-me-in-production-0123456789';
 export const DEFAULT_ISSUER = 'keygate';
 export const DEFAULT_AUDIENCE = 'keygate-clients';
 export const DEFAULT_CONNECTION_STRING = 'Data Source=data/keygate.db';

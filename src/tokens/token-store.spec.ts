@@ -121,7 +121,9 @@ describe(SqliteTokenStore.name, () => {
       reason: 'Token reuse detectado',
     };
 
-    await expect(sut.revokeActiveDescendants(members[1], revocation)).resolves.toBe(2);
+    const revoked = await sut.revokeActiveDescendants(members[1], revocation);
+
+    expect([...revoked].sort()).toEqual([members[2].id, members[3].id]);
 
     const after = await Promise.all(members.map((member) => typeorm(member.id)));
     expect(after.map((member) => member.reasonRevoked)).toEqual([

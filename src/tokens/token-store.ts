@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { MoreThan, type EntityManager } from 'typeorm';
+import { In, MoreThan, type EntityManager } from 'typeorm';
 import { fromSqliteDatetime, toSqliteDatetime } from '../database/sqlite-datetime.js';
 import type { UnitOfWork } from '../database/unit-of-work.js';
 import type { User } from '../users/entities/user.entity.js';
@@ -31,8 +31,8 @@ export interface TokenStore {
   findOwner(userId: string): Promise<User | null>;
   /** Revokes the token if it is still active; false when it was not. */
   revokeIfActive(tokenId: string, revocation: Revocation): Promise<boolean>;
-  /** Revokes the still-active tokens rotated out of `token`; returns how many. */
-  revokeActiveDescendants(token: RefreshToken, revocation: Revocation): Promise<number>;
+  /** Revokes the still-active tokens rotated out of `token`; returns their ids. */
+  revokeActiveDescendants(token: RefreshToken, revocation: Revocation): Promise<string[]>;
   insert(token: RefreshToken): Promise<void>;
 }
 
@@ -50,7 +50,7 @@ export class TypeOrmTokenStore implements TokenStore {
     }
     // Rotation, reuse detection and revocation of one family never interleave, across
     // instances included; read again under the lock, the first read may predate a commit.
-    await this.unitOfWork.lock(this.m, `refresh-family:${token.familyId}`);
+    await this.unitOfWork.lock(this.m, familyLockKey(token.familyId));
     return this.m.findOneBy(RefreshToken, { id: token.id });
   }
 
@@ -67,13 +67,21 @@ export class TypeOrmTokenStore implements TokenStore {
     return result.affected === 1;
   }
 
-  async revokeActiveDescendants(token: RefreshToken, revocation: Revocation): Promise<number> {
-    const result = await this.m.update(
-      RefreshToken,
-      { familyId: token.familyId, generation: MoreThan(token.generation), isRevoked: false },
-      revokedColumns(revocation),
-    );
-    return result.affected ?? 0;
+  async revokeActiveDescendants(token: RefreshToken, revocation: Revocation): Promise<string[]> {
+    // Two statements are safe here: findByHash holds the family's lock until the unit ends.
+    const descendants = await this.m.find(RefreshToken, {
+      select: { id: true },
+      where: { familyId: token.familyId, generation: MoreThan(token.generation), isRevoked: false },
+    });
+    const ids = descendants.map((descendant) => descendant.id);
+    if (ids.length > 0) {
+      await this.m.update(
+        RefreshToken,
+        { id: In(ids), isRevoked: false },
+        revokedColumns(revocation),
+      );
+    }
+    return ids;
   }
 
   async insert(token: RefreshToken): Promise<void> {
@@ -81,7 +89,12 @@ export class TypeOrmTokenStore implements TokenStore {
   }
 }
 
-function revokedColumns(revocation: Revocation): Partial<RefreshToken> {
+/** The advisory lock that makes the changes of one token family take turns on PostgreSQL. */
+export function familyLockKey(familyId: string): string {
+  return `refresh-family:${familyId}`;
+}
+
+export function revokedColumns(revocation: Revocation): Partial<RefreshToken> {
   return {
     isRevoked: true,
     revokedAt: revocation.at,
@@ -115,7 +128,7 @@ export class SqliteTokenStatements {
   readonly byHash: Statement<[string], SqliteTokenRow>;
   readonly userById: Statement<[string], SqliteUserRow>;
   readonly revokeIfActive: Statement<[string, string, string, string | null, string]>;
-  readonly revokeDescendants: Statement<[string, string, string, string, number]>;
+  readonly revokeDescendants: Statement<[string, string, string, string, number], { id: string }>;
   readonly insert: Statement<unknown[]>;
 
   constructor(db: Database) {
@@ -127,7 +140,8 @@ export class SqliteTokenStatements {
     );
     this.revokeDescendants = db.prepare(
       'UPDATE "refresh_tokens" SET "isRevoked" = 1, "revokedAt" = ?, "revokedByIp" = ?, ' +
-        '"reasonRevoked" = ? WHERE "familyId" = ? AND "generation" > ? AND "isRevoked" = 0',
+        '"reasonRevoked" = ? WHERE "familyId" = ? AND "generation" > ? AND "isRevoked" = 0 ' +
+        'RETURNING "id"',
     );
     this.insert = db.prepare(
       `INSERT INTO "refresh_tokens" (${TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -160,15 +174,15 @@ export class SqliteTokenStore implements TokenStore {
     return Promise.resolve(changes === 1);
   }
 
-  revokeActiveDescendants(token: RefreshToken, revocation: Revocation): Promise<number> {
-    const { changes } = this.statements.revokeDescendants.run(
+  revokeActiveDescendants(token: RefreshToken, revocation: Revocation): Promise<string[]> {
+    const rows = this.statements.revokeDescendants.all(
       toSqliteDatetime(revocation.at),
       revocation.ip,
       revocation.reason,
       token.familyId,
       token.generation,
     );
-    return Promise.resolve(changes);
+    return Promise.resolve(rows.map((row) => row.id));
   }
 
   insert(token: RefreshToken): Promise<void> {

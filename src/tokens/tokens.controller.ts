@@ -1,12 +1,13 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
-import { ClientIp } from '../common/decorators/client-ip.decorator.js';
+import { Origin } from '../common/decorators/origin.decorator.js';
 import {
   CurrentUser,
   type AccessTokenClaims,
 } from '../common/decorators/current-user.decorator.js';
 import { Public } from '../common/decorators/public.decorator.js';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { MessageResponseDto } from './dto/message-response.dto.js';
 import { RefreshDto } from './dto/refresh.dto.js';
@@ -23,8 +24,8 @@ export class TokensController {
   @Post('refresh')
   @HttpCode(HttpStatus.OK)
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
-  refresh(@Body() body: RefreshDto, @ClientIp() ip: string): Promise<AuthResponseDto> {
-    return this.tokensService.refresh(body.refreshToken, ip);
+  refresh(@Body() body: RefreshDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {
+    return this.tokensService.refresh(body.refreshToken, origin);
   }
 
   /** Revokes one of the bearer's refresh tokens (logout). */
@@ -35,8 +36,8 @@ export class TokensController {
   revoke(
     @Body() body: RevokeDto,
     @CurrentUser() user: AccessTokenClaims,
-    @ClientIp() ip: string,
+    @Origin() origin: RequestOrigin,
   ): Promise<MessageResponseDto> {
-    return this.tokensService.revoke(user.sub, body, ip);
+    return this.tokensService.revoke(user.sub, body, origin);
   }
 }

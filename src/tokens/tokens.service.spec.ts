@@ -4,11 +4,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
+import { originAt } from '../../test/utils/origin.js';
 import { rejectionOf } from '../../test/utils/rejection.js';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import type { AuthEvent } from '../events/auth-event.js';
+import { AuthEvents } from '../events/auth-events.js';
 import { User } from '../users/entities/user.entity.js';
 import { UsersService } from '../users/users.service.js';
 import { AccessTokenService, type SignedAccessToken } from './access-token.service.js';
@@ -44,6 +47,7 @@ describe(TokensService.name, () => {
   let clock: FakeClock;
   let sign: jest.Mock<(user: Pick<User, 'id' | 'email'>) => SignedAccessToken>;
   let sut: TokensService;
+  let events: AuthEvent[];
 
   const tokenOf = async (raw: string): Promise<RefreshToken> =>
     dataSource.manager.findOneByOrFail(RefreshToken, { tokenHash: sha256(raw) });
@@ -55,14 +59,14 @@ describe(TokensService.name, () => {
     return user;
   };
   const issue = async (user: User, ip = LOGIN_IP): Promise<string> =>
-    (await unitOfWork.transaction((m) => sut.issue(user, ip, m))).refreshToken;
+    (await unitOfWork.transaction((m) => sut.issue(user, originAt(ip), m))).response.refreshToken;
 
   /** Issues a token and rotates it `rotations` times; returns the raw value of every generation. */
   const chain = async (user: User, rotations: number): Promise<string[]> => {
     const raws = [await issue(user)];
     for (let i = 0; i < rotations; i += 1) {
       clock.advance(60_000);
-      raws.push((await sut.refresh(raws[raws.length - 1], REFRESH_IP)).refreshToken);
+      raws.push((await sut.refresh(raws[raws.length - 1], originAt(REFRESH_IP))).refreshToken);
     }
     return raws;
   };
@@ -93,9 +97,12 @@ describe(TokensService.name, () => {
         { provide: AccessTokenService, useValue: { sign } },
         { provide: Clock, useValue: clock },
         { provide: AppConfig, useValue: config },
+        AuthEvents,
       ],
     }).compile();
     unitOfWork = moduleRef.get(UnitOfWork);
+    events = [];
+    moduleRef.get(AuthEvents).subscribe((record) => events.push(record.event));
     sut = moduleRef.get(TokensService);
   });
 
@@ -107,8 +114,11 @@ describe(TokensService.name, () => {
     it('should return the access token, a new refresh token and the public user', async () => {
       const user = await createUser();
 
-      const response = await unitOfWork.transaction((m) => sut.issue(user, LOGIN_IP, m));
+      const { response, familyId } = await unitOfWork.transaction((m) =>
+        sut.issue(user, originAt(LOGIN_IP), m),
+      );
 
+      expect(familyId).toBe((await tokenOf(response.refreshToken)).familyId);
       expect(response).toEqual({
         accessToken: 'access',
         refreshToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) as unknown,
@@ -175,7 +185,7 @@ describe(TokensService.name, () => {
 
       await expect(
         unitOfWork.transaction(async (m) => {
-          await sut.issue(user, LOGIN_IP, m);
+          await sut.issue(user, originAt(LOGIN_IP), m);
           throw new Error('the login failed later');
         }),
       ).rejects.toThrow('the login failed later');
@@ -192,7 +202,7 @@ describe(TokensService.name, () => {
       clock.advance(60_000);
       const now = clock.now();
 
-      const response = await sut.refresh(raw, REFRESH_IP);
+      const response = await sut.refresh(raw, originAt(REFRESH_IP));
 
       expect(response.refreshToken).not.toBe(raw);
       expect(response.accessToken).toBe('access');
@@ -247,7 +257,7 @@ describe(TokensService.name, () => {
       clock.advance(60_000);
       const replayedAt = clock.now();
 
-      const error = await rejectionOf(sut.refresh(raws[0], '192.0.2.66'));
+      const error = await rejectionOf(sut.refresh(raws[0], originAt('192.0.2.66')));
 
       expect(error).toBeInstanceOf(UnauthorizedError);
       expect(error).toHaveProperty('message', 'Refresh token revocado.');
@@ -268,9 +278,13 @@ describe(TokensService.name, () => {
     it('should end the session: the newest token no longer refreshes after a replay', async () => {
       const user = await createUser();
       const raws = await chain(user, 3);
-      await expect(sut.refresh(raws[0], REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+      await expect(sut.refresh(raws[0], originAt(REFRESH_IP))).rejects.toThrow(
+        'Refresh token revocado.',
+      );
 
-      await expect(sut.refresh(raws[3], REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+      await expect(sut.refresh(raws[3], originAt(REFRESH_IP))).rejects.toThrow(
+        'Refresh token revocado.',
+      );
     });
 
     it('should revoke only the generations after a replayed generation 2', async () => {
@@ -279,7 +293,7 @@ describe(TokensService.name, () => {
       const familyId = (await tokenOf(raws[0])).familyId;
       const before = await family(familyId);
 
-      await expect(sut.refresh(raws[2], REFRESH_IP)).rejects.toThrow(
+      await expect(sut.refresh(raws[2], originAt(REFRESH_IP))).rejects.toThrow(
         new UnauthorizedError('Refresh token revocado.'),
       );
 
@@ -291,10 +305,12 @@ describe(TokensService.name, () => {
     it('should report a logged-out token presented again as revoked, keeping its record', async () => {
       const user = await createUser();
       const raws = await chain(user, 1);
-      await sut.revoke(user.id, { refreshToken: raws[1] }, LOGIN_IP);
+      await sut.revoke(user.id, { refreshToken: raws[1] }, originAt(LOGIN_IP));
       const loggedOut = await tokenOf(raws[1]);
 
-      await expect(sut.refresh(raws[1], REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+      await expect(sut.refresh(raws[1], originAt(REFRESH_IP))).rejects.toThrow(
+        'Refresh token revocado.',
+      );
 
       await expect(tokenOf(raws[1])).resolves.toEqual(loggedOut);
     });
@@ -304,8 +320,8 @@ describe(TokensService.name, () => {
       const raw = await issue(user);
 
       const results = await Promise.allSettled([
-        sut.refresh(raw, REFRESH_IP),
-        sut.refresh(raw, REFRESH_IP),
+        sut.refresh(raw, originAt(REFRESH_IP)),
+        sut.refresh(raw, originAt(REFRESH_IP)),
       ]);
 
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
@@ -328,10 +344,12 @@ describe(TokensService.name, () => {
       const stolen = await chain(user, 1);
       const otherSession = await issue(user);
 
-      await expect(sut.refresh(stolen[0], REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+      await expect(sut.refresh(stolen[0], originAt(REFRESH_IP))).rejects.toThrow(
+        'Refresh token revocado.',
+      );
 
       await expect(tokenOf(otherSession)).resolves.toMatchObject({ isRevoked: false });
-      await expect(sut.refresh(otherSession, REFRESH_IP)).resolves.toHaveProperty(
+      await expect(sut.refresh(otherSession, originAt(REFRESH_IP))).resolves.toHaveProperty(
         'accessToken',
         'access',
       );
@@ -343,7 +361,7 @@ describe(TokensService.name, () => {
       const before = await tokenOf(raw);
       clock.set(new Date(START.getTime() + 7 * DAY_MS));
 
-      const error = await rejectionOf(sut.refresh(raw, REFRESH_IP));
+      const error = await rejectionOf(sut.refresh(raw, originAt(REFRESH_IP)));
 
       expect(error).toBeInstanceOf(UnauthorizedError);
       expect(error).toHaveProperty('message', 'Refresh token expirado.');
@@ -356,7 +374,10 @@ describe(TokensService.name, () => {
       const raw = await issue(user);
       clock.set(new Date(START.getTime() + 7 * DAY_MS - 1));
 
-      await expect(sut.refresh(raw, REFRESH_IP)).resolves.toHaveProperty('accessToken', 'access');
+      await expect(sut.refresh(raw, originAt(REFRESH_IP))).resolves.toHaveProperty(
+        'accessToken',
+        'access',
+      );
     });
 
     it.each([
@@ -366,7 +387,7 @@ describe(TokensService.name, () => {
       const user = await createUser();
       await issue(user);
 
-      const error = await rejectionOf(sut.refresh(raw, REFRESH_IP));
+      const error = await rejectionOf(sut.refresh(raw, originAt(REFRESH_IP)));
 
       expect(error).toBeInstanceOf(UnauthorizedError);
       expect(error).toHaveProperty('message', 'Refresh token inválido.');
@@ -376,7 +397,9 @@ describe(TokensService.name, () => {
       const user = await createUser();
       const raw = await issue(user);
 
-      await expect(sut.refresh(sha256(raw), REFRESH_IP)).rejects.toThrow('Refresh token inválido.');
+      await expect(sut.refresh(sha256(raw), originAt(REFRESH_IP))).rejects.toThrow(
+        'Refresh token inválido.',
+      );
     });
 
     it('should refuse the token of a deactivated user without rotating it', async () => {
@@ -385,7 +408,7 @@ describe(TokensService.name, () => {
       await dataSource.manager.update(User, { id: user.id }, { isActive: false });
       const before = await tokenOf(raw);
 
-      const error = await rejectionOf(sut.refresh(raw, REFRESH_IP));
+      const error = await rejectionOf(sut.refresh(raw, originAt(REFRESH_IP)));
 
       expect(error).toBeInstanceOf(UnauthorizedError);
       expect(error).toHaveProperty('message', 'Cuenta desactivada.');
@@ -398,7 +421,7 @@ describe(TokensService.name, () => {
       const raw = await issue(user);
       await dataSource.manager.update(User, { id: user.id }, { username: 'new-name' });
 
-      const response = await sut.refresh(raw, REFRESH_IP);
+      const response = await sut.refresh(raw, originAt(REFRESH_IP));
 
       expect(response.user.username).toBe('new-name');
       expect(sign).toHaveBeenLastCalledWith(expect.objectContaining({ id: user.id }));
@@ -415,7 +438,7 @@ describe(TokensService.name, () => {
       const response = await sut.revoke(
         user.id,
         { refreshToken: raw, reason: 'Logout from phone' },
-        '192.0.2.1',
+        originAt('192.0.2.1'),
       );
 
       expect(response).toEqual({ message: 'Token revocado exitosamente.' });
@@ -432,7 +455,7 @@ describe(TokensService.name, () => {
       const user = await createUser();
       const raw = await issue(user);
 
-      await sut.revoke(user.id, { refreshToken: raw }, '192.0.2.1');
+      await sut.revoke(user.id, { refreshToken: raw }, originAt('192.0.2.1'));
 
       await expect(tokenOf(raw)).resolves.toMatchObject({ reasonRevoked: 'Revoked by user' });
     });
@@ -441,9 +464,11 @@ describe(TokensService.name, () => {
       const user = await createUser();
       const raw = await issue(user);
 
-      await sut.revoke(user.id, { refreshToken: raw }, '192.0.2.1');
+      await sut.revoke(user.id, { refreshToken: raw }, originAt('192.0.2.1'));
 
-      await expect(sut.refresh(raw, REFRESH_IP)).rejects.toThrow('Refresh token revocado.');
+      await expect(sut.refresh(raw, originAt(REFRESH_IP))).rejects.toThrow(
+        'Refresh token revocado.',
+      );
     });
 
     it("should treat another user's token as not found and leave it unchanged", async () => {
@@ -453,7 +478,7 @@ describe(TokensService.name, () => {
       const before = await tokenOf(raw);
 
       const error = await rejectionOf(
-        sut.revoke(intruder.id, { refreshToken: raw, reason: 'hijack' }, '192.0.2.1'),
+        sut.revoke(intruder.id, { refreshToken: raw, reason: 'hijack' }, originAt('192.0.2.1')),
       );
 
       expect(error).toBeInstanceOf(UnauthorizedError);
@@ -465,7 +490,7 @@ describe(TokensService.name, () => {
       const user = await createUser();
 
       const error = await rejectionOf(
-        sut.revoke(user.id, { refreshToken: 'unknown' }, '192.0.2.1'),
+        sut.revoke(user.id, { refreshToken: 'unknown' }, originAt('192.0.2.1')),
       );
 
       expect(error).toBeInstanceOf(UnauthorizedError);
@@ -475,14 +500,14 @@ describe(TokensService.name, () => {
     it('should keep the first reason, IP and time when revoked twice', async () => {
       const user = await createUser();
       const raw = await issue(user);
-      await sut.revoke(user.id, { refreshToken: raw, reason: 'first' }, '192.0.2.1');
+      await sut.revoke(user.id, { refreshToken: raw, reason: 'first' }, originAt('192.0.2.1'));
       const first = await tokenOf(raw);
       clock.advance(60_000);
 
       const response = await sut.revoke(
         user.id,
         { refreshToken: raw, reason: 'second' },
-        '192.0.2.2',
+        originAt('192.0.2.2'),
       );
 
       expect(response).toEqual({ message: 'Token revocado exitosamente.' });
@@ -494,7 +519,7 @@ describe(TokensService.name, () => {
       const user = await createUser();
       const raws = await chain(user, 2);
 
-      await sut.revoke(user.id, { refreshToken: raws[0], reason: 'logout' }, '192.0.2.1');
+      await sut.revoke(user.id, { refreshToken: raws[0], reason: 'logout' }, originAt('192.0.2.1'));
 
       await expect(tokenOf(raws[2])).resolves.toMatchObject({
         isRevoked: true,
@@ -511,9 +536,142 @@ describe(TokensService.name, () => {
       const raw = await issue(user);
       const other = await issue(user);
 
-      await sut.revoke(user.id, { refreshToken: raw }, '192.0.2.1');
+      await sut.revoke(user.id, { refreshToken: raw }, originAt('192.0.2.1'));
 
       await expect(tokenOf(other)).resolves.toMatchObject({ isRevoked: false });
+    });
+  });
+  describe('events', () => {
+    it('should tell a rotation with the presented token and its replacement', async () => {
+      const user = await createUser();
+      const raws = await chain(user, 1);
+
+      const [presented, replacement] = await Promise.all(raws.map(tokenOf));
+      expect(events).toEqual([
+        {
+          type: 'token_refreshed',
+          userId: user.id,
+          familyId: presented.familyId,
+          tokenId: presented.id,
+          replacedByTokenId: replacement.id,
+        },
+      ]);
+    });
+
+    it('should tell each refusal with its reason', async () => {
+      const expiring = await createUser();
+      const expired = await issue(expiring);
+      const inactive = await createUser();
+      const deactivatedRaw = await issue(inactive);
+      await dataSource.manager.update(User, { id: inactive.id }, { isActive: false });
+
+      await rejectionOf(sut.refresh('never-issued', originAt(REFRESH_IP)));
+      clock.advance(8 * DAY_MS);
+      await rejectionOf(sut.refresh(expired, originAt(REFRESH_IP)));
+      clock.advance(-8 * DAY_MS);
+      await rejectionOf(sut.refresh(deactivatedRaw, originAt(REFRESH_IP)));
+
+      expect(events).toEqual([
+        { type: 'refresh_failed', userId: null, reason: 'invalid' },
+        { type: 'refresh_failed', userId: expiring.id, reason: 'expired' },
+        { type: 'refresh_failed', userId: inactive.id, reason: 'deactivated' },
+      ]);
+    });
+
+    it('should tell a reuse with the chain it revoked', async () => {
+      const user = await createUser();
+      const raws = await chain(user, 3);
+      events.length = 0;
+
+      await rejectionOf(sut.refresh(raws[1], originAt(REFRESH_IP)));
+
+      const [first, second, third, fourth] = await Promise.all(raws.map(tokenOf));
+      expect(events).toEqual([
+        {
+          type: 'reuse_detected',
+          userId: user.id,
+          familyId: first.familyId,
+          tokenId: second.id,
+          revokedTokenIds: [fourth.id],
+        },
+      ]);
+      expect(third.isRevoked).toBe(true);
+    });
+
+    it('should tell a revocation with every token it revoked, and nothing when it refuses', async () => {
+      const user = await createUser();
+      const raws = await chain(user, 2);
+      events.length = 0;
+
+      await rejectionOf(sut.revoke(user.id, { refreshToken: 'unknown' }, originAt(LOGIN_IP)));
+      await sut.revoke(user.id, { refreshToken: raws[2] }, originAt(LOGIN_IP));
+      await sut.revoke(user.id, { refreshToken: raws[2] }, originAt(LOGIN_IP));
+
+      const last = await tokenOf(raws[2]);
+      expect(events).toEqual([
+        {
+          type: 'token_revoked',
+          userId: user.id,
+          familyId: last.familyId,
+          tokenId: last.id,
+          revokedTokenIds: [last.id],
+        },
+        {
+          type: 'token_revoked',
+          userId: user.id,
+          familyId: last.familyId,
+          tokenId: last.id,
+          revokedTokenIds: [],
+        },
+      ]);
+    });
+  });
+  describe('revokeAll', () => {
+    it("should revoke every active token of the user but the kept session's, and tell it", async () => {
+      const user = await createUser();
+      const other = await createUser();
+      const kept = await chain(user, 1);
+      const ended = await chain(user, 2);
+      const untouched = await issue(other);
+      const keptFamily = (await tokenOf(kept[0])).familyId;
+      events.length = 0;
+
+      const revoked = await sut.revokeAll(user.id, originAt('192.0.2.5'), {
+        reason: 'Admin',
+        keepFamilyId: keptFamily,
+      });
+
+      const endedLast = await tokenOf(ended[2]);
+      expect(revoked).toEqual([endedLast.id]);
+      expect(endedLast).toMatchObject({
+        isRevoked: true,
+        revokedByIp: '192.0.2.5',
+        reasonRevoked: 'Admin',
+      });
+      expect((await tokenOf(kept[1])).isRevoked).toBe(false);
+      expect((await tokenOf(untouched)).isRevoked).toBe(false);
+      expect(events).toEqual([
+        {
+          type: 'sessions_revoked',
+          userId: user.id,
+          keepFamilyId: keptFamily,
+          revokedTokenIds: revoked,
+        },
+      ]);
+    });
+
+    it('should revoke every session when none is kept', async () => {
+      const user = await createUser();
+      const first = await issue(user);
+      const second = await issue(user);
+
+      const revoked = await sut.revokeAll(user.id, originAt(LOGIN_IP), { reason: 'All' });
+
+      const ids = [(await tokenOf(first)).id, (await tokenOf(second)).id];
+      expect([...revoked].sort()).toEqual(ids.sort());
+      await expect(sut.refresh(first, originAt(REFRESH_IP))).rejects.toThrow(
+        'Refresh token revocado.',
+      );
     });
   });
 });

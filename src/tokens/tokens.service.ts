@@ -1,11 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
+import { In, Not, type EntityManager } from 'typeorm';
 import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import type { AuthEvent, RefreshFailureReason } from '../events/auth-event.js';
+import { AuthEvents } from '../events/auth-events.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
@@ -16,6 +19,8 @@ import type { RevokeDto } from './dto/revoke.dto.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
 import {
+  familyLockKey,
+  revokedColumns,
   SqliteTokenStatements,
   SqliteTokenStore,
   TypeOrmTokenStore,
@@ -25,11 +30,22 @@ import { TokensMessages } from './tokens.messages.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** What a refresh attempt found, decided inside one unit of work and acted on outside it. */
+/**
+ * What a refresh attempt found, decided inside one unit of work and acted on outside it: the
+ * answer, and the event to tell once the unit has committed.
+ */
 type RefreshOutcome =
-  | { readonly kind: 'rotated'; readonly response: AuthResponseDto }
-  | { readonly kind: 'invalid' | 'expired' | 'deactivated' }
-  | { readonly kind: 'reused'; readonly userId: string; readonly revokedDescendants: number };
+  | { readonly response: AuthResponseDto; readonly event: AuthEvent & { type: 'token_refreshed' } }
+  | {
+      readonly response?: never;
+      readonly event: AuthEvent & { type: 'refresh_failed' | 'reuse_detected' };
+    };
+
+/** A token issued to start a session, with the family it started. */
+export interface IssuedSession {
+  readonly response: AuthResponseDto;
+  readonly familyId: string;
+}
 
 /** Refresh tokens: issuing, rotation with reuse detection, and revocation. */
 @Injectable()
@@ -43,6 +59,7 @@ export class TokensService {
     private readonly usersService: UsersService,
     private readonly accessTokens: AccessTokenService,
     private readonly clock: Clock,
+    private readonly events: AuthEvents,
     config: AppConfig,
   ) {
     this.refreshLifetimeMs = config.jwt.refreshTokenExpiryDays * DAY_MS;
@@ -52,7 +69,7 @@ export class TokensService {
    * Starts a new token family for `user` and returns the auth response. Runs inside the
    * caller's transaction so that the login or registration and its token commit together.
    */
-  async issue(user: User, ip: string, manager: EntityManager): Promise<AuthResponseDto> {
+  async issue(user: User, origin: RequestOrigin, manager: EntityManager): Promise<IssuedSession> {
     const familyId = randomUUID();
     const store = new TypeOrmTokenStore(manager, this.unitOfWork, this.usersService);
     const raw = await this.insertToken(store, {
@@ -60,40 +77,42 @@ export class TokensService {
       userId: user.id,
       familyId,
       generation: 0,
-      ip,
+      ip: origin.ip,
     });
-    return this.respond(user, raw);
+    return { response: this.respond(user, raw), familyId };
   }
 
   /** Spec §3.2: rotates a valid token, or says why not. */
-  async refresh(rawToken: string, ip: string): Promise<AuthResponseDto> {
+  async refresh(rawToken: string, origin: RequestOrigin): Promise<AuthResponseDto> {
     const tokenHash = hashRefreshToken(rawToken);
     const outcome = await this.withStore(async (store): Promise<RefreshOutcome> => {
       const now = this.clock.now();
       const token = await store.findByHash(tokenHash);
       if (token === null) {
-        return { kind: 'invalid' };
+        return refreshFailed(null, 'invalid');
       }
       if (token.isRevoked) {
-        const revokedDescendants = await store.revokeActiveDescendants(token, {
+        const revokedTokenIds = await store.revokeActiveDescendants(token, {
           at: now,
-          ip,
+          ip: origin.ip,
           reason: TokensMessages.reuseDetectedReason,
         });
-        return { kind: 'reused', userId: token.userId, revokedDescendants };
+        const { userId, familyId, id: tokenId } = token;
+        return { event: { type: 'reuse_detected', userId, familyId, tokenId, revokedTokenIds } };
       }
       if (token.hasExpiredAt(now)) {
-        return { kind: 'expired' };
+        return refreshFailed(token.userId, 'expired');
       }
       const user = await store.findOwner(token.userId);
       if (user === null) {
-        return { kind: 'invalid' };
+        return refreshFailed(null, 'invalid');
       }
       if (!user.isActive) {
-        return { kind: 'deactivated' };
+        return refreshFailed(user.id, 'deactivated');
       }
-      return { kind: 'rotated', response: await this.rotate(store, token, user, now, ip) };
+      return this.rotate(store, token, user, now, origin.ip);
     });
+    this.events.emit(outcome.event, origin);
     return this.settle(outcome);
   }
 
@@ -102,24 +121,67 @@ export class TokensService {
    * already revoked token succeeds and keeps the first revocation's reason and IP; if it had
    * been rotated, the session it led to is ended too, so a logout always logs out.
    */
-  async revoke(userId: string, request: RevokeDto, ip: string): Promise<MessageResponseDto> {
+  async revoke(
+    userId: string,
+    request: RevokeDto,
+    origin: RequestOrigin,
+  ): Promise<MessageResponseDto> {
     const tokenHash = hashRefreshToken(request.refreshToken);
     const reason = request.reason ?? TokensMessages.defaultRevokeReason;
-    const found = await this.withStore(async (store) => {
+    const event = await this.withStore(async (store): Promise<AuthEvent | null> => {
       const token = await store.findByHash(tokenHash);
       if (token === null || token.userId !== userId) {
-        return false;
+        return null;
       }
-      const revocation = { at: this.clock.now(), ip, reason };
-      await store.revokeIfActive(token.id, revocation);
-      await store.revokeActiveDescendants(token, revocation);
-      return true;
+      const revocation = { at: this.clock.now(), ip: origin.ip, reason };
+      const revokedItself = await store.revokeIfActive(token.id, revocation);
+      const descendants = await store.revokeActiveDescendants(token, revocation);
+      const revokedTokenIds = revokedItself ? [token.id, ...descendants] : descendants;
+      const { familyId, id: tokenId } = token;
+      return { type: 'token_revoked', userId, familyId, tokenId, revokedTokenIds };
     });
-    if (!found) {
+    if (event === null) {
       throw new UnauthorizedError(TokensMessages.invalid);
     }
+    this.events.emit(event, origin);
     this.logger.log(`Refresh token revoked for user ${userId}`);
     return { message: TokensMessages.revokedOk };
+  }
+
+  /**
+   * Ends every active session of a user, or every one but `keepFamilyId`; returns the ids of the
+   * tokens it revoked. Not a hot path, so TypeORM on both engines. On PostgreSQL it takes the
+   * lock of each family first, so a rotation running meanwhile either commits before (and its new
+   * token is revoked here) or starts after (and finds its token revoked).
+   */
+  async revokeAll(
+    userId: string,
+    origin: RequestOrigin,
+    options: { readonly reason: string; readonly keepFamilyId?: string | null },
+  ): Promise<string[]> {
+    const keepFamilyId = options.keepFamilyId ?? null;
+    const revocation = { at: this.clock.now(), ip: origin.ip, reason: options.reason };
+    const revokedTokenIds = await this.unitOfWork.transaction(async (m) => {
+      const where = {
+        userId,
+        isRevoked: false,
+        ...(keepFamilyId === null ? {} : { familyId: Not(keepFamilyId) }),
+      };
+      const families = new Set(
+        (await m.find(RefreshToken, { select: { familyId: true }, where })).map((t) => t.familyId),
+      );
+      // Sorted, so two calls for one user cannot each hold a lock the other waits for.
+      for (const familyId of [...families].sort()) {
+        await this.unitOfWork.lock(m, familyLockKey(familyId));
+      }
+      const ids = (await m.find(RefreshToken, { select: { id: true }, where })).map((t) => t.id);
+      if (ids.length > 0) {
+        await m.update(RefreshToken, { id: In(ids), isRevoked: false }, revokedColumns(revocation));
+      }
+      return ids;
+    });
+    this.events.emit({ type: 'sessions_revoked', userId, keepFamilyId, revokedTokenIds }, origin);
+    return revokedTokenIds;
   }
 
   /**
@@ -144,7 +206,7 @@ export class TokensService {
     user: User,
     now: Date,
     ip: string,
-  ): Promise<AuthResponseDto> {
+  ): Promise<RefreshOutcome> {
     const id = randomUUID();
     const revoked = await store.revokeIfActive(token.id, {
       at: now,
@@ -163,7 +225,16 @@ export class TokensService {
       generation: token.generation + 1,
       ip,
     });
-    return this.respond(user, raw);
+    return {
+      response: this.respond(user, raw),
+      event: {
+        type: 'token_refreshed',
+        userId: user.id,
+        familyId: token.familyId,
+        tokenId: token.id,
+        replacedByTokenId: id,
+      },
+    };
   }
 
   private async insertToken(
@@ -203,21 +274,28 @@ export class TokensService {
   }
 
   private settle(outcome: RefreshOutcome): AuthResponseDto {
-    switch (outcome.kind) {
-      case 'rotated':
-        return outcome.response;
+    if (outcome.response !== undefined) {
+      return outcome.response;
+    }
+    const { event } = outcome;
+    if (event.type === 'reuse_detected') {
+      this.logger.warn(
+        `Refresh token reuse detected for user ${event.userId}: ` +
+          `${event.revokedTokenIds.length} descendant token(s) revoked`,
+      );
+      throw new UnauthorizedError(TokensMessages.revoked);
+    }
+    switch (event.reason) {
       case 'invalid':
         throw new UnauthorizedError(TokensMessages.invalid);
       case 'expired':
         throw new UnauthorizedError(TokensMessages.expired);
       case 'deactivated':
         throw new UnauthorizedError(UsersMessages.deactivated);
-      case 'reused':
-        this.logger.warn(
-          `Refresh token reuse detected for user ${outcome.userId}: ` +
-            `${outcome.revokedDescendants} descendant token(s) revoked`,
-        );
-        throw new UnauthorizedError(TokensMessages.revoked);
     }
   }
+}
+
+function refreshFailed(userId: string | null, reason: RefreshFailureReason): RefreshOutcome {
+  return { event: { type: 'refresh_failed', userId, reason } };
 }

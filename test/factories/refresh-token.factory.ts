@@ -5,7 +5,9 @@ import type { TestApp } from '../utils/create-test-app.js';
 
 /** Reads the stored record of a raw refresh token, or null. */
 export function findRefreshToken(testApp: TestApp, raw: string): Promise<RefreshToken | null> {
-  return testApp.dataSource.getRepository(RefreshToken).findOneBy({ tokenHash: hashRefreshToken(raw) });
+  return testApp.dataSource
+    .getRepository(RefreshToken)
+    .findOneBy({ tokenHash: hashRefreshToken(raw) });
 }
 
 /** Every token of a family, oldest first. */

@@ -29,7 +29,9 @@ export class RecordingLogger extends ConsoleLogger {
 
   /** Every recorded line as one string, for "this secret never appears" checks. */
   allText(): string {
-    return this.entries.map((entry) => `${entry.level} ${entry.context ?? ''} ${entry.text}`).join('\n');
+    return this.entries
+      .map((entry) => `${entry.level} ${entry.context ?? ''} ${entry.text}`)
+      .join('\n');
   }
 
   at(level: LogLevel): LogEntry[] {

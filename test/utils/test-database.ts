@@ -27,7 +27,9 @@ export interface TestDatabase {
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {
-  return TEST_POSTGRES_URL === undefined ? createSqliteFile() : createPostgresSchema(TEST_POSTGRES_URL);
+  return TEST_POSTGRES_URL === undefined
+    ? createSqliteFile()
+    : createPostgresSchema(TEST_POSTGRES_URL);
 }
 
 async function createSqliteFile(): Promise<TestDatabase> {
@@ -41,7 +43,9 @@ async function createSqliteFile(): Promise<TestDatabase> {
       try {
         const statement = db.prepare(sql.replace(/\$\d+/g, '?'));
         return Promise.resolve(
-          (statement.reader ? statement.all(...parameters) : (statement.run(...parameters), [])) as T[],
+          (statement.reader
+            ? statement.all(...parameters)
+            : (statement.run(...parameters), [])) as T[],
         );
       } finally {
         db.close();

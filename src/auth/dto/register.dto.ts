@@ -1,4 +1,4 @@
-import { IsEmail, IsNotEmpty, IsString} from 'class-validator';
+import { IsEmail, IsNotEmpty, IsString } from 'class-validator';
 import { HasNoControlCharacters, MaxChars, Trim } from '../../common/validation/string-rules.js';
 import { EMAIL_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
 import { IsAcceptablePassword } from '../password-policy.js';

@@ -14,8 +14,7 @@ export function HasNoControlCharacters(options?: ValidationOptions): PropertyDec
     {
       name: 'hasNoControlCharacters',
       validator: {
-        validate: (value: unknown) =>
-          typeof value !== 'string' || !CONTROL_CHARACTERS.test(value),
+        validate: (value: unknown) => typeof value !== 'string' || !CONTROL_CHARACTERS.test(value),
         defaultMessage: () => '$property must not contain control characters',
       },
     },

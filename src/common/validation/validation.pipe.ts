@@ -1,8 +1,4 @@
-import {
-  ValidationPipe,
-  type ArgumentMetadata,
-  type ValidationError,
-} from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { BODY_ERROR_KEY } from '../errors/error-bodies.js';
 import { RequestValidationError } from '../errors/request-validation.error.js';
 

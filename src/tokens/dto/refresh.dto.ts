@@ -1,4 +1,4 @@
-import { IsNotEmpty, IsString} from 'class-validator';
+import { IsNotEmpty, IsString } from 'class-validator';
 import { MaxChars } from '../../common/validation/string-rules.js';
 
 /** Raw refresh tokens are 43 characters; anything far longer cannot be one. */

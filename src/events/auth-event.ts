@@ -1,0 +1,75 @@
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
+
+/** Why a login was refused. `unknown_email` and `bad_password` both answer "bad credentials". */
+export type LoginFailureReason = 'unknown_email' | 'bad_password' | 'locked' | 'deactivated';
+
+/** Why a refresh was refused, reuse aside: that one is its own event. */
+export type RefreshFailureReason = 'invalid' | 'expired' | 'deactivated';
+
+/**
+ * What happened to an account or a session, told once by the service that decided it, after the
+ * change committed. Metrics and the audit trail listen; neither can change an answer.
+ * Never carries a secret: no password, no token value, no token hash.
+ */
+export type AuthEvent =
+  | { readonly type: 'registered'; readonly userId: string; readonly familyId: string }
+  | { readonly type: 'login_succeeded'; readonly userId: string; readonly familyId: string }
+  | {
+      readonly type: 'login_failed';
+      /** Null when no account has the e-mail. */
+      readonly userId: string | null;
+      readonly email: string;
+      readonly reason: LoginFailureReason;
+    }
+  | {
+      readonly type: 'lockout_started';
+      readonly userId: string;
+      readonly failedAttempts: number;
+      readonly lockedUntil: Date;
+    }
+  | {
+      readonly type: 'token_refreshed';
+      readonly userId: string;
+      readonly familyId: string;
+      /** The token presented, now revoked, and the one issued in its place. */
+      readonly tokenId: string;
+      readonly replacedByTokenId: string;
+    }
+  | {
+      readonly type: 'refresh_failed';
+      readonly userId: string | null;
+      readonly reason: RefreshFailureReason;
+    }
+  | {
+      readonly type: 'reuse_detected';
+      readonly userId: string;
+      readonly familyId: string;
+      /** The revoked token that was presented again. */
+      readonly tokenId: string;
+      /** The still-active tokens of its chain that this detection revoked. */
+      readonly revokedTokenIds: readonly string[];
+    }
+  | {
+      readonly type: 'token_revoked';
+      readonly userId: string;
+      readonly familyId: string;
+      readonly tokenId: string;
+      /** Tokens revoked by this call: the token itself unless it already was, and its descendants. */
+      readonly revokedTokenIds: readonly string[];
+    }
+  | {
+      readonly type: 'sessions_revoked';
+      readonly userId: string;
+      /** The session left alone, when the caller asked to keep its own. */
+      readonly keepFamilyId: string | null;
+      readonly revokedTokenIds: readonly string[];
+    };
+
+export type AuthEventType = AuthEvent['type'];
+
+/** An event as listeners receive it: what happened, where the request came from, and when. */
+export interface AuthEventRecord<E extends AuthEvent = AuthEvent> {
+  readonly event: E;
+  readonly origin: RequestOrigin;
+  readonly at: Date;
+}
