@@ -366,7 +366,7 @@ describe('configuration', () => {
       });
       expect(login.status).toBe(200);
       expect(refresh.status).toBe(200);
-    });
+    }, 30_000);
   });
 
   describe('connection string', () => {
