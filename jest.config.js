@@ -17,6 +17,7 @@ export default {
       ...esmTypeScript,
       displayName: 'e2e',
       rootDir: '.',
+      setupFilesAfterEnv: ['<rootDir>/test/utils/process-start-timeout.ts'],
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
     },
     {

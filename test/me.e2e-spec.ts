@@ -133,6 +133,28 @@ describe('GET /api/auth/me', () => {
     expectUnauthorized(response);
   });
 
+  it('should refuse a token it accepted before once the token has expired', async () => {
+    const user = await registerUser(t);
+    expect((await t.get(ME, user.accessToken)).status).toBe(200);
+    t.clock.advance(15 * MINUTE_MS - 1000);
+    expect((await t.get(ME, user.accessToken)).status).toBe(200);
+    t.clock.advance(2000);
+
+    const response = await t.get(ME, user.accessToken);
+
+    expectUnauthorized(response);
+  });
+
+  it('should accept a remembered token again after refusing a forged copy of it', async () => {
+    const user = await registerUser(t);
+    expect((await t.get(ME, user.accessToken)).status).toBe(200);
+    const [header, payload] = user.accessToken.split('.');
+    const forged = `${header}.${payload}.${'A'.repeat(43)}`;
+
+    expectUnauthorized(await getMe(t, `Bearer ${forged}`));
+    expect((await t.get(ME, user.accessToken)).status).toBe(200);
+  });
+
   it('should answer 404 `Usuario no encontrado.` when the user no longer exists', async () => {
     const user = await registerUser(t);
     await t.dataSource.getRepository(User).delete({ id: user.id });

@@ -1,3 +1,4 @@
+import { jwtKey } from '../src/common/jwt/jwt-key.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { User } from '../src/users/entities/user.entity.js';
 import {
@@ -6,7 +7,12 @@ import {
   findRefreshToken,
 } from './factories/refresh-token.factory.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
-import { createTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
+import {
+  createTestApp,
+  TEST_SECRET_KEY,
+  type TestApp,
+  type TestResponse,
+} from './utils/create-test-app.js';
 import {
   authResponse,
   errorBody,
@@ -578,7 +584,7 @@ describe('Refresh and access tokens', () => {
 
       const { header } = decodeJwt(user.accessToken);
 
-      expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
+      expect(header).toEqual({ alg: 'HS256', typ: 'JWT', kid: jwtKey(TEST_SECRET_KEY).kid });
     });
 
     it('should carry the user, a jti, the default issuer and audience, and expire in 15 minutes', async () => {

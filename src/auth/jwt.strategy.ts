@@ -3,9 +3,10 @@ import { PassportStrategy } from '@nestjs/passport';
 import type { KeyObject } from 'node:crypto';
 import { Strategy } from 'passport-jwt';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
-import { jwtKey, JWT_ALGORITHM } from '../common/jwt/jwt-key.js';
+import { JWT_ALGORITHM, VerificationKeys } from '../common/jwt/jwt-key.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
+import { VerifiedTokenCache } from './verified-token-cache.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -16,19 +17,24 @@ interface RequestWithHeaders {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
 }
 
+type PassportRequest = Parameters<Strategy['authenticate']>[0];
+
 export function bearerToken(request: RequestWithHeaders): string | null {
   const header = request.headers.authorization;
   return typeof header === 'string' ? (BEARER.exec(header)?.[1] ?? null) : null;
 }
 
 /**
- * Verifies bearer tokens: HS256 only, issuer and audience as configured. Expiry is checked in
- * `validate` against the injected Clock, because jsonwebtoken would use the wall clock; `exp` is
- * therefore required there.
+ * Verifies bearer tokens: HS256 only, a key chosen by the token's `kid` among the current and
+ * previous secrets, issuer and audience as configured. Expiry is checked here against the
+ * injected Clock, because jsonwebtoken would use the wall clock; `exp` is therefore required.
+ * A token verified once is remembered (VerifiedTokenCache), and only its expiry is checked when
+ * it comes back.
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy) {
   private readonly clockSkewSeconds: number;
+  private readonly verified = new VerifiedTokenCache();
 
   constructor(
     config: AppConfig,
@@ -36,17 +42,34 @@ export class JwtStrategy extends PassportStrategy(Strategy) {
   ) {
     super({
       jwtFromRequest: bearerToken,
-      secretOrKeyProvider: keyProvider(jwtKey(config.jwt)),
+      secretOrKeyProvider: keyProvider(new VerificationKeys(config.jwt)),
       algorithms: [JWT_ALGORITHM],
       issuer: config.jwt.issuer,
       audience: config.jwt.audience,
       ignoreExpiration: true,
+      passReqToCallback: true,
     });
     this.clockSkewSeconds = config.jwt.clockSkewSeconds;
   }
 
-  /** Called with the verified payload; returning null rejects the token. */
-  validate(payload: Record<string, unknown>): AccessTokenClaims | null {
+  override authenticate(request: PassportRequest, options?: unknown): void {
+    const token = bearerToken(request);
+    const known = token === null ? undefined : this.verified.get(token);
+    if (token === null || known === undefined) {
+      super.authenticate(request, options);
+    } else if (this.hasExpired(known.exp)) {
+      this.verified.forget(token);
+      this.fail(401);
+    } else {
+      this.success(known.claims);
+    }
+  }
+
+  /** Called by passport-jwt with a token it verified; returning null rejects the token. */
+  validate(
+    request: RequestWithHeaders,
+    payload: Record<string, unknown>,
+  ): AccessTokenClaims | null {
     const { sub, email, jti, exp } = payload;
     if (typeof sub !== 'string' || !UUID.test(sub)) {
       return null;
@@ -54,21 +77,48 @@ export class JwtStrategy extends PassportStrategy(Strategy) {
     if (typeof email !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') {
       return null;
     }
-    const nowSeconds = this.clock.now().getTime() / 1000;
-    if (nowSeconds >= exp + this.clockSkewSeconds) {
+    if (this.hasExpired(exp)) {
       return null;
     }
-    return { sub, email, jti };
+    const claims = { sub, email, jti };
+    const token = bearerToken(request);
+    if (token !== null) {
+      this.verified.remember(token, { claims, exp });
+    }
+    return claims;
+  }
+
+  private hasExpired(exp: number): boolean {
+    return this.clock.now().getTime() / 1000 >= exp + this.clockSkewSeconds;
   }
 }
 
-type KeyCallback = (error: null, key: string | Buffer) => void;
+type KeyCallback = (error: Error | null, key?: string | Buffer) => void;
 
 /**
- * passport-jwt hands the key straight to jsonwebtoken, which accepts a KeyObject; its typings
- * only list string and Buffer.
+ * Picks the key by the token's header; an unknown `kid` fails the token. passport-jwt hands the
+ * key straight to jsonwebtoken, which accepts a KeyObject; its typings only list string and
+ * Buffer.
  */
-function keyProvider(key: KeyObject) {
-  return (_request: unknown, _token: unknown, done: KeyCallback): void =>
-    done(null, key as unknown as Buffer);
+function keyProvider(keys: VerificationKeys) {
+  return (_request: unknown, rawToken: string, done: KeyCallback): void => {
+    const key: KeyObject | undefined = keys.forHeader(headerOf(rawToken));
+    if (key === undefined) {
+      done(new Error('The token was signed with an unknown key'));
+    } else {
+      done(null, key as unknown as Buffer);
+    }
+  };
+}
+
+function headerOf(rawToken: string): { readonly kid?: unknown } {
+  try {
+    const header: unknown = JSON.parse(
+      Buffer.from(rawToken.slice(0, rawToken.indexOf('.')), 'base64url').toString('utf8'),
+    );
+    return typeof header === 'object' && header !== null ? header : {};
+  } catch {
+    // jsonwebtoken rejects the malformed token on its own.
+    return {};
+  }
 }

@@ -31,6 +31,7 @@ describe(loadAppConfig.name, () => {
       host: '0.0.0.0',
       jwt: {
         secret: SECRET,
+        previousSecrets: [],
         issuer: 'keygate',
         audience: 'keygate-clients',
         accessTokenExpiryMinutes: 15,
@@ -210,6 +211,11 @@ describe(loadAppConfig.name, () => {
       'Jwt__SecretKey is the sample placeholder',
     ],
     [
+      'a previous secret shorter than 32 characters',
+      { Jwt__SecretKey: SECRET, Jwt__PreviousSecretKeys: `${'p'.repeat(32)},${'q'.repeat(31)}` },
+      'Jwt__PreviousSecretKeys: key 2 is shorter than 32 characters',
+    ],
+    [
       'the sample placeholder with NODE_ENV unset',
       { Jwt__SecretKey: SAMPLE_SECRET_KEY },
       'Jwt__SecretKey is the sample placeholder',
@@ -221,6 +227,23 @@ describe(loadAppConfig.name, () => {
     expect(error.message).toMatch(/^Invalid configuration: /);
     expect(error.message).toContain(expected);
     expect(error.message).not.toMatch(/[\r\n]/);
+  });
+
+  it('should read previous secrets as a comma-separated list, around spaces', () => {
+    const [first, second] = ['p'.repeat(32), 'q'.repeat(40)];
+
+    const config = sut({ Jwt__SecretKey: SECRET, Jwt__PreviousSecretKeys: ` ${first} ,${second}` });
+
+    expect(config.jwt.previousSecrets).toEqual([first, second]);
+  });
+
+  it('should never show a rejected previous secret', () => {
+    const error = configurationErrorOf({
+      Jwt__SecretKey: SECRET,
+      Jwt__PreviousSecretKeys: 'short-previous-secret',
+    });
+
+    expect(error.message).not.toContain('short-previous-secret');
   });
 
   it('should show the rejected value of a key that is not the secret', () => {

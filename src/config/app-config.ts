@@ -10,6 +10,8 @@ import {
 
 export interface JwtConfig {
   readonly secret: string;
+  /** Accepted for verification only, so tokens signed before a rotation keep working. */
+  readonly previousSecrets: readonly string[];
   readonly issuer: string;
   readonly audience: string;
   readonly accessTokenExpiryMinutes: number;
@@ -59,6 +61,9 @@ export class ConfigurationError extends Error {
   }
 }
 
+const MIN_SECRET_CHARS = 32;
+const SECRET_KEYS = new Set(['Jwt__SecretKey', 'Jwt__PreviousSecretKeys']);
+
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
 export const APP_CONFIG_KEY = 'keygate';
 
@@ -91,6 +96,14 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
   } catch (error: unknown) {
     problems.push(error instanceof Error ? error.message : String(error));
   }
+  const previousSecrets = splitList(env.Jwt__PreviousSecretKeys);
+  previousSecrets.forEach((previous, index) => {
+    if (previous.length < MIN_SECRET_CHARS) {
+      problems.push(
+        `Jwt__PreviousSecretKeys: key ${index + 1} is shorter than ${MIN_SECRET_CHARS} characters`,
+      );
+    }
+  });
   const trustedProxies = splitList(env.TrustedProxies);
   const badProxy = trustedProxies.find((entry) => !isAddressOrRange(entry));
   if (badProxy !== undefined) {
@@ -112,6 +125,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     host: env.HOST,
     jwt: {
       secret,
+      previousSecrets,
       issuer: env.Jwt__Issuer,
       audience: env.Jwt__Audience,
       accessTokenExpiryMinutes: env.Jwt__AccessTokenExpiryMinutes,
@@ -169,12 +183,11 @@ function isAddressOrRange(entry: string): boolean {
 function describe(raw: Record<string, unknown>) {
   return (error: ValidationError): string[] => {
     const reasons = Object.values(error.constraints ?? {});
-    // Never echo the value of the secret back into a log line.
+    // Never echo the value of a secret back into a log line.
     // JSON quoting keeps a value with a line break on the one line of the message.
-    const shown =
-      error.property === 'Jwt__SecretKey'
-        ? ''
-        : ` (got ${JSON.stringify(String(raw[error.property]))})`;
+    const shown = SECRET_KEYS.has(error.property)
+      ? ''
+      : ` (got ${JSON.stringify(String(raw[error.property]))})`;
     return reasons.length > 0 ? [`${reasons.join(', ')}${shown}`] : [];
   };
 }

@@ -43,6 +43,10 @@ export class EnvironmentVariables {
   @MinLength(32)
   Jwt__SecretKey?: string;
 
+  /** Comma-separated secrets that verify tokens but never sign them: for rolling the secret. */
+  @IsString()
+  Jwt__PreviousSecretKeys = '';
+
   @IsString()
   @IsNotEmpty()
   Jwt__Issuer = DEFAULT_ISSUER;

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { JwtModule } from '@nestjs/jwt';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { jwtKey, JWT_ALGORITHM } from '../common/jwt/jwt-key.js';
+import { JWT_ALGORITHM, signingKey } from '../common/jwt/jwt-key.js';
 import { AppConfig } from '../config/app-config.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessTokenService } from './access-token.service.js';
@@ -16,14 +16,18 @@ import { TokensService } from './tokens.service.js';
     UsersModule,
     JwtModule.registerAsync({
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({
-        privateKey: jwtKey(config.jwt),
-        signOptions: {
-          algorithm: JWT_ALGORITHM,
-          issuer: config.jwt.issuer,
-          audience: config.jwt.audience,
-        },
-      }),
+      useFactory: (config: AppConfig) => {
+        const { kid, key } = signingKey(config.jwt);
+        return {
+          privateKey: key,
+          signOptions: {
+            algorithm: JWT_ALGORITHM,
+            keyid: kid,
+            issuer: config.jwt.issuer,
+            audience: config.jwt.audience,
+          },
+        };
+      },
     }),
   ],
   controllers: [TokensController],
