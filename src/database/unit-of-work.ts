@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import { DataSource, type EntityManager } from 'typeorm';
 
 type Work<T> = (manager: EntityManager) => Promise<T>;
@@ -19,6 +19,8 @@ export class UnitOfWork {
   private tail: Promise<unknown> = Promise.resolve();
   /** Units queued or running. */
   private pending = 0;
+  /** Prepared once: `exec` would parse the statement again for every hot-path transaction. */
+  private sqliteControl: { begin: Statement; commit: Statement; rollback: Statement } | undefined;
 
   constructor(private readonly dataSource: DataSource) {
     this.serialized = dataSource.options.type === 'better-sqlite3';
@@ -73,15 +75,20 @@ export class UnitOfWork {
    */
   transactionOnSqlite<T>(work: (db: SqliteDatabase) => Promise<T>): Promise<T> {
     const db = this.sqliteHandle();
+    const control = (this.sqliteControl ??= {
+      begin: db.prepare('BEGIN'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+    });
     return this.serialize(async () => {
-      db.exec('BEGIN');
+      control.begin.run();
       try {
         const result = await work(db);
-        db.exec('COMMIT');
+        control.commit.run();
         return result;
       } catch (error: unknown) {
         if (db.inTransaction) {
-          db.exec('ROLLBACK');
+          control.rollback.run();
         }
         throw error;
       }

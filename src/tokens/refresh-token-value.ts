@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** 256 bits from the CSPRNG. */
 const REFRESH_TOKEN_BYTES = 32;
@@ -14,5 +14,5 @@ export function generateRefreshTokenValue(): { raw: string; hash: string } {
  * input has 256 bits of entropy, so there is nothing to brute-force.
  */
 export function hashRefreshToken(raw: string): string {
-  return createHash('sha256').update(raw, 'utf8').digest('hex');
+  return hash('sha256', raw, 'hex');
 }
