@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { ClientIp } from '../common/decorators/client-ip.decorator.js';
 import {
@@ -11,6 +11,8 @@ import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorat
 import { MessageResponseDto } from './dto/message-response.dto.js';
 import { RefreshDto } from './dto/refresh.dto.js';
 import { RevokeDto } from './dto/revoke.dto.js';
+import { UsersMessages } from '../users/users.messages.js';
+import { TokensMessages } from './tokens.messages.js';
 import { TokensService } from './tokens.service.js';
 
 @ApiTags('auth')
@@ -22,7 +24,15 @@ export class TokensController {
   @Public()
   @Post('refresh')
   @HttpCode(HttpStatus.OK)
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
+    status: HttpStatus.UNAUTHORIZED,
+    messages: {
+      invalid: TokensMessages.invalid,
+      revoked: TokensMessages.revoked,
+      expired: TokensMessages.expired,
+      deactivated: UsersMessages.deactivated,
+    },
+  })
   refresh(@Body() body: RefreshDto, @ClientIp() ip: string): Promise<AuthResponseDto> {
     return this.tokensService.refresh(body.refreshToken, ip);
   }
@@ -31,7 +41,16 @@ export class TokensController {
   @Post('revoke')
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
+  @ApiOkResponse({
+    type: MessageResponseDto,
+    examples: {
+      revoked: { summary: TokensMessages.revokedOk, value: { message: TokensMessages.revokedOk } },
+    },
+  })
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
+    status: HttpStatus.UNAUTHORIZED,
+    messages: { invalid: TokensMessages.invalid },
+  })
   revoke(
     @Body() body: RevokeDto,
     @CurrentUser() user: AccessTokenClaims,
