@@ -8,10 +8,10 @@ import {
 } from '../common/decorators/current-user.decorator.js';
 import { Public } from '../common/decorators/public.decorator.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
+import { UsersMessages } from '../users/users.messages.js';
 import { MessageResponseDto } from './dto/message-response.dto.js';
 import { RefreshDto } from './dto/refresh.dto.js';
 import { RevokeDto } from './dto/revoke.dto.js';
-import { UsersMessages } from '../users/users.messages.js';
 import { TokensMessages } from './tokens.messages.js';
 import { TokensService } from './tokens.service.js';
 

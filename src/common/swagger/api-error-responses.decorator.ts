@@ -22,9 +22,10 @@ export interface DocumentedFailure {
 }
 
 /**
- * Documents the error answers of a handler. A 400 is the validation pipe's problem details; other
- * statuses are the error body, with one example per message. The answers every handler shares
- * (500, and the guard's bare 401 on protected routes) are added by buildOpenApiDocument.
+ * Documents the error answers of a handler: a bare status, or a status with the messages its
+ * error body can carry (one example each). A 400 is the validation pipe's problem details. The
+ * answers every handler shares (500, and the guard's bare 401 on protected routes) are added by
+ * buildOpenApiDocument.
  */
 export function ApiErrorResponses(
   ...failures: ReadonlyArray<HttpStatus | DocumentedFailure>
@@ -41,7 +42,12 @@ export function ApiErrorResponses(
 
 function documentFailure(status: HttpStatus, messages: NamedMessages): MethodDecorator {
   const description = DESCRIPTIONS[status] ?? 'Error body.';
+  const examples = errorBodyExamples(status, messages);
+  const hasExamples = Object.keys(examples).length > 0;
   if (status === HttpStatus.BAD_REQUEST) {
+    // The validation pipe's problem details; an InvalidArgumentError's message, when a handler
+    // documents one, is the error body.
+    const errorBody = { schema: { $ref: getSchemaPath(ErrorResponseDto) }, examples };
     return ApiResponse({
       status,
       description,
@@ -50,14 +56,14 @@ function documentFailure(status: HttpStatus, messages: NamedMessages): MethodDec
           schema: { $ref: getSchemaPath(ProblemDetailsResponseDto) },
           examples: VALIDATION_PROBLEM_EXAMPLES,
         },
+        ...(hasExamples ? { 'application/json': errorBody } : {}),
       },
     });
   }
-  const examples = errorBodyExamples(status, messages);
   return ApiResponse({
     status,
     description,
     type: ErrorResponseDto,
-    ...(Object.keys(examples).length > 0 ? { examples } : {}),
+    ...(hasExamples ? { examples } : {}),
   });
 }

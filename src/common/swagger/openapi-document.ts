@@ -13,7 +13,7 @@ import { INTERNAL_ERROR_MESSAGE } from '../errors/error-bodies.js';
 import { BEARER_REJECTED_EXAMPLES, errorBodyExamples } from './error-examples.js';
 import { ErrorResponseDto, ProblemDetailsResponseDto } from './error-response.schemas.js';
 
-/** The security scheme of `@ApiBearerAuth()`, which names none. */
+/** The security scheme name that `@ApiBearerAuth()` uses when given none. */
 export const BEARER_SCHEME = 'bearer';
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
