@@ -1,9 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import { ClientAddressResolver } from './common/network/client-address.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
+import { buildOpenApiDocument } from './common/swagger/openapi-document.js';
 import { AppConfig } from './config/app-config.js';
 
 /** Largest accepted request body. Every valid body of this API is far smaller. */
@@ -45,17 +46,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
 
   app.setGlobalPrefix('api');
   if (config.isDevelopment) {
-    const document = SwaggerModule.createDocument(
-      app,
-      new DocumentBuilder()
-        .setTitle('Keygate')
-        .setDescription(
-          'Identity and token service: registration, login, rotating refresh tokens, revocation.',
-        )
-        .setVersion('1.0')
-        .addBearerAuth()
-        .build(),
-    );
+    const document = buildOpenApiDocument(app);
     SwaggerModule.setup('/', app, document, { jsonDocumentUrl: 'openapi.json' });
   }
   return app;

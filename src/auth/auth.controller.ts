@@ -4,10 +4,16 @@ import { Origin } from '../common/decorators/origin.decorator.js';
 import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
+import { UsersMessages } from '../users/users.messages.js';
+import { AuthMessages } from './auth.messages.js';
 import { AuthService } from './auth.service.js';
 import { AuthResponseDto } from './dto/auth-response.dto.js';
 import { LoginDto } from './dto/login.dto.js';
 import { RegisterDto } from './dto/register.dto.js';
+import { LOCKOUT_DURATION_MS } from './lockout.js';
+
+/** Spec §4.2: what a login right after a lockout starts is told to wait. */
+const FRESH_LOCKOUT_MINUTES = LOCKOUT_DURATION_MS / 60_000;
 
 @ApiTags('auth')
 @Controller('auth')
@@ -18,7 +24,10 @@ export class AuthController {
   @Public()
   @Post('register')
   @HttpCode(HttpStatus.CREATED)
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.CONFLICT)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
+    status: HttpStatus.CONFLICT,
+    messages: { emailTaken: UsersMessages.emailTaken },
+  })
   register(@Body() body: RegisterDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {
     return this.authService.register(body, origin);
   }
@@ -27,7 +36,14 @@ export class AuthController {
   @Public()
   @Post('login')
   @HttpCode(HttpStatus.OK)
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
+    status: HttpStatus.UNAUTHORIZED,
+    messages: {
+      invalidCredentials: AuthMessages.invalidCredentials,
+      deactivated: UsersMessages.deactivated,
+      lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+    },
+  })
   login(@Body() body: LoginDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {
     return this.authService.login(body, origin);
   }

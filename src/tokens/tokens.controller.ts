@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { Origin } from '../common/decorators/origin.decorator.js';
 import {
@@ -9,9 +9,11 @@ import {
 import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
+import { UsersMessages } from '../users/users.messages.js';
 import { MessageResponseDto } from './dto/message-response.dto.js';
 import { RefreshDto } from './dto/refresh.dto.js';
 import { RevokeDto } from './dto/revoke.dto.js';
+import { TokensMessages } from './tokens.messages.js';
 import { TokensService } from './tokens.service.js';
 
 @ApiTags('auth')
@@ -23,7 +25,15 @@ export class TokensController {
   @Public()
   @Post('refresh')
   @HttpCode(HttpStatus.OK)
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
+    status: HttpStatus.UNAUTHORIZED,
+    messages: {
+      invalid: TokensMessages.invalid,
+      revoked: TokensMessages.revoked,
+      expired: TokensMessages.expired,
+      deactivated: UsersMessages.deactivated,
+    },
+  })
   refresh(@Body() body: RefreshDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {
     return this.tokensService.refresh(body.refreshToken, origin);
   }
@@ -32,7 +42,16 @@ export class TokensController {
   @Post('revoke')
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED)
+  @ApiOkResponse({
+    type: MessageResponseDto,
+    examples: {
+      revoked: { summary: TokensMessages.revokedOk, value: { message: TokensMessages.revokedOk } },
+    },
+  })
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
+    status: HttpStatus.UNAUTHORIZED,
+    messages: { invalid: TokensMessages.invalid },
+  })
   revoke(
     @Body() body: RevokeDto,
     @CurrentUser() user: AccessTokenClaims,

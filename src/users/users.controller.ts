@@ -1,4 +1,4 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, HttpStatus } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import {
   CurrentUser,
@@ -6,6 +6,7 @@ import {
 } from '../common/decorators/current-user.decorator.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
+import { UsersMessages } from './users.messages.js';
 import { UsersService } from './users.service.js';
 
 @ApiTags('auth')
@@ -16,7 +17,10 @@ export class UsersController {
 
   /** The profile of the user the access token identifies. */
   @Get('me')
-  @ApiErrorResponses(401, 404)
+  @ApiErrorResponses(
+    { status: HttpStatus.UNAUTHORIZED, messages: { deactivated: UsersMessages.deactivated } },
+    { status: HttpStatus.NOT_FOUND, messages: { notFound: UsersMessages.notFound } },
+  )
   me(@CurrentUser() user: AccessTokenClaims): Promise<UserResponseDto> {
     return this.usersService.getProfile(user.sub);
   }

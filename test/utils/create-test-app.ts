@@ -1,3 +1,4 @@
+import type { DynamicModule, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
@@ -7,6 +8,7 @@ import { Clock } from '../../src/common/time/clock.js';
 import { FakeClock } from './fake-clock.js';
 import { httpRequest, type TestResponse } from './http.js';
 import { RecordingLogger } from './recording-logger.js';
+import { recordRoutes, type RegisteredRoute } from './route-table.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export type { TestResponse } from './http.js';
@@ -26,6 +28,8 @@ export interface TestApp {
   readonly environment: Readonly<Record<string, string>>;
   /** `http://127.0.0.1:<port>` of the listening app. */
   readonly baseUrl: string;
+  /** Every route the app registered, as Fastify saw it. */
+  readonly routes: readonly RegisteredRoute[];
   /** A raw HTTP request over the loopback interface. */
   request(path: string, init?: RequestInit): Promise<TestResponse>;
   /** POSTs a JSON body (serialised unless it is already a string), with a bearer token when given. */
@@ -42,6 +46,8 @@ export interface TestAppOptions {
   readonly clock?: FakeClock;
   /** Replaces providers, e.g. to inject a failure: `(b) => b.overrideProvider(X).useValue(y)`. */
   readonly override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
+  /** Modules mounted next to AppModule, as a team would add its own (see README, Extending). */
+  readonly imports?: ReadonlyArray<Type | DynamicModule>;
 }
 
 /**
@@ -63,7 +69,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const logger = new RecordingLogger();
 
   const builder = Test.createTestingModule({
-    imports: [await AppModule.forRoot({ environment })],
+    imports: [await AppModule.forRoot({ environment }), ...(options.imports ?? [])],
   })
     .overrideProvider(Clock)
     .useValue(clock)
@@ -73,6 +79,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     bodyParser: false,
     logger,
   });
+  const routes = recordRoutes(app);
   configureApp(app);
   await app.listen(0, '127.0.0.1');
   const baseUrl = await app.getUrl();
@@ -89,6 +96,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     database,
     environment,
     baseUrl,
+    routes,
     request,
     post: (path, body, accessToken) =>
       request(path, {

@@ -1,6 +1,11 @@
 import { applyDecorators, HttpStatus } from '@nestjs/common';
-import { ApiExtraModels, ApiResponse } from '@nestjs/swagger';
+import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ErrorResponseDto, ProblemDetailsResponseDto } from './error-response.schemas.js';
+import {
+  errorBodyExamples,
+  VALIDATION_PROBLEM_EXAMPLES,
+  type NamedMessages,
+} from './error-examples.js';
 
 const DESCRIPTIONS: Readonly<Record<number, string>> = {
   [HttpStatus.BAD_REQUEST]: 'The body failed validation (problem details).',
@@ -9,21 +14,56 @@ const DESCRIPTIONS: Readonly<Record<number, string>> = {
   [HttpStatus.CONFLICT]: 'Conflicts with existing data.',
 };
 
-/** Documents the error answers of a handler; every handler can also answer 500. */
-export function ApiErrorResponses(...statuses: HttpStatus[]): MethodDecorator {
+/** A failure together with the messages its error body can carry, named for the examples. */
+export interface DocumentedFailure {
+  readonly status: HttpStatus;
+  /** Example name → message, taken from the module's `*.messages.ts`. */
+  readonly messages: NamedMessages;
+}
+
+/**
+ * Documents the error answers of a handler: a bare status, or a status with the messages its
+ * error body can carry (one example each). A 400 is the validation pipe's problem details. The
+ * answers every handler shares (500, and the guard's bare 401 on protected routes) are added by
+ * buildOpenApiDocument.
+ */
+export function ApiErrorResponses(
+  ...failures: ReadonlyArray<HttpStatus | DocumentedFailure>
+): MethodDecorator {
   return applyDecorators(
     ApiExtraModels(ErrorResponseDto, ProblemDetailsResponseDto),
-    ...statuses.map((status) =>
-      ApiResponse({
-        status,
-        description: DESCRIPTIONS[status],
-        type: status === HttpStatus.BAD_REQUEST ? ProblemDetailsResponseDto : ErrorResponseDto,
-      }),
+    ...failures.map((failure) =>
+      typeof failure === 'number'
+        ? documentFailure(failure, {})
+        : documentFailure(failure.status, failure.messages),
     ),
-    ApiResponse({
-      status: HttpStatus.INTERNAL_SERVER_ERROR,
-      description: 'Unexpected failure: `Ocurrió un error interno.`',
-      type: ErrorResponseDto,
-    }),
   );
+}
+
+function documentFailure(status: HttpStatus, messages: NamedMessages): MethodDecorator {
+  const description = DESCRIPTIONS[status] ?? 'Error body.';
+  const examples = errorBodyExamples(status, messages);
+  const hasExamples = Object.keys(examples).length > 0;
+  if (status === HttpStatus.BAD_REQUEST) {
+    // The validation pipe's problem details; an InvalidArgumentError's message, when a handler
+    // documents one, is the error body.
+    const errorBody = { schema: { $ref: getSchemaPath(ErrorResponseDto) }, examples };
+    return ApiResponse({
+      status,
+      description,
+      content: {
+        'application/problem+json': {
+          schema: { $ref: getSchemaPath(ProblemDetailsResponseDto) },
+          examples: VALIDATION_PROBLEM_EXAMPLES,
+        },
+        ...(hasExamples ? { 'application/json': errorBody } : {}),
+      },
+    });
+  }
+  return ApiResponse({
+    status,
+    description,
+    type: ErrorResponseDto,
+    ...(hasExamples ? { examples } : {}),
+  });
 }

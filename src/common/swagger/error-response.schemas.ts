@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 
 /** Spec §2.4, documented for OpenAPI. */
 export class ErrorResponseDto {
-  @ApiProperty({ example: 401 })
+  @ApiProperty({ type: 'integer', example: 401 })
   readonly status: number;
 
   @ApiProperty({ example: 'Credenciales inválidas.' })
@@ -20,7 +20,7 @@ export class ProblemDetailsResponseDto {
   @ApiProperty({ example: 'One or more validation errors occurred.' })
   readonly title: string;
 
-  @ApiProperty({ example: 400 })
+  @ApiProperty({ type: 'integer', example: 400 })
   readonly status: number;
 
   @ApiProperty({

@@ -1,5 +1,5 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
-import { BODY_ERROR_KEY } from '../errors/error-bodies.js';
+import { BODY_ERROR_KEY, BODY_NOT_AN_OBJECT_MESSAGE } from '../errors/error-bodies.js';
 import { RequestValidationError } from '../errors/request-validation.error.js';
 
 /**
@@ -22,9 +22,7 @@ export class AppValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     // Spec §7: a body that is absent, an array or a scalar is a validation failure, not a 500.
     if (metadata.type === 'body' && !isPlainObject(value)) {
-      throw new RequestValidationError({
-        [BODY_ERROR_KEY]: ['The request body must be a JSON object.'],
-      });
+      throw new RequestValidationError({ [BODY_ERROR_KEY]: [BODY_NOT_AN_OBJECT_MESSAGE] });
     }
     return super.transform(value, metadata);
   }

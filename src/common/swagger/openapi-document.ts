@@ -1,0 +1,99 @@
+import type { INestApplication } from '@nestjs/common';
+import {
+  DocumentBuilder,
+  getSchemaPath,
+  SwaggerModule,
+  type ExamplesObject,
+  type OpenAPIObject,
+  type OperationObject,
+  type ResponseObject,
+  type ResponsesObject,
+} from '@nestjs/swagger';
+import { INTERNAL_ERROR_MESSAGE } from '../errors/error-bodies.js';
+import { BEARER_REJECTED_EXAMPLES, errorBodyExamples } from './error-examples.js';
+import { ErrorResponseDto, ProblemDetailsResponseDto } from './error-response.schemas.js';
+
+/** The security scheme name that `@ApiBearerAuth()` uses when given none. */
+export const BEARER_SCHEME = 'bearer';
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * The OpenAPI document of the application: what the development server serves at /openapi.json
+ * and what `npm run openapi` writes to openapi.json. Call it after configureApp(), which sets the
+ * global prefix the paths carry.
+ */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Keygate')
+      .setDescription(
+        'Identity and token service: registration, login, rotating refresh tokens, revocation.',
+      )
+      .setVersion('1.0')
+      .addBearerAuth(undefined, BEARER_SCHEME)
+      .build(),
+    { extraModels: [ErrorResponseDto, ProblemDetailsResponseDto] },
+  );
+  for (const path of Object.values(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = path[method];
+      if (operation !== undefined) {
+        documentSharedFailures(operation);
+      }
+    }
+  }
+  return document;
+}
+
+/** The document as `npm run openapi` writes it: stable, readable, diff-friendly. */
+export function serializeOpenApiDocument(document: OpenAPIObject): string {
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
+/**
+ * Answers that come from global components rather than from a handler, so no handler declares
+ * them: the filter turns any unexpected failure into a 500, and the global guard rejects a
+ * missing or invalid token on every route that is not @Public() (those carry bearer security).
+ */
+function documentSharedFailures(operation: OperationObject): void {
+  addErrorExamples(
+    operation.responses,
+    500,
+    'Unexpected failure; details are only logged.',
+    errorBodyExamples(500, { internalError: INTERNAL_ERROR_MESSAGE }),
+  );
+  const isProtected = (operation.security ?? []).some(
+    (requirement) => BEARER_SCHEME in requirement,
+  );
+  if (isProtected) {
+    addErrorExamples(
+      operation.responses,
+      401,
+      'Not authorized; the message says why.',
+      BEARER_REJECTED_EXAMPLES,
+    );
+  }
+}
+
+function addErrorExamples(
+  responses: ResponsesObject,
+  status: number,
+  description: string,
+  examples: ExamplesObject,
+): void {
+  const declared = responses[status];
+  const response: ResponseObject =
+    declared !== undefined && !('$ref' in declared) ? declared : { description };
+  const json = response.content?.['application/json'] ?? {
+    schema: { $ref: getSchemaPath(ErrorResponseDto) },
+  };
+  responses[status] = {
+    ...response,
+    content: {
+      ...response.content,
+      'application/json': { ...json, examples: { ...json.examples, ...examples } },
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { startDevelopmentServer, type DevelopmentServer } from '../utils/development-server.js';
+import { stopAllServers } from '../utils/spawn-server.js';
+
+// The development Swagger UI at `/`, in a real browser: Debian's Chromium driven by
+// playwright-core (never a downloaded browser), against the built service (dist/main.js).
+// `npm run test:browser`; not part of `npm test`.
+
+const CHROMIUM = '/usr/bin/chromium';
+/** Offline, as root, nothing kept between runs (Playwright gives each launch a fresh profile). */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const UI_TIMEOUT_MS = 15_000;
+const SPEC_OPERATIONS = [
+  'POST /api/auth/register',
+  'POST /api/auth/login',
+  'POST /api/auth/refresh',
+  'POST /api/auth/revoke',
+  'GET /api/auth/me',
+];
+
+describe('Swagger UI in development', () => {
+  let development: DevelopmentServer;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
+    }
+    development = await startDevelopmentServer();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    page = await browser.newPage();
+    page.setDefaultTimeout(UI_TIMEOUT_MS);
+    // The page must work from the service alone: anything it asks of another origin is refused.
+    const origin = development.server.baseUrl;
+    await page.route('**/*', (route) =>
+      route.request().url().startsWith(`${origin}/`) ? route.continue() : route.abort(),
+    );
+    await page.goto(`${origin}/`);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await development?.stop();
+    await stopAllServers();
+  });
+
+  /** The operation block of one route, found by what the page shows. */
+  function operation(method: string, path: string): Locator {
+    return page
+      .locator('.opblock')
+      .filter({ has: page.locator(`.opblock-summary-path[data-path="${path}"]`) })
+      .filter({ has: page.locator('.opblock-summary-method', { hasText: method }) });
+  }
+
+  it('should list the operations of the specification', async () => {
+    await operation('GET', '/api/auth/me').waitFor();
+
+    const shown: string[] = [];
+    for (const summary of await page.locator('.opblock-summary').all()) {
+      const method = await summary.locator('.opblock-summary-method').innerText();
+      const path = await summary.locator('.opblock-summary-path').getAttribute('data-path');
+      shown.push(`${method} ${path ?? ''}`);
+    }
+
+    expect(shown).toEqual(expect.arrayContaining(SPEC_OPERATIONS));
+  });
+
+  it('should register a user with "Try it out" and show the 201 answer', async () => {
+    const email = `browser-${Date.now()}@example.com`;
+    const register = operation('POST', '/api/auth/register');
+
+    await register.locator('.opblock-summary').click();
+    await register.getByRole('button', { name: 'Try it out' }).click();
+    await register
+      .locator('textarea.body-param__text')
+      .fill(JSON.stringify({ username: 'browser', email, password: 'S3cure!pass' }));
+    await register.getByRole('button', { name: 'Execute' }).click();
+
+    const answer = register.locator('.live-responses-table .response');
+    await answer
+      .locator('.response-col_status')
+      .filter({ hasText: /^\s*201\s*$/ })
+      .waitFor();
+    const body = await answer.locator('.response-col_description').innerText();
+    expect(body).toContain(`"email": "${email}"`);
+    expect(body).toContain('"accessToken"');
+  });
+});

@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import { registerUser } from './factories/user.factory.js';
+import { GreetingModule } from './extending/greeting.module.js';
+import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
+import { decodeJwt } from './utils/jwt.js';
+
+// The README's "Extending" example, mounted into the real application: its files here are the
+// README's code, so what the README promises about a team's own module is what is tested.
+
+const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const MODULE_FILES = [
+  'dto/greeting-response.dto.ts',
+  'greeting.service.ts',
+  'greeting.controller.ts',
+  'greeting.module.ts',
+];
+const HELLO = '/api/greetings/hello';
+const ME = '/api/greetings/me';
+
+/** The ```ts block that follows the README's mention of `src/greeting/<file>`. */
+function readmeSnippet(file: string): string | undefined {
+  const heading = `\`src/greeting/${file}\``;
+  const start = README.indexOf(heading);
+  const block = start < 0 ? null : /```ts\n([\s\S]*?)```/.exec(README.slice(start));
+  return block?.[1];
+}
+
+/**
+ * The file as it would sit in src/greeting: the README's module lives in src, this copy one
+ * folder deeper under test, so `../../src/common/…` here is `../common/…` there.
+ */
+function asInSource(file: string): string {
+  const text = readFileSync(new URL(`./extending/${file}`, import.meta.url), 'utf8');
+  return text.replace(/(['"])((?:\.\.\/)*)\.\.\/src\//g, '$1$2');
+}
+
+describe('Extending: a module added by a team', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ imports: [GreetingModule] });
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it.each(MODULE_FILES)('should be the code the README shows for src/greeting/%s', (file) => {
+    expect(readmeSnippet(file)).toBe(asInSource(file));
+  });
+
+  it('should reject an anonymous call to a route without @Public() with the bare 401', async () => {
+    const response = await t.get(ME);
+
+    expect(response.status).toBe(401);
+    expect(response.json()).toStrictEqual(UNAUTHORIZED_BODY);
+  });
+
+  it('should reject an invalid token on that route with the same bare 401', async () => {
+    const response = await t.get(ME, 'not-a-jwt');
+
+    expect(response.status).toBe(401);
+    expect(response.json()).toStrictEqual(UNAUTHORIZED_BODY);
+  });
+
+  it('should answer an anonymous call to a @Public() route', async () => {
+    const response = await t.get(HELLO);
+
+    expect(response.status).toBe(200);
+    expect(response.json()).toStrictEqual({ greeting: 'Hello, world!' });
+  });
+
+  it("should give the protected route the caller's identity from the access token", async () => {
+    const user = await registerUser(t);
+
+    const response = await t.get(ME, user.accessToken);
+
+    expect(response.status).toBe(200);
+    expect(response.json()).toStrictEqual({ greeting: `Hello, ${user.email}!`, userId: user.id });
+    expect(decodeJwt(user.accessToken).payload).toMatchObject({ sub: user.id, email: user.email });
+  });
+});

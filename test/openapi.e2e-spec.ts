@@ -1,0 +1,386 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual, promisify } from 'node:util';
+import {
+  INTERNAL_ERROR_MESSAGE,
+  UNAUTHORIZED_MESSAGE,
+  VALIDATION_PROBLEM_TITLE,
+} from '../src/common/errors/error-bodies.js';
+import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { startDevelopmentServer } from './utils/development-server.js';
+import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
+import { httpRequest } from './utils/http.js';
+import {
+  exampleText,
+  listExamples,
+  listOperations,
+  listResponses,
+  schemaName,
+  schemaViolations,
+} from './utils/openapi-contract.js';
+import type { RegisteredRoute } from './utils/route-table.js';
+
+// The contract, openapi.json, against the code: it must be what the code generates now, list
+// every route the application registers with the right method and security, and show every
+// message a response can carry as an example. After changing an endpoint, run `npm run openapi`.
+
+const run = promisify(execFile);
+const CONTRACT_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
+/** Built by `nest build` (npm test builds first), with the Swagger CLI plugin that ts-jest lacks. */
+const GENERATOR = fileURLToPath(new URL('../dist/openapi.js', import.meta.url));
+const SOURCES = fileURLToPath(new URL('../src/', import.meta.url));
+/** A build of the app, or a start of the real process, on a busy machine. */
+const PROCESS_TEST_TIMEOUT_MS = 30_000;
+
+const committedText = readFileSync(CONTRACT_FILE, 'utf8');
+const contract = JSON.parse(committedText) as OpenAPIObject;
+const operations = listOperations(contract);
+
+const ERROR_SCHEMA = 'ErrorResponseDto';
+const PROBLEM_SCHEMA = 'ProblemDetailsResponseDto';
+/** Which schema each failure media type must reference. */
+const FAILURE_SCHEMAS: Readonly<Record<string, string>> = {
+  'application/json': ERROR_SCHEMA,
+  'application/problem+json': PROBLEM_SCHEMA,
+};
+
+/**
+ * The response texts of the code: every string in the `*.messages.ts` modules under src, except
+ * keys ending in `Reason`, which are stored as a token's revocation reason and never sent; plus
+ * the texts of the filter and the validation pipe. A function is a template: its number becomes
+ * `\d+`.
+ */
+const RESPONSE_TEXTS: ReadonlyArray<{ readonly text: string; readonly pattern: RegExp }> = [
+  ...(await messagesOfModules()),
+  INTERNAL_ERROR_MESSAGE,
+  UNAUTHORIZED_MESSAGE,
+  VALIDATION_PROBLEM_TITLE,
+].map((message) =>
+  typeof message === 'string' ? { text: message, pattern: exactly(message) } : message,
+);
+
+const PROBLEM = 'One or more validation errors occurred.';
+const INTERNAL = 'Ocurrió un error interno.';
+const DEACTIVATED = 'Cuenta desactivada.';
+const REFRESH_INVALID = 'Refresh token inválido.';
+
+/**
+ * SPEC §4.2 and §7 (and the README's behaviour notes): which texts each endpoint answers with, per
+ * status, written out literally so that a typo in a constant fails here.
+ */
+const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
+  'POST /api/auth/register': {
+    400: [PROBLEM],
+    409: ['Ya existe una cuenta con ese email.'],
+    500: [INTERNAL],
+  },
+  'POST /api/auth/login': {
+    400: [PROBLEM],
+    401: [
+      'Credenciales inválidas.',
+      DEACTIVATED,
+      'Cuenta bloqueada temporalmente. Intenta en 15 minuto(s).',
+    ],
+    500: [INTERNAL],
+  },
+  'POST /api/auth/refresh': {
+    400: [PROBLEM],
+    401: [REFRESH_INVALID, 'Refresh token revocado.', 'Refresh token expirado.', DEACTIVATED],
+    500: [INTERNAL],
+  },
+  'POST /api/auth/revoke': {
+    200: ['Token revocado exitosamente.'],
+    400: [PROBLEM],
+    401: [REFRESH_INVALID, 'Unauthorized'],
+    500: [INTERNAL],
+  },
+  'GET /api/auth/me': {
+    401: [DEACTIVATED, 'Unauthorized'],
+    404: ['Usuario no encontrado.'],
+    500: [INTERNAL],
+  },
+};
+
+describe('openapi.json, the contract', () => {
+  describe('generation', () => {
+    it(
+      'should equal what `npm run openapi` generates from the code now, without a database file',
+      async () => {
+        const cwd = mkdtempSync(join(tmpdir(), 'keygate-openapi-'));
+        try {
+          const output = join(cwd, 'openapi.json');
+
+          await run(process.execPath, [GENERATOR, output], {
+            cwd,
+            env: {},
+            timeout: PROCESS_TEST_TIMEOUT_MS - 5_000,
+          });
+
+          const generated = readFileSync(output, 'utf8');
+          expect(JSON.parse(generated)).toEqual(contract);
+          expect(generated).toBe(committedText);
+          expect(readdirSync(cwd)).toEqual(['openapi.json']);
+        } finally {
+          rmSync(cwd, { recursive: true, force: true });
+        }
+      },
+      PROCESS_TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'should be the document the development server serves at /openapi.json',
+      async () => {
+        const development = await startDevelopmentServer();
+        try {
+          const response = await httpRequest(development.server.baseUrl, '/openapi.json');
+
+          expect(response.status).toBe(200);
+          expect(response.json()).toEqual(contract);
+        } finally {
+          await development.stop();
+        }
+      },
+      PROCESS_TEST_TIMEOUT_MS,
+    );
+  });
+
+  describe('routes', () => {
+    let t: TestApp;
+
+    beforeAll(async () => {
+      t = await createTestApp();
+    });
+
+    afterAll(async () => {
+      await t.close();
+    });
+
+    /**
+     * Every route the public port serves. Fastify answers HEAD for each GET route by itself
+     * (exposeHeadRoutes); the document lists the GET. In production, and so in these tests, the
+     * Swagger UI routes do not exist.
+     */
+    function servedRoutes(): RegisteredRoute[] {
+      const gets = new Set(t.routes.filter((r) => r.method === 'GET').map((r) => r.url));
+      return t.routes.filter((r) => !(r.method === 'HEAD' && gets.has(r.url)));
+    }
+
+    /** `POST /api/x/:id` → `POST /api/x/{id}`, as the document writes it. */
+    function asDocumented(route: RegisteredRoute): string {
+      return `${route.method} ${route.url.replace(/:(\w+)/g, '{$1}')}`;
+    }
+
+    /** Whether the global guard answers an anonymous request with the bare 401 (SPEC §7). */
+    async function isGuarded(route: RegisteredRoute): Promise<boolean> {
+      const path = route.url.replace(/:\w+/g, '00000000-0000-4000-8000-000000000000');
+      const hasBody = ['POST', 'PUT', 'PATCH'].includes(route.method);
+      const response = await t.request(path, {
+        method: route.method,
+        ...(hasBody ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}),
+      });
+      return response.status === 401 && isJson(response.text, UNAUTHORIZED_BODY);
+    }
+
+    it('should find the routes of the specification among the registered ones', () => {
+      expect(servedRoutes().map(asDocumented)).toEqual(
+        expect.arrayContaining(Object.keys(SPEC_RESPONSE_TEXTS)),
+      );
+    });
+
+    it('should document every registered route with its method, and nothing else', () => {
+      const registered = servedRoutes().map(asDocumented).sort();
+      const documented = operations.map(({ route }) => route).sort();
+
+      expect(documented).toEqual(registered);
+    });
+
+    it('should put bearer security on exactly the routes the global guard protects', async () => {
+      const guarded: Record<string, boolean> = {};
+      for (const route of servedRoutes()) {
+        guarded[asDocumented(route)] = await isGuarded(route);
+      }
+      const secured = Object.fromEntries(
+        operations.map(({ route, operation }) => [
+          route,
+          (operation.security ?? []).some((requirement) => 'bearer' in requirement),
+        ]),
+      );
+
+      expect(secured).toEqual(guarded);
+      expect(guarded['GET /api/auth/me']).toBe(true);
+      expect(guarded['POST /api/auth/login']).toBe(false);
+    });
+  });
+
+  describe('bearer authentication', () => {
+    it('should define the bearer scheme as an HTTP bearer JWT', () => {
+      expect(contract.components?.securitySchemes?.bearer).toEqual({
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+      });
+    });
+
+    it.each(operations.filter(({ operation }) => operation.security !== undefined))(
+      "should show the guard's bare 401 on $route",
+      ({ operation }) => {
+        const unauthorized = listExamples(operation)
+          .filter((example) => example.status === '401')
+          .map((example) => example.value);
+
+        expect(unauthorized).toContainEqual(UNAUTHORIZED_BODY);
+      },
+    );
+  });
+
+  describe('messages', () => {
+    const examples = operations.flatMap(({ route, operation }) =>
+      listExamples(operation).map((example) => ({ route, ...example })),
+    );
+
+    it.each(RESPONSE_TEXTS)('should show "$text" as an example', ({ pattern }) => {
+      const shownOn = examples.filter(({ value }) => pattern.test(exampleText(value) ?? ''));
+
+      expect(shownOn.map(({ route, status }) => `${route} ${status}`)).not.toEqual([]);
+    });
+
+    it.each(Object.entries(SPEC_RESPONSE_TEXTS))(
+      'should show on %s exactly the texts of the specification, per status',
+      (route, expected) => {
+        const operation = operations.find((candidate) => candidate.route === route)?.operation;
+        const shown: Record<string, string[]> = {};
+        for (const example of operation === undefined ? [] : listExamples(operation)) {
+          (shown[example.status] ??= []).push(exampleText(example.value) ?? '(no text)');
+        }
+        const sorted = (texts: Record<string, readonly string[]>) =>
+          Object.fromEntries(
+            Object.entries(texts).map(([status, list]) => [status, [...list].sort()]),
+          );
+
+        expect(sorted(shown)).toEqual(sorted(expected));
+      },
+    );
+  });
+
+  describe('error bodies', () => {
+    it('should define the error body of SPEC §2.4 as a named schema', () => {
+      expect(contract.components?.schemas?.[ERROR_SCHEMA]).toEqual({
+        type: 'object',
+        properties: {
+          status: expect.objectContaining({ type: 'integer' }),
+          message: expect.objectContaining({ type: 'string' }),
+          timestamp: expect.objectContaining({ type: 'string', format: 'date-time' }),
+        },
+        required: ['status', 'message'],
+      });
+    });
+
+    it('should define the problem details of SPEC §7 as a named schema', () => {
+      expect(contract.components?.schemas?.[PROBLEM_SCHEMA]).toEqual({
+        type: 'object',
+        properties: {
+          type: expect.objectContaining({ type: 'string' }),
+          title: expect.objectContaining({ type: 'string' }),
+          status: expect.objectContaining({ type: 'integer' }),
+          errors: expect.objectContaining({
+            type: 'object',
+            additionalProperties: { type: 'array', items: { type: 'string' } },
+          }),
+        },
+        required: ['type', 'title', 'status', 'errors'],
+      });
+    });
+
+    it.each(operations)(
+      'should answer every failure of $route with one of them',
+      ({ operation }) => {
+        const failures = listResponses(operation).filter(({ status }) => Number(status) >= 400);
+        const violations = failures.flatMap(({ status, response }) => {
+          const content = Object.entries(response.content ?? {});
+          return content.length === 0
+            ? [`${status}: no body`]
+            : content
+                .filter(
+                  ([mediaType, media]) => schemaName(media.schema) !== FAILURE_SCHEMAS[mediaType],
+                )
+                .map(([mediaType, media]) => `${status} ${mediaType}: ${schemaName(media.schema)}`);
+        });
+
+        expect(failures.map(({ status }) => status)).toContain('500');
+        expect(violations).toEqual([]);
+      },
+    );
+
+    it.each(operations)(
+      'should give examples on $route that fit their schemas',
+      ({ operation }) => {
+        const violations = listExamples(operation).flatMap(({ status, schema, value }) =>
+          schema === undefined
+            ? [`${status}: example without a schema`]
+            : schemaViolations(contract, schema, value).map(
+                (violation) => `${status}: ${violation}`,
+              ),
+        );
+
+        expect(violations).toEqual([]);
+      },
+    );
+  });
+});
+
+/** The messages objects exported by every `*.messages.ts` module under src. */
+async function messagesOfModules(): Promise<
+  Array<string | { readonly text: string; readonly pattern: RegExp }>
+> {
+  const files = readdirSync(SOURCES, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.messages.ts'))
+    .sort();
+  const texts: Array<string | { text: string; pattern: RegExp }> = [];
+  for (const file of files) {
+    const exported = (await import(join(SOURCES, file))) as Record<string, unknown>;
+    for (const messages of Object.values(exported)) {
+      if (typeof messages !== 'object' || messages === null) {
+        continue;
+      }
+      for (const [key, message] of Object.entries(messages)) {
+        if (key.endsWith('Reason')) {
+          continue;
+        }
+        if (typeof message === 'string') {
+          texts.push(message);
+        } else if (typeof message === 'function') {
+          texts.push(template(message as (value: number) => unknown));
+        }
+      }
+    }
+  }
+  return texts;
+}
+
+/** A message template as a pattern: its numeric argument may be any whole number. */
+function template(render: (value: number) => unknown): { text: string; pattern: RegExp } {
+  const SENTINEL = 987_654_321;
+  const text = String(render(SENTINEL));
+  const pattern = new RegExp(`^${escapeRegExp(text).replace(String(SENTINEL), '\\d+')}$`);
+  return { text: text.replace(String(SENTINEL), '{n}'), pattern };
+}
+
+function exactly(text: string): RegExp {
+  return new RegExp(`^${escapeRegExp(text)}$`);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function isJson(text: string, expected: unknown): boolean {
+  try {
+    return isDeepStrictEqual(JSON.parse(text), expected);
+  } catch {
+    return false;
+  }
+}
