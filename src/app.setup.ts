@@ -5,6 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ClientAddressResolver } from './common/network/client-address.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
 import { AppConfig } from './config/app-config.js';
+import { HEALTH_PATHS } from './health/health.controller.js';
 
 /** Largest accepted request body. Every valid body of this API is far smaller. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -43,7 +44,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
       done();
     });
 
-  app.setGlobalPrefix('api');
+  app.setGlobalPrefix('api', { exclude: HEALTH_PATHS });
   if (config.isDevelopment) {
     const document = SwaggerModule.createDocument(
       app,
