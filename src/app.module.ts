@@ -9,6 +9,7 @@ import { AppConfigModule, type AppConfigOptions } from './config/app-config.modu
 import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -22,6 +23,7 @@ export class AppModule {
         await AppConfigModule.forRoot(options),
         ClockModule,
         EventsModule,
+        MetricsModule,
         DatabaseModule,
         UsersModule,
         TokensModule,
