@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { once } from 'node:events';
+import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,8 +18,10 @@ import { httpRequest, type TestResponse } from './utils/http.js';
 import { Exposition } from './utils/prometheus-text.js';
 import {
   findFreePort,
+  spawnServer,
   startServer,
   stopAllServers,
+  waitForExit,
   type ServerProcess,
 } from './utils/spawn-server.js';
 import { createTestDatabase, type TestDatabase } from './utils/test-database.js';
@@ -377,6 +380,36 @@ describe('metrics: the built server', () => {
       expect(metrics.text).toContain('# TYPE keygate_logins_total counter');
       expect(publicMetrics.status).toBe(404);
       expect((await server.stop()).code).toBe(0);
+    },
+    SPAWN_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'should refuse to start when the management port is taken',
+    async () => {
+      const squatter = createServer().listen(0, '127.0.0.1');
+      await once(squatter, 'listening');
+      const { port } = squatter.address() as AddressInfo;
+      try {
+        const server = await spawnServer({
+          cwd,
+          env: {
+            Jwt__SecretKey: TEST_SECRET_KEY,
+            PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
+            ConnectionStrings__DefaultConnection: database.connectionString,
+            Management__Port: String(port),
+          },
+        });
+
+        const exit = await waitForExit(server, SPAWN_TEST_TIMEOUT_MS / 2);
+
+        expect(exit.code).toBe(1);
+        expect(server.stderr()).toContain(
+          `Keygate failed to start: Management__Port: cannot listen on 127.0.0.1:${port}`,
+        );
+      } finally {
+        squatter.close();
+      }
     },
     SPAWN_TEST_TIMEOUT_MS,
   );

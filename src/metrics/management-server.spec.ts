@@ -46,7 +46,9 @@ describe(ManagementServer.name, () => {
     const { port } = squatter.address() as AddressInfo;
     const sut = serverWith(configWith(true, port));
     try {
-      await expect(sut.start()).rejects.toThrow(/EADDRINUSE/);
+      await expect(sut.start()).rejects.toThrow(
+        new RegExp(`^Management__Port: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`),
+      );
       expect(sut.address).toBeNull();
     } finally {
       squatter.close();

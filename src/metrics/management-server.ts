@@ -39,9 +39,12 @@ export class ManagementServer implements OnApplicationShutdown {
       void this.answer(request, response);
     });
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      const fail = (error: Error): void => {
+        reject(new Error(`Management__Port: cannot listen on ${host}:${port}: ${error.message}`));
+      };
+      server.once('error', fail);
       server.listen(port, host, () => {
-        server.off('error', reject);
+        server.off('error', fail);
         resolve();
       });
     });
