@@ -8,6 +8,8 @@ import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import { AppConfigModule, type AppConfigOptions } from './config/app-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
+import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -21,10 +23,12 @@ export class AppModule {
         await AppConfigModule.forRoot(options),
         ClockModule,
         EventsModule,
+        MetricsModule,
         DatabaseModule,
         UsersModule,
         TokensModule,
         AuthModule,
+        HealthModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -6,6 +6,8 @@ import { ClientAddressResolver } from './common/network/client-address.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
 import { buildOpenApiDocument } from './common/swagger/openapi-document.js';
 import { AppConfig } from './config/app-config.js';
+import { HEALTH_PATHS } from './health/health.controller.js';
+import { HttpMetrics } from './metrics/http-metrics.js';
 
 /** Largest accepted request body. Every valid body of this API is far smaller. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -26,7 +28,10 @@ export function createHttpAdapter(): FastifyAdapter {
   return adapter;
 }
 
-/** Everything main.ts and the tests share: prefix, documentation, start-up warnings. */
+/**
+ * Everything main.ts and the tests share: prefix, documentation, request timing, start-up
+ * warnings.
+ */
 export function configureApp(app: NestFastifyApplication): NestFastifyApplication {
   const config = app.get(AppConfig);
   const logger = new Logger('Configuration');
@@ -43,8 +48,9 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
       );
       done();
     });
+  app.get(HttpMetrics).attach(app.getHttpAdapter().getInstance());
 
-  app.setGlobalPrefix('api');
+  app.setGlobalPrefix('api', { exclude: HEALTH_PATHS });
   if (config.isDevelopment) {
     const document = buildOpenApiDocument(app);
     SwaggerModule.setup('/', app, document, { jsonDocumentUrl: 'openapi.json' });

@@ -4,6 +4,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
 import { configureApp, createHttpAdapter } from './app.setup.js';
 import { AppConfig } from './config/app-config.js';
+import { ManagementServer } from './metrics/management-server.js';
 import { exitGracefullyOnSignals } from './shutdown.js';
 
 async function bootstrap(): Promise<void> {
@@ -16,6 +17,7 @@ async function bootstrap(): Promise<void> {
   const { port, host } = app.get(AppConfig);
   exitGracefullyOnSignals(app);
   await app.listen(port, host);
+  await app.get(ManagementServer).start();
 }
 
 bootstrap().catch((error: unknown) => {

@@ -49,6 +49,8 @@ export function serviceEnv({ port, secret, connectionString }) {
     Jwt__SecretKey: secret,
     ConnectionStrings__DefaultConnection: connectionString,
     TokenCleanup__Enabled: 'false',
+    // Two instances share the machine; metrics stay on, on a port each picks.
+    Management__Port: '0',
     NO_COLOR: '1',
   };
 }

@@ -1,12 +1,21 @@
 import { jest } from '@jest/globals';
 import type { AppConfig } from '../config/app-config.js';
+import { PasswordHashObserver, type PasswordHashOperation } from './password-hash-observer.js';
 import { PasswordHasher } from './password-hasher.js';
 
 const ITERATIONS = 1000;
 const FORMAT = /^pbkdf2-sha256\$(\d+)\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
 
-function hasherWith(iterations: number): PasswordHasher {
-  return new PasswordHasher({ passwordHashing: { iterations } } as AppConfig);
+function hasherWith(iterations: number, observer?: PasswordHashObserver): PasswordHasher {
+  return new PasswordHasher({ passwordHashing: { iterations } } as AppConfig, observer);
+}
+
+class RecordingObserver extends PasswordHashObserver {
+  readonly seen: Array<[PasswordHashOperation, number]> = [];
+
+  observe(operation: PasswordHashOperation, seconds: number): void {
+    this.seen.push([operation, seconds]);
+  }
 }
 
 describe(PasswordHasher.name, () => {
@@ -156,5 +165,38 @@ describe(PasswordHasher.name, () => {
 
     await expect(sut.verify(presented, stored)).resolves.toBe(false);
     await expect(sut.verify(hashed, stored)).resolves.toBe(true);
+  });
+
+  describe('with an observer', () => {
+    let observer: RecordingObserver;
+
+    beforeEach(() => {
+      observer = new RecordingObserver();
+      sut = hasherWith(ITERATIONS, observer);
+    });
+
+    it('should tell the duration of a hash and of a verification, in seconds', async () => {
+      const stored = await sut.hash('S3cure!pass');
+      await sut.verify('wrong', stored);
+
+      expect(observer.seen.map(([operation]) => operation)).toEqual(['hash', 'verify']);
+      for (const [, seconds] of observer.seen) {
+        expect(seconds).toBeGreaterThanOrEqual(0);
+        expect(seconds).toBeLessThan(60);
+      }
+    });
+
+    it('should count the dummy verification of an unknown e-mail as a verification', async () => {
+      sut.onApplicationBootstrap();
+      await sut.verifyAgainstDummy('S3cure!pass');
+
+      expect(observer.seen.map(([operation]) => operation)).toEqual(['hash', 'verify']);
+    });
+
+    it('should tell nothing when a malformed stored value needs no derivation', async () => {
+      await sut.verify('S3cure!pass', 'bcrypt$1000$c2FsdA==$a2V5');
+
+      expect(observer.seen).toEqual([]);
+    });
   });
 });

@@ -1,7 +1,8 @@
-import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { AppConfig } from '../config/app-config.js';
+import { PasswordHashObserver, type PasswordHashOperation } from './password-hash-observer.js';
 
 const pbkdf2Async = promisify(pbkdf2);
 
@@ -26,7 +27,10 @@ export class PasswordHasher implements OnApplicationBootstrap {
   private readonly iterations: number;
   private dummyHash: Promise<string> | undefined;
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    @Optional() private readonly observer?: PasswordHashObserver,
+  ) {
     this.iterations = config.passwordHashing.iterations;
   }
 
@@ -37,7 +41,7 @@ export class PasswordHasher implements OnApplicationBootstrap {
 
   async hash(password: string): Promise<string> {
     const salt = randomBytes(SALT_BYTES);
-    const key = await derive(password, salt, this.iterations);
+    const key = await this.derive('hash', password, salt, this.iterations);
     return [ALGORITHM, this.iterations, salt.toString('base64'), key.toString('base64')].join('$');
   }
 
@@ -47,7 +51,7 @@ export class PasswordHasher implements OnApplicationBootstrap {
     if (parsed === undefined) {
       return false;
     }
-    const key = await derive(password, parsed.salt, parsed.iterations);
+    const key = await this.derive('verify', password, parsed.salt, parsed.iterations);
     return key.length === parsed.key.length && timingSafeEqual(key, parsed.key);
   }
 
@@ -64,6 +68,23 @@ export class PasswordHasher implements OnApplicationBootstrap {
   needsRehash(stored: string): boolean {
     const parsed = parse(stored);
     return parsed === undefined || parsed.iterations < this.iterations;
+  }
+
+  private async derive(
+    operation: PasswordHashOperation,
+    password: string,
+    salt: Buffer,
+    iterations: number,
+  ): Promise<Buffer> {
+    if (this.observer === undefined) {
+      return derive(password, salt, iterations);
+    }
+    const started = performance.now();
+    try {
+      return await derive(password, salt, iterations);
+    } finally {
+      this.observer.observe(operation, (performance.now() - started) / 1_000);
+    }
   }
 }
 

@@ -46,6 +46,7 @@ describe(loadAppConfig.name, () => {
       },
       passwordHashing: { iterations: 600_000 },
       tokenCleanup: { enabled: true, intervalSeconds: 3_600, batchSize: 1_000, retentionDays: 7 },
+      management: { enabled: true, port: 9464, host: '127.0.0.1' },
       trustedProxies: [],
       warnings: [],
     });
@@ -117,6 +118,10 @@ describe(loadAppConfig.name, () => {
       (c: AppConfig) => c.passwordHashing.iterations,
       700_000,
     ],
+    ['Management__Enabled', 'false', (c: AppConfig) => c.management.enabled, false],
+    ['Management__Port', '9100', (c: AppConfig) => c.management.port, 9100],
+    ['Management__Port', '0', (c: AppConfig) => c.management.port, 0],
+    ['Management__Host', '0.0.0.0', (c: AppConfig) => c.management.host, '0.0.0.0'],
     ['NODE_ENV', 'development', (c: AppConfig) => c.isDevelopment, true],
     ['NODE_ENV', 'production', (c: AppConfig) => c.isDevelopment, false],
     ['NODE_ENV', 'test', (c: AppConfig) => c.isDevelopment, false],
@@ -203,6 +208,26 @@ describe(loadAppConfig.name, () => {
       { Jwt__SecretKey: SECRET, TrustedProxies: '10.0.0.0/33' },
       'TrustedProxies',
     ],
+    [
+      'a management switch that is not a boolean',
+      { Jwt__SecretKey: SECRET, Management__Enabled: 'on' },
+      'Management__Enabled',
+    ],
+    [
+      'a management port above 65535',
+      { Jwt__SecretKey: SECRET, Management__Port: '70000' },
+      'Management__Port',
+    ],
+    [
+      'a management port equal to PORT',
+      { Jwt__SecretKey: SECRET, PORT: '8080', Management__Port: '8080' },
+      'Management__Port must differ from PORT (both are 8080)',
+    ],
+    [
+      'a management port equal to the default PORT',
+      { Jwt__SecretKey: SECRET, Management__Port: '3000' },
+      'Management__Port must differ from PORT (both are 3000)',
+    ],
     ['production without a secret', { NODE_ENV: 'production' }, 'Jwt__SecretKey is not configured'],
     ['an unset NODE_ENV without a secret', {}, 'Jwt__SecretKey is not configured'],
     [
@@ -244,6 +269,13 @@ describe(loadAppConfig.name, () => {
     });
 
     expect(error.message).not.toContain('short-previous-secret');
+  });
+
+  it.each([
+    ['the management listener is off', { Management__Enabled: 'false', Management__Port: '3000' }],
+    ['both ports are 0', { PORT: '0', Management__Port: '0' }],
+  ])('should allow equal ports when %s', (_label, raw) => {
+    expect(() => sut({ Jwt__SecretKey: SECRET, ...raw })).not.toThrow();
   });
 
   it('should show the rejected value of a key that is not the secret', () => {

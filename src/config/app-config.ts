@@ -38,6 +38,13 @@ export interface TokenCleanupConfig {
   readonly retentionDays: number;
 }
 
+export interface ManagementConfig {
+  /** Off: no listener, and no metrics are collected. */
+  readonly enabled: boolean;
+  readonly port: number;
+  readonly host: string;
+}
+
 /** Typed, validated configuration. Inject this class; nothing else reads the environment. */
 export class AppConfig {
   readonly isDevelopment: boolean;
@@ -47,6 +54,7 @@ export class AppConfig {
   readonly database: DatabaseConfig;
   readonly passwordHashing: PasswordHashingConfig;
   readonly tokenCleanup: TokenCleanupConfig;
+  readonly management: ManagementConfig;
   /** Addresses and CIDR ranges whose X-Forwarded-For header is believed; empty by default. */
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
@@ -110,6 +118,11 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     problems.push(`TrustedProxies: "${badProxy}" is not an IP address or CIDR range`);
   }
 
+  // Port 0 asks the system for a free port, so only a fixed port can collide.
+  if (env.Management__Enabled && env.Management__Port !== 0 && env.Management__Port === env.PORT) {
+    problems.push(`Management__Port must differ from PORT (both are ${env.PORT})`);
+  }
+
   if (problems.length > 0 || secret === undefined || target === undefined) {
     throw new ConfigurationError(problems);
   }
@@ -144,6 +157,11 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       intervalSeconds: env.TokenCleanup__IntervalSeconds,
       batchSize: env.TokenCleanup__BatchSize,
       retentionDays: env.TokenCleanup__RetentionDays,
+    },
+    management: {
+      enabled: env.Management__Enabled,
+      port: env.Management__Port,
+      host: env.Management__Host,
     },
     trustedProxies,
     warnings,

@@ -14,6 +14,8 @@ export const SAMPLE_SECRET_KEY = 'keygate-sample-secret-replace-me-in-production
 export const DEFAULT_ISSUER = 'keygate';
 export const DEFAULT_AUDIENCE = 'keygate-clients';
 export const DEFAULT_CONNECTION_STRING = 'Data Source=data/keygate.db';
+/** The default port of the OpenTelemetry Prometheus exporter, a common choice for metrics. */
+export const DEFAULT_MANAGEMENT_PORT = 9464;
 /** OWASP Password Storage Cheat Sheet level for PBKDF2-HMAC-SHA256. */
 export const OWASP_PBKDF2_SHA256_ITERATIONS = 600_000;
 
@@ -123,6 +125,22 @@ export class EnvironmentVariables {
   /** Comma-separated addresses or CIDR ranges of proxies whose X-Forwarded-For is believed. */
   @IsString()
   TrustedProxies = '';
+
+  /** The management listener (Prometheus metrics): off switch, port and interface. */
+  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
+  @IsBoolean()
+  Management__Enabled = true;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  Management__Port = DEFAULT_MANAGEMENT_PORT;
+
+  /** Loopback by default: metrics are for the scraper, never for the public. */
+  @IsString()
+  @IsNotEmpty()
+  Management__Host = '127.0.0.1';
 }
 
 /** `true`/`false` in any case, `1`/`0`; anything else is left for @IsBoolean to refuse. */

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp, createHttpAdapter } from '../../src/app.setup.js';
 import { Clock } from '../../src/common/time/clock.js';
+import { ManagementServer } from '../../src/metrics/management-server.js';
 import { FakeClock } from './fake-clock.js';
 import { httpRequest, type TestResponse } from './http.js';
 import { RecordingLogger } from './recording-logger.js';
@@ -51,9 +52,10 @@ export interface TestAppOptions {
 }
 
 /**
- * Boots the real AppModule on Fastify with the same configureApp() as main.ts, on a fresh
- * database (a temporary SQLite file in WAL mode, or a PostgreSQL schema under `npm run test:pg`;
- * migrations run at start-up), with a movable clock.
+ * Boots the real AppModule on Fastify with the same configureApp() and management listener as
+ * main.ts (the listener on a free port), on a fresh database (a temporary SQLite file in WAL
+ * mode, or a PostgreSQL schema under `npm run test:pg`; migrations run at start-up), with a
+ * movable clock.
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
@@ -63,6 +65,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     Jwt__SecretKey: TEST_SECRET_KEY,
     PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
     ConnectionStrings__DefaultConnection: database.connectionString,
+    // Apps side by side in one process must not all want the default management port.
+    Management__Port: '0',
     ...options.environment,
   };
   const clock = options.clock ?? new FakeClock();
@@ -82,6 +86,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const routes = recordRoutes(app);
   configureApp(app);
   await app.listen(0, '127.0.0.1');
+  await app.get(ManagementServer).start();
   const baseUrl = await app.getUrl();
 
   const request = (path: string, init?: RequestInit): Promise<TestResponse> =>

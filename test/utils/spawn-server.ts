@@ -29,7 +29,10 @@ export interface ServerProcess {
 }
 
 export interface SpawnServerOptions {
-  /** The only variables the child sees, besides PATH, HOST, PORT and NO_COLOR. */
+  /**
+   * The only variables the child sees, besides PATH, HOST, PORT, NO_COLOR and Management__Port
+   * (0 unless given, so servers side by side never compete for the default port).
+   */
   readonly env: Readonly<Record<string, string>>;
   /** Working directory: where `.env` and the default `data/keygate.db` are looked for. */
   readonly cwd: string;
@@ -61,6 +64,7 @@ export async function spawnServer(options: SpawnServerOptions): Promise<ServerPr
     HOST: '127.0.0.1',
     PORT: String(port),
     NO_COLOR: '1',
+    Management__Port: '0',
     ...options.env,
   };
   const child = spawn(process.execPath, [SERVER_ENTRY], {

@@ -8,6 +8,7 @@ import {
   Logger,
   NotFoundException,
   PayloadTooLargeException,
+  ServiceUnavailableException,
   UnauthorizedException,
   UnsupportedMediaTypeException,
   type ArgumentsHost,
@@ -142,6 +143,42 @@ describe(AllExceptionsFilter.name, () => {
       contentType: PROBLEM_TYPE,
     });
     expect(JSON.stringify(reply.body)).not.toContain('Unexpected token');
+  });
+
+  it.each([
+    [
+      'error',
+      {
+        status: 'error',
+        info: { migrations: { status: 'up' } },
+        error: { database: { status: 'down', message: 'The database did not answer.' } },
+        details: {
+          migrations: { status: 'up' },
+          database: { status: 'down', message: 'The database did not answer.' },
+        },
+      },
+    ],
+    ['shutting_down', { status: 'shutting_down', info: {}, error: {}, details: {} }],
+  ])('should answer a failed health check (%s) with 503 and its own result', (_label, result) => {
+    const reply = sut.toReply(new ServiceUnavailableException(result));
+
+    expect(reply).toEqual({ status: 503, body: result, contentType: JSON_TYPE });
+    expect(loggedErrors).toEqual([]);
+  });
+
+  it.each([
+    ['without a body', new ServiceUnavailableException()],
+    ['with a text', new ServiceUnavailableException('upstream pool exhausted')],
+    [
+      'with a result that is not a failure',
+      new ServiceUnavailableException({ status: 'ok', details: {} }),
+    ],
+  ])('should treat any other 503 %s as an unhandled failure', (_label, error) => {
+    expect(sut.toReply(error)).toEqual({
+      status: 500,
+      body: { status: 500, message: INTERNAL, timestamp: TIMESTAMP },
+      contentType: JSON_TYPE,
+    });
   });
 
   it.each([

@@ -3,10 +3,12 @@ import {
   HttpException,
   HttpStatus,
   Logger,
+  ServiceUnavailableException,
   UnauthorizedException,
   type ArgumentsHost,
   type ExceptionFilter,
 } from '@nestjs/common';
+import type { HealthCheckResult } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import {
@@ -40,7 +42,7 @@ const DOMAIN_ERROR_STATUS: ReadonlyArray<readonly [DomainErrorClass, HttpStatus]
 
 interface Reply {
   readonly status: number;
-  readonly body: ErrorBody | ProblemDetailsBody;
+  readonly body: ErrorBody | ProblemDetailsBody | HealthCheckResult;
   readonly contentType: string;
 }
 
@@ -69,6 +71,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
       if (row !== undefined) {
         return this.errorBody(row[1], exception.message);
       }
+    }
+    const health = failedHealthCheckOf(exception);
+    if (health !== undefined) {
+      return {
+        status: HttpStatus.SERVICE_UNAVAILABLE,
+        body: health,
+        contentType: JSON_CONTENT_TYPE,
+      };
     }
     if (exception instanceof UnauthorizedException) {
       return {
@@ -104,6 +114,26 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const timestamp = this.clock.now().toISOString();
     return { status, body: { status, message, timestamp }, contentType: JSON_CONTENT_TYPE };
   }
+}
+
+/**
+ * A failed health check: terminus throws a 503 carrying its result, and the probe's caller reads
+ * that result (which indicator is down), so it is the body. It holds only the indicators' fixed
+ * texts and terminus's timeout text, never a driver message.
+ */
+function failedHealthCheckOf(exception: unknown): HealthCheckResult | undefined {
+  if (!(exception instanceof ServiceUnavailableException)) {
+    return undefined;
+  }
+  const response: unknown = exception.getResponse();
+  if (typeof response !== 'object' || response === null) {
+    return undefined;
+  }
+  const { status, details } = response as Partial<Record<keyof HealthCheckResult, unknown>>;
+  const isFailure = status === 'error' || status === 'shutting_down';
+  return isFailure && typeof details === 'object' && details !== null
+    ? (response as HealthCheckResult)
+    : undefined;
 }
 
 function problemDetails(errors: Readonly<Record<string, readonly string[]>>): Reply {

@@ -1,0 +1,71 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { AuthEvent, LoginFailureReason, RefreshFailureReason } from '../events/auth-event.js';
+import { AuthEvents } from '../events/auth-events.js';
+import { KeygateMetrics, type LoginOutcome, type RefreshOutcome } from './keygate-metrics.js';
+
+/** An unknown e-mail and a wrong password are one outcome, as they are one answer (SPEC §4.2). */
+const LOGIN_FAILURE_OUTCOME: Readonly<Record<LoginFailureReason, LoginOutcome>> = {
+  unknown_email: 'bad_credentials',
+  bad_password: 'bad_credentials',
+  locked: 'locked',
+  deactivated: 'deactivated',
+};
+
+const REFRESH_FAILURE_OUTCOME: Readonly<Record<RefreshFailureReason, RefreshOutcome>> = {
+  invalid: 'invalid',
+  expired: 'expired',
+  deactivated: 'deactivated',
+};
+
+/** Counts what the services tell happened; it reads the events, never the services. */
+@Injectable()
+export class AuthEventMetrics implements OnModuleInit {
+  constructor(
+    private readonly events: AuthEvents,
+    private readonly metrics: KeygateMetrics,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.metrics.enabled) {
+      this.events.subscribe(({ event }) => this.record(event));
+    }
+  }
+
+  record(event: AuthEvent): void {
+    const m = this.metrics;
+    switch (event.type) {
+      case 'registered':
+        m.registrations.inc();
+        return;
+      case 'login_succeeded':
+        m.logins.inc({ outcome: 'success' });
+        return;
+      case 'login_failed':
+        m.logins.inc({ outcome: LOGIN_FAILURE_OUTCOME[event.reason] });
+        return;
+      case 'lockout_started':
+        m.lockouts.inc();
+        return;
+      case 'token_refreshed':
+        m.refreshes.inc({ outcome: 'rotated' });
+        return;
+      case 'refresh_failed':
+        m.refreshes.inc({ outcome: REFRESH_FAILURE_OUTCOME[event.reason] });
+        return;
+      case 'reuse_detected':
+        m.refreshes.inc({ outcome: 'reuse_detected' });
+        m.descendantsRevoked.inc({ cause: 'reuse_detected' }, event.revokedTokenIds.length);
+        return;
+      case 'token_revoked': {
+        m.revocations.inc();
+        // The presented token is among the ids when it was still active; only the rest descend.
+        const descendants = event.revokedTokenIds.filter((id) => id !== event.tokenId).length;
+        m.descendantsRevoked.inc({ cause: 'revoke' }, descendants);
+        return;
+      }
+      case 'sessions_revoked':
+        m.allSessionsRevocations.inc();
+        return;
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { AppConfig } from '../config/app-config.js';
+
+export const LOGIN_OUTCOMES = ['success', 'bad_credentials', 'locked', 'deactivated'] as const;
+export type LoginOutcome = (typeof LOGIN_OUTCOMES)[number];
+
+export const REFRESH_OUTCOMES = [
+  'rotated',
+  'reuse_detected',
+  'expired',
+  'invalid',
+  'deactivated',
+] as const;
+export type RefreshOutcome = (typeof REFRESH_OUTCOMES)[number];
+
+/** What revoked a descendant: a replay of a revoked token, or a revoke of a rotated one. */
+export const DESCENDANT_REVOCATION_CAUSES = ['reuse_detected', 'revoke'] as const;
+
+export const PASSWORD_HASH_OPERATIONS = ['hash', 'verify'] as const;
+
+/** Finer around 0.1–0.3 s, where PBKDF2 at the OWASP cost lands on a server core. */
+const PASSWORD_HASH_BUCKETS = [0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2.5, 5];
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+let processRegistry: Registry | undefined;
+
+/**
+ * prom-client's default metrics (process_*, nodejs_*) in a registry made once per process, like
+ * what they measure: their event-loop monitor and GC observer cannot be stopped, so one set per
+ * app would pile up in a test process that boots many apps. Their standard names are kept,
+ * unprefixed, so stock dashboards work.
+ */
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * Every metric the service exports, in a registry of its own rather than prom-client's global
+ * one, so several apps in one process (tests) never share or re-register a metric. Labels hold
+ * only fixed vocabularies, route patterns, methods and status codes: never a user id, an e-mail
+ * or a token.
+ */
+@Injectable()
+export class KeygateMetrics {
+  /** False when Management__Enabled is off: the collectors then record nothing. */
+  readonly enabled: boolean;
+  /** This app's own metrics. */
+  readonly registry = new Registry();
+  /** What a scrape reads: this app's metrics and, when enabled, the process's. */
+  readonly scraped: Registry;
+
+  readonly registrations = new Counter({
+    name: 'keygate_registrations_total',
+    help: 'Accounts registered.',
+    registers: [this.registry],
+  });
+
+  readonly logins = new Counter<'outcome'>({
+    name: 'keygate_logins_total',
+    help: 'Login attempts by outcome: success, bad_credentials (unknown e-mail or wrong password), locked, deactivated.',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  readonly lockouts = new Counter({
+    name: 'keygate_lockouts_total',
+    help: 'Lockouts started by repeated wrong passwords.',
+    registers: [this.registry],
+  });
+
+  readonly refreshes = new Counter<'outcome'>({
+    name: 'keygate_refreshes_total',
+    help: 'Refresh attempts by outcome: rotated, reuse_detected, expired, invalid, deactivated (the owner is deactivated).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  readonly descendantsRevoked = new Counter<'cause'>({
+    name: 'keygate_descendant_tokens_revoked_total',
+    help: 'Refresh tokens revoked because a token they descend from was replayed (reuse_detected) or revoked after its rotation (revoke).',
+    labelNames: ['cause'],
+    registers: [this.registry],
+  });
+
+  readonly revocations = new Counter({
+    name: 'keygate_revocations_total',
+    help: 'Refresh tokens revoked on request (successful POST /api/auth/revoke).',
+    registers: [this.registry],
+  });
+
+  readonly allSessionsRevocations = new Counter({
+    name: 'keygate_all_sessions_revocations_total',
+    help: "Requests that ended every session of a user, or every one but the caller's.",
+    registers: [this.registry],
+  });
+
+  readonly httpRequestDuration = new Histogram<'method' | 'route' | 'status_code'>({
+    name: 'keygate_http_request_duration_seconds',
+    help: 'Time to answer a request on the public port, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status_code'],
+    buckets: HTTP_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly passwordHashDuration = new Histogram<'operation'>({
+    name: 'keygate_password_hash_duration_seconds',
+    help: 'Time of one PBKDF2 derivation: hash (registration, rehash) or verify (login).',
+    labelNames: ['operation'],
+    buckets: PASSWORD_HASH_BUCKETS,
+    registers: [this.registry],
+  });
+
+  constructor(config: AppConfig) {
+    this.enabled = config.management.enabled;
+    if (!this.enabled) {
+      this.scraped = this.registry;
+      return;
+    }
+    this.scraped = Registry.merge([processMetrics(), this.registry]);
+    // Every known series starts at 0, so a rate() sees its first increment.
+    LOGIN_OUTCOMES.forEach((outcome) => this.logins.inc({ outcome }, 0));
+    REFRESH_OUTCOMES.forEach((outcome) => this.refreshes.inc({ outcome }, 0));
+    DESCENDANT_REVOCATION_CAUSES.forEach((cause) => this.descendantsRevoked.inc({ cause }, 0));
+    PASSWORD_HASH_OPERATIONS.forEach((operation) => this.passwordHashDuration.zero({ operation }));
+  }
+}

@@ -1,0 +1,21 @@
+import { Global, Module } from '@nestjs/common';
+import { PasswordHashObserver } from '../auth/password-hash-observer.js';
+import { AuthEventMetrics } from './auth-event-metrics.js';
+import { HttpMetrics } from './http-metrics.js';
+import { KeygateMetrics } from './keygate-metrics.js';
+import { ManagementServer } from './management-server.js';
+import { PasswordHashMetrics } from './password-hash-metrics.js';
+
+/** Global so that PasswordHasher finds its observer without AuthModule importing metrics. */
+@Global()
+@Module({
+  providers: [
+    KeygateMetrics,
+    AuthEventMetrics,
+    HttpMetrics,
+    ManagementServer,
+    { provide: PasswordHashObserver, useClass: PasswordHashMetrics },
+  ],
+  exports: [HttpMetrics, ManagementServer, PasswordHashObserver],
+})
+export class MetricsModule {}
