@@ -8,6 +8,7 @@ import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import { AppConfigModule, type AppConfigOptions } from './config/app-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
+import { SessionsModule } from './sessions/sessions.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -25,6 +26,7 @@ export class AppModule {
         UsersModule,
         TokensModule,
         AuthModule,
+        SessionsModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -195,6 +195,12 @@ export class TokensService {
     return revoked;
   }
 
+  /** The stored token with this raw value, or null. A read, for the rules of other modules. */
+  findByValue(rawToken: string): Promise<RefreshToken | null> {
+    const tokenHash = hashRefreshToken(rawToken);
+    return this.unitOfWork.run((m) => m.findOneBy(RefreshToken, { tokenHash }));
+  }
+
   /**
    * Runs `work` atomically on the token store: prepared statements on SQLite, where refresh is a
    * hot path, and TypeORM on PostgreSQL.
