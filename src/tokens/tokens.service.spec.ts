@@ -249,6 +249,17 @@ describe(TokensService.name, () => {
       expect(tokens.map((t) => t.sessionStartedAt)).toEqual([START, START, START, START]);
     });
 
+    it('should rotate on SQLite with its prepared statements alone, reading the session start from the token row', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+      const typeOrmQueries = jest.spyOn(dataSource, 'createQueryRunner');
+
+      const response = await sut.refresh(raw, originAt(REFRESH_IP));
+
+      expect(typeOrmQueries).not.toHaveBeenCalled();
+      expect((await tokenOf(response.refreshToken)).sessionStartedAt).toEqual(START);
+    });
+
     it('should record no User-Agent when the request sent none', async () => {
       const user = await createUser();
       const raw = await issue(user);
