@@ -158,6 +158,7 @@ describe(SessionsService.name, () => {
       const other = await createUser();
       const laptop = await logIn(user, LAPTOP);
       const replaced = await logIn(user, PHONE);
+      clock.advance(MINUTE_MS);
       const phone = await refresh(replaced, PHONE);
       const stranger = await logIn(other, TABLET);
 
