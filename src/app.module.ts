@@ -10,6 +10,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { SessionsModule } from './sessions/sessions.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -29,6 +30,7 @@ export class AppModule {
         TokensModule,
         AuthModule,
         HealthModule,
+        SessionsModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -7,6 +7,7 @@ const ENDPOINTS = [
   '/api/auth/login',
   '/api/auth/refresh',
   '/api/auth/revoke',
+  '/api/auth/sessions/revoke-all',
 ];
 
 const FIELD_NAMES = [
@@ -15,6 +16,7 @@ const FIELD_NAMES = [
   'password',
   'refreshToken',
   'reason',
+  'keepCurrent',
   '__proto__',
   'constructor',
 ];
@@ -30,7 +32,7 @@ const LEAKS = [
   /\.ts:\d+/,
 ];
 
-type Shape = 'auth' | 'user' | 'message' | 'error' | 'problem' | 'unauthorized';
+type Shape = 'auth' | 'user' | 'message' | 'revokedSessions' | 'error' | 'problem' | 'unauthorized';
 
 function shapeOf(response: TestResponse): Shape | undefined {
   const body = response.json<Record<string, unknown>>();
@@ -42,6 +44,8 @@ function shapeOf(response: TestResponse): Shape | undefined {
       return 'user';
     case 'message':
       return 'message';
+    case 'message,revokedSessions':
+      return 'revokedSessions';
     case 'message,status,timestamp':
       return body.status === response.status ? 'error' : undefined;
     case 'errors,status,title,type':

@@ -38,6 +38,7 @@ import {
 const PASSWORD = 'S3cure!pass';
 const WRONG_PASSWORD = 'Wrong!pass1';
 const MIGRATIONS = [
+  'AddRefreshTokenSessionColumns1795305600000',
   'CreateRefreshTokens1735689600001',
   'CreateUsers1735689600000',
   'IndexRefreshTokenExpiry1735689600002',
@@ -541,10 +542,10 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
         database.query(
           `INSERT INTO refresh_tokens
              (id, "tokenHash", "userId", "familyId", generation, "expiresAt", "createdAt",
-              "createdByIp", "isRevoked")
+              "createdByIp", "sessionStartedAt", "isRevoked")
            SELECT gen_random_uuid()::text, md5($3::text || i::text) || md5(random()::text),
                   $1, gen_random_uuid()::text, 0, ${expiresAt}, now() - interval '8 days',
-                  '127.0.0.1', i % 3 = 0
+                  '127.0.0.1', now() - interval '8 days', i % 3 = 0
            FROM generate_series(1, $2::int) AS i`,
           [userId, rows, tag],
         );

@@ -82,6 +82,7 @@ describeOnPostgres('PostgreSQL', () => {
           ['refresh_tokens', 'createdAt'],
           ['refresh_tokens', 'expiresAt'],
           ['refresh_tokens', 'revokedAt'],
+          ['refresh_tokens', 'sessionStartedAt'],
           ['users', 'createdAt'],
           ['users', 'lastLoginAt'],
           ['users', 'lockoutEnd'],

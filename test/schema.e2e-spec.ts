@@ -6,7 +6,7 @@ import { onPostgres } from './utils/test-database.js';
  * column in an entity is what TypeORM would create as `timestamp without time zone`. That one
  * difference is deliberate; any other one means the migrations and the entities have drifted.
  */
-const TIMESTAMP_COLUMNS = '(lockoutEnd|createdAt|lastLoginAt|expiresAt|revokedAt)';
+const TIMESTAMP_COLUMNS = '(lockoutEnd|createdAt|lastLoginAt|expiresAt|revokedAt|sessionStartedAt)';
 const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
   [
     `^ALTER TABLE "(users|refresh_tokens)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,

@@ -58,6 +58,8 @@ describe(TokenCleanupService.name, () => {
       generation: 0,
       createdAt: new Date(expiresAt.getTime() - DAY_MS),
       createdByIp: '127.0.0.1',
+      createdByUserAgent: null,
+      sessionStartedAt: new Date(expiresAt.getTime() - DAY_MS),
       expiresAt,
       isRevoked,
       revokedAt: null,

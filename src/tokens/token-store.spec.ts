@@ -27,6 +27,8 @@ function token(overrides: Partial<RefreshToken> = {}): RefreshToken {
     expiresAt: new Date('2026-01-08T00:00:00.123Z'),
     createdAt: new Date('2026-01-01T00:00:00.456Z'),
     createdByIp: '127.0.0.1',
+    createdByUserAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0',
+    sessionStartedAt: new Date('2025-12-30T10:00:00.789Z'),
     isRevoked: false,
     revokedAt: null,
     revokedByIp: null,
@@ -67,6 +69,7 @@ describe(SqliteTokenStore.name, () => {
         replacedByTokenId: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
       },
     ],
+    ['a token of a client that sent no User-Agent', { createdByUserAgent: null }],
   ])('should write and read %s exactly as TypeORM does', async (_case, overrides) => {
     const written = token(overrides);
     await sut.insert(written);

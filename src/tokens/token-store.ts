@@ -112,6 +112,8 @@ interface SqliteTokenRow {
   readonly expiresAt: string;
   readonly createdAt: string;
   readonly createdByIp: string;
+  readonly createdByUserAgent: string | null;
+  readonly sessionStartedAt: string;
   readonly isRevoked: number;
   readonly revokedAt: string | null;
   readonly revokedByIp: string | null;
@@ -121,7 +123,8 @@ interface SqliteTokenRow {
 
 const TOKEN_COLUMNS =
   '"id", "tokenHash", "userId", "familyId", "generation", "expiresAt", "createdAt", ' +
-  '"createdByIp", "isRevoked", "revokedAt", "revokedByIp", "reasonRevoked", "replacedByTokenId"';
+  '"createdByIp", "createdByUserAgent", "sessionStartedAt", "isRevoked", "revokedAt", ' +
+  '"revokedByIp", "reasonRevoked", "replacedByTokenId"';
 
 /** The prepared statements of SqliteTokenStore, compiled once per connection. */
 export class SqliteTokenStatements {
@@ -144,7 +147,8 @@ export class SqliteTokenStatements {
         'RETURNING "id"',
     );
     this.insert = db.prepare(
-      `INSERT INTO "refresh_tokens" (${TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO "refresh_tokens" (${TOKEN_COLUMNS}) ` +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
   }
 }
@@ -195,6 +199,8 @@ export class SqliteTokenStore implements TokenStore {
       toSqliteDatetime(token.expiresAt),
       toSqliteDatetime(token.createdAt),
       token.createdByIp,
+      token.createdByUserAgent,
+      toSqliteDatetime(token.sessionStartedAt),
       token.isRevoked ? 1 : 0,
       token.revokedAt === null ? null : toSqliteDatetime(token.revokedAt),
       token.revokedByIp,
@@ -211,6 +217,7 @@ export function tokenFromSqliteRow(row: SqliteTokenRow): RefreshToken {
     ...row,
     expiresAt: fromSqliteDatetime(row.expiresAt),
     createdAt: fromSqliteDatetime(row.createdAt),
+    sessionStartedAt: fromSqliteDatetime(row.sessionStartedAt),
     isRevoked: row.isRevoked === 1,
     revokedAt: fromSqliteDatetime(row.revokedAt),
   });

@@ -151,6 +151,8 @@ describe(TokensService.name, () => {
           expiresAt: new Date(START.getTime() + 7 * DAY_MS),
           createdAt: START,
           createdByIp: LOGIN_IP,
+          createdByUserAgent: 'jest',
+          sessionStartedAt: START,
           isRevoked: false,
           revokedAt: null,
           revokedByIp: null,
@@ -202,7 +204,7 @@ describe(TokensService.name, () => {
       clock.advance(60_000);
       const now = clock.now();
 
-      const response = await sut.refresh(raw, originAt(REFRESH_IP));
+      const response = await sut.refresh(raw, { ...originAt(REFRESH_IP), userAgent: 'Phone/2.0' });
 
       expect(response.refreshToken).not.toBe(raw);
       expect(response.accessToken).toBe('access');
@@ -227,10 +229,44 @@ describe(TokensService.name, () => {
         generation: 1,
         createdAt: now,
         createdByIp: REFRESH_IP,
+        createdByUserAgent: 'Phone/2.0',
+        sessionStartedAt: START,
         expiresAt: new Date(now.getTime() + 7 * DAY_MS),
         isRevoked: false,
         replacedByTokenId: null,
       });
+    });
+
+    it('should carry the start of the session along the chain', async () => {
+      const user = await createUser();
+
+      const raws = await chain(user, 3);
+
+      const tokens = await family((await tokenOf(raws[0])).familyId);
+      expect(tokens.map((t) => t.createdAt.getTime() - START.getTime())).toEqual([
+        0, 60_000, 120_000, 180_000,
+      ]);
+      expect(tokens.map((t) => t.sessionStartedAt)).toEqual([START, START, START, START]);
+    });
+
+    it('should rotate on SQLite with its prepared statements alone, reading the session start from the token row', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+      const typeOrmQueries = jest.spyOn(dataSource, 'createQueryRunner');
+
+      const response = await sut.refresh(raw, originAt(REFRESH_IP));
+
+      expect(typeOrmQueries).not.toHaveBeenCalled();
+      expect((await tokenOf(response.refreshToken)).sessionStartedAt).toEqual(START);
+    });
+
+    it('should record no User-Agent when the request sent none', async () => {
+      const user = await createUser();
+      const raw = await issue(user);
+
+      const response = await sut.refresh(raw, { ...originAt(REFRESH_IP), userAgent: null });
+
+      expect((await tokenOf(response.refreshToken)).createdByUserAgent).toBeNull();
     });
 
     it('should let the new token be rotated in turn', async () => {
@@ -642,7 +678,10 @@ describe(TokensService.name, () => {
       });
 
       const endedLast = await tokenOf(ended[2]);
-      expect(revoked).toEqual([endedLast.id]);
+      expect(revoked).toEqual({
+        revokedTokenIds: [endedLast.id],
+        sessionIds: [endedLast.familyId],
+      });
       expect(endedLast).toMatchObject({
         isRevoked: true,
         revokedByIp: '192.0.2.5',
@@ -655,7 +694,7 @@ describe(TokensService.name, () => {
           type: 'sessions_revoked',
           userId: user.id,
           keepFamilyId: keptFamily,
-          revokedTokenIds: revoked,
+          revokedTokenIds: [endedLast.id],
         },
       ]);
     });
@@ -668,9 +707,31 @@ describe(TokensService.name, () => {
       const revoked = await sut.revokeAll(user.id, originAt(LOGIN_IP), { reason: 'All' });
 
       const ids = [(await tokenOf(first)).id, (await tokenOf(second)).id];
-      expect([...revoked].sort()).toEqual(ids.sort());
+      expect([...revoked.revokedTokenIds].sort()).toEqual(ids.sort());
+      expect([...revoked.sessionIds].sort()).toEqual(ids.sort());
       await expect(sut.refresh(first, originAt(REFRESH_IP))).rejects.toThrow(
         'Refresh token revocado.',
+      );
+    });
+
+    it('should leave a session whose token has expired as it is, and not count it', async () => {
+      const user = await createUser();
+      const expired = await issue(user);
+      clock.advance(DAY_MS);
+      const active = await issue(user);
+      clock.advance(6 * DAY_MS);
+      const expiredBefore = await tokenOf(expired);
+
+      const revoked = await sut.revokeAll(user.id, originAt(LOGIN_IP), { reason: 'All' });
+
+      const activeToken = await tokenOf(active);
+      expect(revoked).toEqual({
+        revokedTokenIds: [activeToken.id],
+        sessionIds: [activeToken.familyId],
+      });
+      await expect(tokenOf(expired)).resolves.toEqual(expiredBefore);
+      await expect(sut.refresh(expired, originAt(REFRESH_IP))).rejects.toThrow(
+        'Refresh token expirado.',
       );
     });
   });

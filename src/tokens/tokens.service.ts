@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { In, Not, type EntityManager } from 'typeorm';
+import { In, MoreThan, Not, type EntityManager } from 'typeorm';
 import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
@@ -47,6 +47,14 @@ export interface IssuedSession {
   readonly familyId: string;
 }
 
+/** What revokeAll ended. */
+export interface RevokedSessions {
+  /** The tokens it revoked: the newest token of each session. */
+  readonly revokedTokenIds: string[];
+  /** The sessions (token families) it ended. */
+  readonly sessionIds: string[];
+}
+
 /** Refresh tokens: issuing, rotation with reuse detection, and revocation. */
 @Injectable()
 export class TokensService {
@@ -72,12 +80,11 @@ export class TokensService {
   async issue(user: User, origin: RequestOrigin, manager: EntityManager): Promise<IssuedSession> {
     const familyId = randomUUID();
     const store = new TypeOrmTokenStore(manager, this.unitOfWork, this.usersService);
-    const raw = await this.insertToken(store, {
+    const raw = await this.insertToken(store, origin, {
       id: familyId,
       userId: user.id,
       familyId,
       generation: 0,
-      ip: origin.ip,
     });
     return { response: this.respond(user, raw), familyId };
   }
@@ -110,7 +117,7 @@ export class TokensService {
       if (!user.isActive) {
         return refreshFailed(user.id, 'deactivated');
       }
-      return this.rotate(store, token, user, now, origin.ip);
+      return this.rotate(store, token, user, now, origin);
     });
     this.events.emit(outcome.event, origin);
     return this.settle(outcome);
@@ -149,8 +156,9 @@ export class TokensService {
   }
 
   /**
-   * Ends every active session of a user, or every one but `keepFamilyId`; returns the ids of the
-   * tokens it revoked. Not a hot path, so TypeORM on both engines. On PostgreSQL it takes the
+   * Ends every active session of a user, or every one but `keepFamilyId`. A session is active
+   * while its newest token is neither revoked nor expired; expired ones are already over and are
+   * left as they are. Not a hot path, so TypeORM on both engines. On PostgreSQL it takes the
    * lock of each family first, so a rotation running meanwhile either commits before (and its new
    * token is revoked here) or starts after (and finds its token revoked).
    */
@@ -158,13 +166,14 @@ export class TokensService {
     userId: string,
     origin: RequestOrigin,
     options: { readonly reason: string; readonly keepFamilyId?: string | null },
-  ): Promise<string[]> {
+  ): Promise<RevokedSessions> {
     const keepFamilyId = options.keepFamilyId ?? null;
     const revocation = { at: this.clock.now(), ip: origin.ip, reason: options.reason };
-    const revokedTokenIds = await this.unitOfWork.transaction(async (m) => {
+    const revoked = await this.unitOfWork.transaction(async (m) => {
       const where = {
         userId,
         isRevoked: false,
+        expiresAt: MoreThan(revocation.at),
         ...(keepFamilyId === null ? {} : { familyId: Not(keepFamilyId) }),
       };
       const families = new Set(
@@ -174,14 +183,22 @@ export class TokensService {
       for (const familyId of [...families].sort()) {
         await this.unitOfWork.lock(m, familyLockKey(familyId));
       }
-      const ids = (await m.find(RefreshToken, { select: { id: true }, where })).map((t) => t.id);
+      const tokens = await m.find(RefreshToken, { select: { id: true, familyId: true }, where });
+      const ids = tokens.map((t) => t.id);
       if (ids.length > 0) {
         await m.update(RefreshToken, { id: In(ids), isRevoked: false }, revokedColumns(revocation));
       }
-      return ids;
+      return { revokedTokenIds: ids, sessionIds: [...new Set(tokens.map((t) => t.familyId))] };
     });
+    const { revokedTokenIds } = revoked;
     this.events.emit({ type: 'sessions_revoked', userId, keepFamilyId, revokedTokenIds }, origin);
-    return revokedTokenIds;
+    return revoked;
+  }
+
+  /** The stored token with this raw value, or null. A read, for the rules of other modules. */
+  findByValue(rawToken: string): Promise<RefreshToken | null> {
+    const tokenHash = hashRefreshToken(rawToken);
+    return this.unitOfWork.run((m) => m.findOneBy(RefreshToken, { tokenHash }));
   }
 
   /**
@@ -205,12 +222,12 @@ export class TokensService {
     token: RefreshToken,
     user: User,
     now: Date,
-    ip: string,
+    origin: RequestOrigin,
   ): Promise<RefreshOutcome> {
     const id = randomUUID();
     const revoked = await store.revokeIfActive(token.id, {
       at: now,
-      ip,
+      ip: origin.ip,
       reason: TokensMessages.replacedReason,
       replacedByTokenId: id,
     });
@@ -218,12 +235,12 @@ export class TokensService {
       // Another writer revoked it between our read and this update: never issue a second child.
       throw new Error('Refresh token changed while it was being rotated');
     }
-    const raw = await this.insertToken(store, {
+    const raw = await this.insertToken(store, origin, {
       id,
       userId: user.id,
       familyId: token.familyId,
       generation: token.generation + 1,
-      ip,
+      sessionStartedAt: token.sessionStartedAt,
     });
     return {
       response: this.respond(user, raw),
@@ -237,9 +254,15 @@ export class TokensService {
     };
   }
 
+  /**
+   * Writes a new token created by the request at `origin`. Without `sessionStartedAt` it starts
+   * a session, now; rotation passes the start of the session it continues.
+   */
   private async insertToken(
     store: TokenStore,
-    fields: Pick<RefreshToken, 'id' | 'userId' | 'familyId' | 'generation'> & { ip: string },
+    origin: RequestOrigin,
+    fields: Pick<RefreshToken, 'id' | 'userId' | 'familyId' | 'generation'> &
+      Partial<Pick<RefreshToken, 'sessionStartedAt'>>,
   ): Promise<string> {
     const now = this.clock.now();
     const { raw, hash } = generateRefreshTokenValue();
@@ -251,7 +274,9 @@ export class TokensService {
         familyId: fields.familyId,
         generation: fields.generation,
         createdAt: now,
-        createdByIp: fields.ip,
+        createdByIp: origin.ip,
+        createdByUserAgent: origin.userAgent,
+        sessionStartedAt: fields.sessionStartedAt ?? now,
         expiresAt: new Date(now.getTime() + this.refreshLifetimeMs),
         isRevoked: false,
         revokedAt: null,

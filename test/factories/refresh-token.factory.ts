@@ -34,6 +34,9 @@ export async function createRefreshToken(
     generation: 0,
     createdAt: now,
     createdByIp: '127.0.0.1',
+    createdByUserAgent: null,
+    // A token of its own family starts its session when it is created.
+    sessionStartedAt: overrides.createdAt ?? now,
     expiresAt: new Date(now.getTime() + 7 * 24 * 60 * 60 * 1000),
     isRevoked: false,
     revokedAt: null,

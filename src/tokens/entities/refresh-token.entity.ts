@@ -1,4 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { USER_AGENT_MAX_CHARS } from '../../common/request-origin/request-origin.js';
 import { User } from '../../users/entities/user.entity.js';
 
 export const REVOKE_REASON_MAX_LENGTH = 500;
@@ -6,7 +7,9 @@ export const REVOKE_REASON_MAX_LENGTH = 500;
 /**
  * One refresh token. The raw value is never stored: only its SHA-256 digest, which is how it is
  * looked up. Rotation links each token to its replacement; all tokens of one login share a
- * `familyId` and count up `generation`, so "descendants of X" is one indexed range.
+ * `familyId` and count up `generation`, so "descendants of X" is one indexed range. A family is
+ * a session: its id is the session id, and its newest token says when and from where it was
+ * last used.
  */
 @Entity('refresh_tokens')
 @Index('IDX_refresh_tokens_family', ['familyId', 'generation'])
@@ -45,6 +48,17 @@ export class RefreshToken {
 
   @Column({ type: String, length: 64 })
   createdByIp: string;
+
+  /** The User-Agent of the request that created this token, cut as RequestOrigin cuts it. */
+  @Column({ type: String, length: USER_AGENT_MAX_CHARS, nullable: true })
+  createdByUserAgent: string | null;
+
+  /**
+   * When the session started: the first token's `createdAt`, copied along the chain, because
+   * the expired-token cleanup deletes old generations.
+   */
+  @Column({ type: Date })
+  sessionStartedAt: Date;
 
   // The migration wrote the default as the literal `false`; saying the same here keeps the
   // entities and the migrated schema identical on both engines (src/database/schema.spec.ts).

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { TokensModule } from '../tokens/tokens.module.js';
+import { SessionsController } from './sessions.controller.js';
+import { SessionsService } from './sessions.service.js';
+
+@Module({
+  imports: [TokensModule],
+  controllers: [SessionsController],
+  providers: [SessionsService],
+})
+export class SessionsModule {}
