@@ -12,7 +12,7 @@ import {
   registerUser,
   reloadUser,
 } from '../factories/user.factory.js';
-import { auditRows, type AuditRow } from '../utils/audit-rows.js';
+import { auditRows, refuseAuditInserts, type AuditRow } from '../utils/audit-rows.js';
 import {
   createTestApp,
   TEST_HASH_ITERATIONS,
@@ -193,6 +193,22 @@ describe('admin CLI', () => {
         ? 'database "keygate_no_such_database" does not exist'
         : 'file is not a database';
       expect(result.stderr).toContain(`keygate-cli: users:unlock failed: ${reason}\n`);
+    });
+
+    it('should still exit 0 when its audit events cannot be written, and log the loss', async () => {
+      const user = await createUser(t, { isActive: false });
+      const restore = await refuseAuditInserts(t.database);
+
+      const result = await cli(['users:activate', user.email]);
+      await restore();
+
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe(`Activated ${user.email} (user ${user.id}).\n`);
+      expect(result.stderr).toMatch(
+        /ERROR \[AuditWriter\] Audit trail: 1 event\(s\) lost \(1 admin_user_activated\): .*injected fault/,
+      );
+      expect((await reloadUser(t, user.id)).isActive).toBe(true);
+      expect(await auditRows(t.database)).toEqual([]);
     });
 
     it('should read .env in its working directory, as the service does', async () => {

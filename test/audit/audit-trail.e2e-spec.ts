@@ -9,7 +9,12 @@ import { RefreshToken } from '../../src/tokens/entities/refresh-token.entity.js'
 import { TokensService } from '../../src/tokens/tokens.service.js';
 import { findRefreshToken } from '../factories/refresh-token.factory.js';
 import { createUser, DEFAULT_PASSWORD, registerUser } from '../factories/user.factory.js';
-import { auditRows, auditTableText, type AuditRow } from '../utils/audit-rows.js';
+import {
+  auditRows,
+  auditTableText,
+  refuseAuditInserts,
+  type AuditRow,
+} from '../utils/audit-rows.js';
 import {
   createTestApp,
   TEST_SECRET_KEY,
@@ -18,7 +23,7 @@ import {
 } from '../utils/create-test-app.js';
 import { authResponse, errorBody } from '../utils/expected-bodies.js';
 import { startServer, stopAllServers, waitForExit } from '../utils/spawn-server.js';
-import { createTestDatabase, describeOnPostgres, onPostgres } from '../utils/test-database.js';
+import { createTestDatabase, describeOnPostgres } from '../utils/test-database.js';
 
 const USER_AGENT = 'audit-e2e/1.0 (+https://example.com/bot)';
 const WRONG_PASSWORD = 'Wrong!pass1';
@@ -28,31 +33,6 @@ const MINUTE_MS = 60_000;
 /** The origin columns every row of a request sent by `send` carries. */
 function fromRequest(requestId: string): Partial<AuditRow> {
   return { ip: '127.0.0.1', userAgent: USER_AGENT, requestId };
-}
-
-/**
- * Makes the database refuse every insert into auth_events, as a full disk would, with a
- * trigger created outside the service. Returns the undo.
- */
-async function refuseAuditInserts(t: TestApp): Promise<() => Promise<void>> {
-  if (onPostgres) {
-    await t.database.query(
-      `CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`,
-    );
-    await t.database.query(
-      'CREATE TRIGGER refuse_audit BEFORE INSERT ON auth_events FOR EACH ROW EXECUTE FUNCTION refuse_audit()',
-    );
-    return async () => {
-      await t.database.query('DROP TRIGGER refuse_audit ON auth_events');
-      await t.database.query('DROP FUNCTION refuse_audit()');
-    };
-  }
-  await t.database.query(
-    `CREATE TRIGGER refuse_audit BEFORE INSERT ON auth_events BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
-  );
-  return async () => {
-    await t.database.query('DROP TRIGGER refuse_audit');
-  };
 }
 
 describe('audit trail', () => {
@@ -419,7 +399,7 @@ describe('audit trail', () => {
 
   it('should answer as usual and log the loss at error level when the trail cannot be written', async () => {
     const user = await createUser(t);
-    const restore = await refuseAuditInserts(t);
+    const restore = await refuseAuditInserts(t.database);
 
     const registered = await send(
       '/api/auth/register',

@@ -1,5 +1,5 @@
 import { fromSqliteDatetime } from '../../src/database/sqlite-datetime.js';
-import type { TestDatabase } from './test-database.js';
+import { onPostgres, type TestDatabase } from './test-database.js';
 
 /** An `auth_events` row read with plain SQL, outside the service, with its details parsed. */
 export interface AuditRow {
@@ -40,4 +40,29 @@ export async function auditRows(database: TestDatabase, userId?: string): Promis
 /** The whole table as text, for "this secret is never stored" checks. */
 export async function auditTableText(database: TestDatabase): Promise<string> {
   return JSON.stringify(await database.query(`SELECT ${COLUMNS} FROM "auth_events"`));
+}
+
+/**
+ * Makes the database refuse every insert into auth_events, as a full disk would, with a trigger
+ * created outside the service. Returns the undo.
+ */
+export async function refuseAuditInserts(database: TestDatabase): Promise<() => Promise<void>> {
+  if (onPostgres) {
+    await database.query(
+      `CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$`,
+    );
+    await database.query(
+      'CREATE TRIGGER refuse_audit BEFORE INSERT ON auth_events FOR EACH ROW EXECUTE FUNCTION refuse_audit()',
+    );
+    return async () => {
+      await database.query('DROP TRIGGER refuse_audit ON auth_events');
+      await database.query('DROP FUNCTION refuse_audit()');
+    };
+  }
+  await database.query(
+    `CREATE TRIGGER refuse_audit BEFORE INSERT ON auth_events BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
+  );
+  return async () => {
+    await database.query('DROP TRIGGER refuse_audit');
+  };
 }
