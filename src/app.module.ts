@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { JwtAuthGuard } from './auth/jwt-auth.guard.js';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
@@ -31,6 +32,7 @@ export class AppModule {
         AuthModule,
         HealthModule,
         SessionsModule,
+        AuditModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

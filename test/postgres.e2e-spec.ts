@@ -79,6 +79,7 @@ describeOnPostgres('PostgreSQL', () => {
 
       expect(rows).toEqual(
         [
+          ['auth_events', 'occurredAt'],
           ['refresh_tokens', 'createdAt'],
           ['refresh_tokens', 'expiresAt'],
           ['refresh_tokens', 'revokedAt'],

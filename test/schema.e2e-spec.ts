@@ -14,6 +14,12 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     // Recreating expiresAt means recreating its index.
     '^DROP INDEX "\\w+"\\."IDX_refresh_tokens_expiresAt"$',
     '^CREATE INDEX "IDX_refresh_tokens_expiresAt" ON "refresh_tokens" {2}\\("expiresAt"\\) $',
+    // The audit trail's time column, and the two indexes on it.
+    '^ALTER TABLE "auth_events" DROP COLUMN "occurredAt"$',
+    '^ALTER TABLE "auth_events" ADD "occurredAt" TIMESTAMP NOT NULL$',
+    '^DROP INDEX "\\w+"\\."IDX_auth_events_(userId_)?occurredAt"$',
+    '^CREATE INDEX "IDX_auth_events_occurredAt" ON "auth_events" {2}\\("occurredAt"\\) $',
+    '^CREATE INDEX "IDX_auth_events_userId_occurredAt" ON "auth_events" {2}\\("userId", "occurredAt"\\) $',
   ].join('|'),
 );
 

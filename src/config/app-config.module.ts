@@ -8,6 +8,8 @@ export interface AppConfigOptions {
    * process environment. Tests use it to boot isolated instances side by side.
    */
   readonly environment?: Readonly<Record<string, string>>;
+  /** Keys that win over the environment and `.env`: the admin CLI turns the cleanup timer off. */
+  readonly overrides?: Readonly<Record<string, string>>;
 }
 
 @Global()
@@ -18,7 +20,7 @@ export class AppConfigModule {
    * starts, with one ConfigurationError.
    */
   static async forRoot(options: AppConfigOptions = {}): Promise<DynamicModule> {
-    const { environment } = options;
+    const { environment, overrides } = options;
     return {
       module: AppConfigModule,
       imports: [
@@ -26,7 +28,9 @@ export class AppConfigModule {
           ignoreEnvFile: environment !== undefined,
           validatePredefined: environment === undefined,
           skipProcessEnv: true,
-          validate: (raw) => ({ [APP_CONFIG_KEY]: loadAppConfig({ ...raw, ...environment }) }),
+          validate: (raw) => ({
+            [APP_CONFIG_KEY]: loadAppConfig({ ...raw, ...environment, ...overrides }),
+          }),
         }),
       ],
       providers: [

@@ -402,6 +402,23 @@ describe(AppConfigModule.name, () => {
     }
   });
 
+  it('should let overrides win over the environment', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        await AppConfigModule.forRoot({
+          environment: { Jwt__SecretKey: SECRET, TokenCleanup__Enabled: 'true', PORT: '4000' },
+          overrides: { TokenCleanup__Enabled: 'false' },
+        }),
+      ],
+    }).compile();
+
+    const sut = moduleRef.get(AppConfig);
+
+    expect(sut.tokenCleanup.enabled).toBe(false);
+    expect(sut.port).toBe(4000);
+    await moduleRef.close();
+  });
+
   it('should reject with a ConfigurationError before any module is built', async () => {
     const forRoot = AppConfigModule.forRoot({ environment: { Jwt__SecretKey: 'too-short' } });
 

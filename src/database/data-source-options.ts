@@ -1,10 +1,11 @@
 import type { DataSourceOptions } from 'typeorm';
+import { AuditEvent } from '../audit/entities/audit-event.entity.js';
 import type { DatabaseConfig } from '../config/app-config.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { User } from '../users/entities/user.entity.js';
 import { MIGRATIONS } from './migrations/index.js';
 
-const ENTITIES = [User, RefreshToken];
+const ENTITIES = [User, RefreshToken, AuditEvent];
 
 /**
  * The TypeORM options for a configured database; shared by the application, the CLI and tests.

@@ -63,6 +63,32 @@ export type AuthEvent =
       /** The session left alone, when the caller asked to keep its own. */
       readonly keepFamilyId: string | null;
       readonly revokedTokenIds: readonly string[];
+    }
+  // What an operator did through the admin CLI; services emit these after the change committed.
+  | {
+      readonly type: 'admin_user_deactivated' | 'admin_user_activated';
+      readonly userId: string;
+      /** False when the account already was in the state asked for. */
+      readonly changed: boolean;
+    }
+  | {
+      readonly type: 'admin_user_unlocked';
+      readonly userId: string;
+      /** The failed-attempt counter and lockout end that were cleared. */
+      readonly failedAttempts: number;
+      readonly lockedUntil: Date | null;
+    }
+  | {
+      readonly type: 'admin_sessions_revoked';
+      readonly userId: string;
+      readonly revokedTokenCount: number;
+    }
+  | { readonly type: 'admin_tokens_purged'; readonly userId: null; readonly deletedCount: number }
+  | {
+      readonly type: 'admin_audit_viewed';
+      readonly userId: string;
+      /** How many rows were shown. */
+      readonly rowCount: number;
     };
 
 export type AuthEventType = AuthEvent['type'];

@@ -66,6 +66,15 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'sessions_revoked':
         m.allSessionsRevocations.inc();
         return;
+      case 'admin_user_deactivated':
+      case 'admin_user_activated':
+      case 'admin_user_unlocked':
+      case 'admin_sessions_revoked':
+      case 'admin_tokens_purged':
+      case 'admin_audit_viewed':
+        // Admin actions run in the CLI's own short-lived process, which no one scrapes: the
+        // audit trail is their record.
+        return;
     }
   }
 }

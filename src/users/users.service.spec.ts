@@ -225,6 +225,25 @@ describe(UsersService.name, () => {
     });
   });
 
+  describe('setActive', () => {
+    it.each([
+      ['deactivate an active account', true, false, true],
+      ['activate a deactivated account', false, true, true],
+      ['leave an already deactivated account as it is', false, false, false],
+      ['leave an already active account as it is', true, true, false],
+    ])('should %s', async (_case, isActive, next, changed) => {
+      const user = buildUser({ isActive });
+      const other = buildUser({ email: 'bob@example.com', isActive });
+      await insert(user);
+      await insert(other);
+
+      await expect(sut.setActive(user.id, next)).resolves.toBe(changed);
+
+      await expect(stored(user.id)).resolves.toEqual({ ...user, isActive: next });
+      await expect(stored(other.id)).resolves.toEqual(other);
+    });
+  });
+
   describe('getProfile', () => {
     it('should return only the public representation', async () => {
       const user = buildUser({ username: 'alice', email: 'alice@example.com' });

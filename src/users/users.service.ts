@@ -76,6 +76,14 @@ export class UsersService {
     return result.affected === 1;
   }
 
+  /** Activates or deactivates an account; false when it already was in that state. */
+  async setActive(id: string, isActive: boolean): Promise<boolean> {
+    const result = await this.unitOfWork.run((m) =>
+      m.update(User, { id, isActive: !isActive }, { isActive }),
+    );
+    return result.affected === 1;
+  }
+
   /** Spec §4.2 `me`: the public profile of an existing, active user. */
   async getProfile(id: string): Promise<UserResponseDto> {
     const user = await this.findById(id);

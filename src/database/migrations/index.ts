@@ -1,6 +1,7 @@
 import { CreateUsers1735689600000 } from './1735689600000-CreateUsers.js';
 import { CreateRefreshTokens1735689600001 } from './1735689600001-CreateRefreshTokens.js';
 import { IndexRefreshTokenExpiry1735689600002 } from './1735689600002-IndexRefreshTokenExpiry.js';
+import { CreateAuthEvents1735689600100 } from './1735689600100-CreateAuthEvents.js';
 import { AddRefreshTokenSessionColumns1795305600000 } from './1795305600000-AddRefreshTokenSessionColumns.js';
 
 /** Every migration, in order. Listed explicitly so the build needs no glob at run time. */
@@ -8,5 +9,6 @@ export const MIGRATIONS = [
   CreateUsers1735689600000,
   CreateRefreshTokens1735689600001,
   IndexRefreshTokenExpiry1735689600002,
+  CreateAuthEvents1735689600100,
   AddRefreshTokenSessionColumns1795305600000,
 ];

@@ -1,0 +1,27 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ClockModule } from '../common/time/clock.module.js';
+import { AppConfigModule } from '../config/app-config.module.js';
+import { DatabaseModule } from '../database/database.module.js';
+import { EventsModule } from '../events/events.module.js';
+import { AdminModule } from './admin.module.js';
+
+/**
+ * The admin CLI's application: the service's configuration and database, and only what the
+ * commands need. No HTTP listener, and no cleanup timer (a one-shot process runs it on demand).
+ */
+@Module({})
+export class AdminCliModule {
+  /** Rejects with a ConfigurationError when the configuration is invalid. */
+  static async forRoot(): Promise<DynamicModule> {
+    return {
+      module: AdminCliModule,
+      imports: [
+        await AppConfigModule.forRoot({ overrides: { TokenCleanup__Enabled: 'false' } }),
+        ClockModule,
+        EventsModule,
+        DatabaseModule,
+        AdminModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,82 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AuditWriter } from '../audit/audit-writer.js';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
+import { AdminCliModule } from './admin-cli.module.js';
+import { AdminService } from './admin.service.js';
+import { cliOrigin } from './cli-origin.js';
+import { CLI_USAGE, parseCliArguments, UsageError, type CliInvocation } from './cli-arguments.js';
+import { CliLogger } from './cli-logger.js';
+import { CliOutput } from './cli-output.js';
+
+/** The documented exit codes (README, Admin CLI). */
+export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
+
+export interface CliStreams {
+  readonly out: { write(text: string): unknown };
+  readonly err: { write(text: string): unknown };
+}
+
+/**
+ * Runs one command line and returns the exit code. This is the one place that turns failures
+ * into exit codes and messages: a wrong command line is 2 and starts nothing; anything that
+ * fails once the command runs (unknown account, configuration, database) is 1. The audit trail
+ * is written before the database closes, whatever happened.
+ */
+export async function runCli(argv: readonly string[], streams: CliStreams): Promise<number> {
+  let invocation: CliInvocation;
+  try {
+    invocation = parseCliArguments(argv);
+  } catch (error: unknown) {
+    if (error instanceof UsageError) {
+      streams.err.write(`keygate-cli: ${error.message}\nRun with --help to see the commands.\n`);
+      return ExitCode.usage;
+    }
+    throw error;
+  }
+  if (invocation.kind === 'help') {
+    streams.out.write(CLI_USAGE);
+    return ExitCode.ok;
+  }
+
+  let app: INestApplicationContext | undefined;
+  try {
+    app = await NestFactory.createApplicationContext(await AdminCliModule.forRoot(), {
+      logger: new CliLogger(),
+      abortOnError: false,
+    });
+    const output = await execute(app.get(AdminService), invocation, cliOrigin());
+    streams.out.write(`${output}\n`);
+    return ExitCode.ok;
+  } catch (error: unknown) {
+    const reason = error instanceof Error ? error.message : String(error);
+    streams.err.write(`keygate-cli: ${invocation.command} failed: ${reason}\n`);
+    return ExitCode.failure;
+  } finally {
+    if (app !== undefined) {
+      await app.get(AuditWriter).flush();
+      await app.close();
+    }
+  }
+}
+
+function execute(
+  admin: AdminService,
+  invocation: Exclude<CliInvocation, { kind: 'help' }>,
+  origin: RequestOrigin,
+): Promise<string> {
+  switch (invocation.command) {
+    case 'users:deactivate':
+      return admin.deactivate(invocation.email, origin).then(CliOutput.deactivated);
+    case 'users:activate':
+      return admin.activate(invocation.email, origin).then(CliOutput.activated);
+    case 'users:unlock':
+      return admin.unlock(invocation.email, origin).then(CliOutput.unlocked);
+    case 'sessions:revoke-all':
+      return admin.revokeAllSessions(invocation.email, origin).then(CliOutput.sessionsRevoked);
+    case 'tokens:purge':
+      return admin.purgeExpiredTokens(origin).then(CliOutput.purged);
+    case 'audit':
+      return admin.auditOf(invocation.email, invocation.limit, origin).then(CliOutput.audit);
+  }
+}

@@ -1,0 +1,285 @@
+import { Test } from '@nestjs/testing';
+import { FakeClock } from '../../test/utils/fake-clock.js';
+import { originAt } from '../../test/utils/origin.js';
+import { rejectionOf } from '../../test/utils/rejection.js';
+import type { AuditEntry } from '../audit/audit-trail.service.js';
+import { AuditTrail } from '../audit/audit-trail.service.js';
+import { InvalidArgumentError, NotFoundError } from '../common/errors/domain-errors.js';
+import { Clock } from '../common/time/clock.js';
+import type { AuthEvent } from '../events/auth-event.js';
+import { AuthEvents } from '../events/auth-events.js';
+import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
+import { TokensService } from '../tokens/tokens.service.js';
+import type { User } from '../users/entities/user.entity.js';
+import type { LockoutState, LoginState } from '../users/users.service.js';
+import { UsersService } from '../users/users.service.js';
+import { AdminService } from './admin.service.js';
+
+const ORIGIN = originAt('cli');
+const LOCKED_UNTIL = new Date('2026-01-01T00:15:00.000Z');
+
+function buildUser(overrides: Partial<User> = {}): User {
+  return {
+    id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+    username: 'alice',
+    email: 'alice@example.com',
+    passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
+    failedLoginAttempts: 0,
+    lockoutEnd: null,
+    isActive: true,
+    createdAt: new Date('2025-01-01T00:00:00.000Z'),
+    lastLoginAt: null,
+    ...overrides,
+  };
+}
+
+/** Users held in memory, with every call written down in order. */
+class FakeUsers {
+  readonly calls: string[] = [];
+  /** States a concurrent login writes just before the next compare-and-set. */
+  readonly interleaved: LockoutState[] = [];
+
+  constructor(public user: User | null) {}
+
+  findByEmail(email: string): Promise<User | null> {
+    this.calls.push(`findByEmail ${email}`);
+    return Promise.resolve(this.user?.email === email ? { ...this.user } : null);
+  }
+
+  findById(id: string): Promise<User | null> {
+    this.calls.push(`findById ${id}`);
+    return Promise.resolve(this.user?.id === id ? { ...this.user } : null);
+  }
+
+  setActive(_id: string, isActive: boolean): Promise<boolean> {
+    this.calls.push(`setActive ${isActive}`);
+    if (this.user === null || this.user.isActive === isActive) {
+      return Promise.resolve(false);
+    }
+    this.user.isActive = isActive;
+    return Promise.resolve(true);
+  }
+
+  replaceLoginState(_id: string, seen: LockoutState, next: LoginState): Promise<boolean> {
+    this.calls.push(`replaceLoginState ${seen.failedLoginAttempts}`);
+    const user = this.user;
+    const concurrent = this.interleaved.shift();
+    if (user === null) {
+      return Promise.resolve(false);
+    }
+    if (concurrent !== undefined) {
+      Object.assign(user, concurrent);
+    }
+    if (
+      user.failedLoginAttempts !== seen.failedLoginAttempts ||
+      user.lockoutEnd?.getTime() !== seen.lockoutEnd?.getTime()
+    ) {
+      return Promise.resolve(false);
+    }
+    Object.assign(user, next);
+    return Promise.resolve(true);
+  }
+}
+
+describe(AdminService.name, () => {
+  let users: FakeUsers;
+  let calls: string[];
+  let told: AuthEvent[];
+  let entries: AuditEntry[];
+  let sut: AdminService;
+
+  async function build(user: User | null): Promise<void> {
+    users = new FakeUsers(user);
+    calls = users.calls;
+    told = [];
+    entries = [];
+    const moduleRef = await Test.createTestingModule({
+      providers: [
+        AdminService,
+        AuthEvents,
+        { provide: Clock, useValue: new FakeClock() },
+        { provide: UsersService, useValue: users },
+        {
+          provide: TokensService,
+          useValue: {
+            revokeAll: (userId: string, _origin: unknown, options: { reason: string }) => {
+              calls.push(`revokeAll ${userId} "${options.reason}"`);
+              return Promise.resolve(['t1', 't2']);
+            },
+          },
+        },
+        {
+          provide: TokenCleanupService,
+          useValue: { purgeExpired: () => Promise.resolve(12) },
+        },
+        {
+          provide: AuditTrail,
+          useValue: {
+            latestForUser: (userId: string, limit: number) => {
+              calls.push(`latestForUser ${userId} ${limit}`);
+              return Promise.resolve(entries);
+            },
+          },
+        },
+      ],
+    }).compile();
+    moduleRef.get(AuthEvents).subscribe((record) => {
+      calls.push(`event ${record.event.type}`);
+      told.push(record.event);
+    });
+    sut = moduleRef.get(AdminService);
+  }
+
+  const account = { id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', email: 'alice@example.com' };
+
+  it.each<[string, () => Promise<unknown>]>([
+    ['deactivate', () => sut.deactivate('  Nobody@Example.COM ', ORIGIN)],
+    ['activate', () => sut.activate('  Nobody@Example.COM ', ORIGIN)],
+    ['unlock', () => sut.unlock('  Nobody@Example.COM ', ORIGIN)],
+    ['revokeAllSessions', () => sut.revokeAllSessions('  Nobody@Example.COM ', ORIGIN)],
+    ['auditOf', () => sut.auditOf('  Nobody@Example.COM ', 10, ORIGIN)],
+  ])('should refuse %s for an unknown e-mail, normalised, and tell nothing', async (_name, act) => {
+    await build(buildUser());
+
+    const error = await rejectionOf(act());
+
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toHaveProperty('message', 'No account has the e-mail nobody@example.com.');
+    expect(calls).toEqual(['findByEmail nobody@example.com']);
+    expect(told).toEqual([]);
+  });
+
+  it('should find the account by its e-mail normalised as the API does', async () => {
+    await build(buildUser());
+
+    await sut.activate(' ALICE@example.com\t', ORIGIN);
+
+    expect(calls[0]).toBe('findByEmail alice@example.com');
+  });
+
+  it('should deactivate before revoking the sessions, and tell it in that order', async () => {
+    await build(buildUser());
+
+    const result = await sut.deactivate('alice@example.com', ORIGIN);
+
+    expect(result).toEqual({ account, changed: true, revokedTokenCount: 2 });
+    expect(calls).toEqual([
+      'findByEmail alice@example.com',
+      'setActive false',
+      'event admin_user_deactivated',
+      `revokeAll ${account.id} "Account deactivated by an administrator"`,
+    ]);
+    expect(told).toEqual([{ type: 'admin_user_deactivated', userId: account.id, changed: true }]);
+  });
+
+  it('should still revoke the sessions of an account that already is deactivated', async () => {
+    await build(buildUser({ isActive: false }));
+
+    const result = await sut.deactivate('alice@example.com', ORIGIN);
+
+    expect(result).toEqual({ account, changed: false, revokedTokenCount: 2 });
+    expect(calls).toContain(`revokeAll ${account.id} "Account deactivated by an administrator"`);
+  });
+
+  it.each([
+    [false, true],
+    [true, false],
+  ])('should activate an account whose isActive is %s (changed: %s)', async (isActive, changed) => {
+    await build(buildUser({ isActive }));
+
+    await expect(sut.activate('alice@example.com', ORIGIN)).resolves.toEqual({ account, changed });
+
+    expect(users.user?.isActive).toBe(true);
+    expect(told).toEqual([{ type: 'admin_user_activated', userId: account.id, changed }]);
+  });
+
+  it('should clear the counter and the lockout and say what it cleared', async () => {
+    await build(buildUser({ failedLoginAttempts: 5, lockoutEnd: LOCKED_UNTIL }));
+
+    const result = await sut.unlock('alice@example.com', ORIGIN);
+
+    expect(result).toEqual({ account, failedAttempts: 5, lockedUntil: LOCKED_UNTIL });
+    expect(users.user).toMatchObject({ failedLoginAttempts: 0, lockoutEnd: null });
+    expect(told).toEqual([
+      {
+        type: 'admin_user_unlocked',
+        userId: account.id,
+        failedAttempts: 5,
+        lockedUntil: LOCKED_UNTIL,
+      },
+    ]);
+  });
+
+  it('should read the account again when a login counted a failure meanwhile', async () => {
+    await build(buildUser({ failedLoginAttempts: 4 }));
+    users.interleaved.push({ failedLoginAttempts: 5, lockoutEnd: LOCKED_UNTIL });
+
+    const result = await sut.unlock('alice@example.com', ORIGIN);
+
+    expect(result).toEqual({ account, failedAttempts: 5, lockedUntil: LOCKED_UNTIL });
+    expect(calls).toEqual([
+      'findByEmail alice@example.com',
+      'replaceLoginState 4',
+      `findById ${account.id}`,
+      'replaceLoginState 5',
+      'event admin_user_unlocked',
+    ]);
+    expect(users.user).toMatchObject({ failedLoginAttempts: 0, lockoutEnd: null });
+  });
+
+  it('should write nothing when there is nothing to clear, and still tell it', async () => {
+    await build(buildUser());
+
+    const result = await sut.unlock('alice@example.com', ORIGIN);
+
+    expect(result).toEqual({ account, failedAttempts: 0, lockedUntil: null });
+    expect(calls).toEqual(['findByEmail alice@example.com', 'event admin_user_unlocked']);
+  });
+
+  it('should revoke every session of the account and tell how many', async () => {
+    await build(buildUser());
+
+    const result = await sut.revokeAllSessions('alice@example.com', ORIGIN);
+
+    expect(result).toEqual({ account, revokedTokenCount: 2 });
+    expect(calls.slice(1)).toEqual([
+      `revokeAll ${account.id} "Sessions revoked by an administrator"`,
+      'event admin_sessions_revoked',
+    ]);
+    expect(told).toEqual([
+      { type: 'admin_sessions_revoked', userId: account.id, revokedTokenCount: 2 },
+    ]);
+  });
+
+  it('should purge expired tokens once and tell it with no user', async () => {
+    await build(null);
+
+    await expect(sut.purgeExpiredTokens(ORIGIN)).resolves.toBe(12);
+
+    expect(told).toEqual([{ type: 'admin_tokens_purged', userId: null, deletedCount: 12 }]);
+  });
+
+  it('should read the newest entries of the account, then tell that they were viewed', async () => {
+    await build(buildUser());
+    entries = [{ type: 'login_succeeded' } as AuditEntry, { type: 'registered' } as AuditEntry];
+
+    const result = await sut.auditOf('alice@example.com', 2, ORIGIN);
+
+    expect(result).toEqual({ account, entries });
+    expect(calls.slice(1)).toEqual([`latestForUser ${account.id} 2`, 'event admin_audit_viewed']);
+    expect(told).toEqual([{ type: 'admin_audit_viewed', userId: account.id, rowCount: 2 }]);
+  });
+
+  it.each([0, -1, 1.5, 1001, Number.NaN])('should refuse the audit limit %p', async (limit) => {
+    await build(buildUser());
+
+    const error = await rejectionOf(sut.auditOf('alice@example.com', limit, ORIGIN));
+
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(error).toHaveProperty(
+      'message',
+      'The audit limit must be a whole number from 1 to 1000.',
+    );
+    expect(calls).toEqual([]);
+  });
+});

@@ -1,0 +1,175 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AuditTrail, type AuditEntry } from '../audit/audit-trail.service.js';
+import { InvalidArgumentError, NotFoundError } from '../common/errors/domain-errors.js';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
+import { AuthEvents } from '../events/auth-events.js';
+import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
+import { TokensService } from '../tokens/tokens.service.js';
+import { normalizeEmail } from '../users/email.js';
+import type { User } from '../users/entities/user.entity.js';
+import { UsersService } from '../users/users.service.js';
+import { AdminMessages } from './admin.messages.js';
+
+export const DEFAULT_AUDIT_LIMIT = 50;
+export const MAX_AUDIT_LIMIT = 1_000;
+
+/** The account an operator named, as the answers show it. */
+export interface Account {
+  readonly id: string;
+  readonly email: string;
+}
+
+export interface ActivationResult {
+  readonly account: Account;
+  /** False when the account already was in the state asked for. */
+  readonly changed: boolean;
+}
+
+export interface DeactivationResult extends ActivationResult {
+  readonly revokedTokenCount: number;
+}
+
+export interface UnlockResult {
+  readonly account: Account;
+  /** What was cleared: the failed-attempt counter and the lockout end as they were. */
+  readonly failedAttempts: number;
+  readonly lockedUntil: Date | null;
+}
+
+export interface SessionsResult {
+  readonly account: Account;
+  readonly revokedTokenCount: number;
+}
+
+export interface AuditResult {
+  readonly account: Account;
+  /** Newest first. */
+  readonly entries: readonly AuditEntry[];
+}
+
+/**
+ * What an operator may do to accounts and tokens (the admin CLI is its only caller). Accounts are
+ * named by e-mail, normalised as the API does; an unknown one is a NotFoundError. Every action
+ * tells an `admin_*` event once its change has committed, so it lands in the audit trail.
+ */
+@Injectable()
+export class AdminService {
+  private readonly logger = new Logger(AdminService.name);
+
+  constructor(
+    private readonly usersService: UsersService,
+    private readonly tokensService: TokensService,
+    private readonly tokenCleanup: TokenCleanupService,
+    private readonly auditTrail: AuditTrail,
+    private readonly events: AuthEvents,
+  ) {}
+
+  /**
+   * Deactivates first, so no login or refresh can start a session meanwhile, then revokes every
+   * active refresh token. Deactivating a deactivated account still revokes what is left.
+   */
+  async deactivate(email: string, origin: RequestOrigin): Promise<DeactivationResult> {
+    const user = await this.findUser(email);
+    const changed = await this.usersService.setActive(user.id, false);
+    this.events.emit({ type: 'admin_user_deactivated', userId: user.id, changed }, origin);
+    if (changed) {
+      this.logger.log(`User ${user.id} deactivated by an administrator`);
+    }
+    const revoked = await this.tokensService.revokeAll(user.id, origin, {
+      reason: AdminMessages.deactivatedReason,
+    });
+    return { account: accountOf(user), changed, revokedTokenCount: revoked.revokedTokenIds.length };
+  }
+
+  async activate(email: string, origin: RequestOrigin): Promise<ActivationResult> {
+    const user = await this.findUser(email);
+    const changed = await this.usersService.setActive(user.id, true);
+    this.events.emit({ type: 'admin_user_activated', userId: user.id, changed }, origin);
+    if (changed) {
+      this.logger.log(`User ${user.id} activated by an administrator`);
+    }
+    return { account: accountOf(user), changed };
+  }
+
+  /**
+   * Clears the failed-attempt counter and any lockout. Written only if the state is still the one
+   * read, as a login writes it, so a failure counted meanwhile is cleared too, and reported.
+   */
+  async unlock(email: string, origin: RequestOrigin): Promise<UnlockResult> {
+    let user = await this.findUser(email);
+    for (;;) {
+      const { failedLoginAttempts: failedAttempts, lockoutEnd: lockedUntil } = user;
+      const isClear = failedAttempts === 0 && lockedUntil === null;
+      if (
+        isClear ||
+        (await this.usersService.replaceLoginState(user.id, user, {
+          failedLoginAttempts: 0,
+          lockoutEnd: null,
+        }))
+      ) {
+        this.events.emit(
+          { type: 'admin_user_unlocked', userId: user.id, failedAttempts, lockedUntil },
+          origin,
+        );
+        this.logger.log(`User ${user.id} unlocked by an administrator`);
+        return { account: accountOf(user), failedAttempts, lockedUntil };
+      }
+      const again = await this.usersService.findById(user.id);
+      if (again === null) {
+        throw new NotFoundError(AdminMessages.unknownUser(user.email));
+      }
+      user = again;
+    }
+  }
+
+  async revokeAllSessions(email: string, origin: RequestOrigin): Promise<SessionsResult> {
+    const user = await this.findUser(email);
+    const revoked = await this.tokensService.revokeAll(user.id, origin, {
+      reason: AdminMessages.revokedReason,
+    });
+    this.events.emit(
+      {
+        type: 'admin_sessions_revoked',
+        userId: user.id,
+        revokedTokenCount: revoked.revokedTokenIds.length,
+      },
+      origin,
+    );
+    this.logger.log(`Sessions of user ${user.id} revoked by an administrator`);
+    return { account: accountOf(user), revokedTokenCount: revoked.revokedTokenIds.length };
+  }
+
+  /** The scheduled expired-token cleanup, run once now; returns how many tokens it deleted. */
+  async purgeExpiredTokens(origin: RequestOrigin): Promise<number> {
+    const deletedCount = await this.tokenCleanup.purgeExpired();
+    this.events.emit({ type: 'admin_tokens_purged', userId: null, deletedCount }, origin);
+    return deletedCount;
+  }
+
+  /** The newest `limit` audit events of an account. Reading them is itself recorded. */
+  async auditOf(email: string, limit: number, origin: RequestOrigin): Promise<AuditResult> {
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_LIMIT) {
+      throw new InvalidArgumentError(AdminMessages.auditLimitOutOfRange(1, MAX_AUDIT_LIMIT));
+    }
+    const user = await this.findUser(email);
+    const entries = await this.auditTrail.latestForUser(user.id, limit);
+    this.events.emit(
+      { type: 'admin_audit_viewed', userId: user.id, rowCount: entries.length },
+      origin,
+    );
+    return { account: accountOf(user), entries };
+  }
+
+  private async findUser(email: string): Promise<User> {
+    const normalized = normalizeEmail(email);
+    const user = await this.usersService.findByEmail(normalized);
+    if (user === null) {
+      throw new NotFoundError(AdminMessages.unknownUser(normalized));
+    }
+    return user;
+  }
+}
+
+function accountOf(user: User): Account {
+  return { id: user.id, email: user.email };
+}

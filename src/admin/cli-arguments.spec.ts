@@ -1,0 +1,93 @@
+import { CLI_COMMANDS, CLI_USAGE, parseCliArguments, UsageError } from './cli-arguments.js';
+
+function usageErrorOf(argv: string[]): string {
+  try {
+    parseCliArguments(argv);
+  } catch (error: unknown) {
+    if (error instanceof UsageError) {
+      return error.message;
+    }
+    throw error;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe(parseCliArguments.name, () => {
+  const sut = parseCliArguments;
+
+  it.each([
+    [
+      ['users:deactivate', 'a@example.com'],
+      { command: 'users:deactivate', email: 'a@example.com' },
+    ],
+    [['users:activate', ' A@Example.com '], { command: 'users:activate', email: 'A@Example.com' }],
+    [['users:unlock', 'a@example.com'], { command: 'users:unlock', email: 'a@example.com' }],
+    [
+      ['sessions:revoke-all', 'a@example.com'],
+      { command: 'sessions:revoke-all', email: 'a@example.com' },
+    ],
+    [['tokens:purge'], { command: 'tokens:purge' }],
+    [['audit', 'a@example.com'], { command: 'audit', email: 'a@example.com', limit: 50 }],
+    [
+      ['audit', 'a@example.com', '--limit', '7'],
+      { command: 'audit', email: 'a@example.com', limit: 7 },
+    ],
+    [
+      ['audit', '--limit=1000', 'a@example.com'],
+      { command: 'audit', email: 'a@example.com', limit: 1000 },
+    ],
+  ])('should read %j', (argv, expected) => {
+    expect(sut(argv)).toEqual({ kind: 'run', ...expected });
+  });
+
+  it.each([['--help'], ['-h'], ['audit', '--help'], ['nonsense', '-h']])(
+    'should ask for help with %j',
+    (...argv) => {
+      expect(sut(argv)).toEqual({ kind: 'help' });
+    },
+  );
+
+  it.each([
+    [[], 'No command given.'],
+    [['users:delete', 'a@example.com'], 'Unknown command "users:delete".'],
+    [['users:deactivate'], 'users:deactivate is missing an argument: users:deactivate <email>'],
+    [
+      ['users:unlock', 'a@example.com', 'b@example.com'],
+      'users:unlock has too many arguments: users:unlock <email>',
+    ],
+    [['tokens:purge', 'now'], 'tokens:purge has too many arguments: tokens:purge'],
+    [['users:activate', 'alice'], 'users:activate expects an e-mail address, got "alice".'],
+    [
+      ['users:activate', 'a@example.com', '--limit', '5'],
+      '--limit applies only to audit, not to users:activate.',
+    ],
+    [
+      ['audit', 'a@example.com', '--limit', '0'],
+      '--limit must be a whole number from 1 to 1000, got "0".',
+    ],
+    [
+      ['audit', 'a@example.com', '--limit', '1001'],
+      '--limit must be a whole number from 1 to 1000, got "1001".',
+    ],
+    [
+      ['audit', 'a@example.com', '--limit', '2.5'],
+      '--limit must be a whole number from 1 to 1000, got "2.5".',
+    ],
+    [
+      ['audit', 'a@example.com', '--limit', 'ten'],
+      '--limit must be a whole number from 1 to 1000, got "ten".',
+    ],
+    [['audit', 'a@example.com', '--limit'], "Option '--limit <value>' argument missing."],
+    [['audit', 'a@example.com', '--force'], "Unknown option '--force'."],
+  ])('should refuse %j', (argv, message) => {
+    expect(usageErrorOf(argv)).toBe(message);
+  });
+
+  it('should list every command and the exit codes in the usage text', () => {
+    for (const { usage } of Object.values(CLI_COMMANDS)) {
+      expect(CLI_USAGE).toContain(usage);
+    }
+    expect(CLI_USAGE).toContain('--limit N');
+    expect(CLI_USAGE).toMatch(/Exit codes: 0 .*1 .*\n.*2 usage error/);
+  });
+});

@@ -1,0 +1,146 @@
+import { parseArgs } from 'node:util';
+import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from './admin.service.js';
+
+/** The commands, in the order --help lists them. */
+export const CLI_COMMANDS = {
+  'users:deactivate': {
+    usage: 'users:deactivate <email>',
+    summary: 'Deactivate an account and revoke every active refresh token of it.',
+  },
+  'users:activate': { usage: 'users:activate <email>', summary: 'Activate an account again.' },
+  'users:unlock': {
+    usage: 'users:unlock <email>',
+    summary: 'Clear the failed-login counter and any lockout of an account.',
+  },
+  'sessions:revoke-all': {
+    usage: 'sessions:revoke-all <email>',
+    summary: 'Revoke every active refresh token of an account (log it out everywhere).',
+  },
+  'tokens:purge': {
+    usage: 'tokens:purge',
+    summary: 'Run the expired-token cleanup once (TokenCleanup__RetentionDays applies).',
+  },
+  audit: {
+    usage: `audit <email> [--limit N]`,
+    summary: `Show the newest audit events of an account, newest first (default ${DEFAULT_AUDIT_LIMIT}, at most ${MAX_AUDIT_LIMIT}).`,
+  },
+} as const;
+
+export type CliCommand = keyof typeof CLI_COMMANDS;
+
+export type CliInvocation =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'run'; readonly command: 'tokens:purge' }
+  | {
+      readonly kind: 'run';
+      readonly command: Exclude<CliCommand, 'tokens:purge' | 'audit'>;
+      readonly email: string;
+    }
+  | {
+      readonly kind: 'run';
+      readonly command: 'audit';
+      readonly email: string;
+      readonly limit: number;
+    };
+
+/** The command line is wrong: exit code 2, and the message says how. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export const CLI_USAGE = [
+  'Usage: npm run cli -- <command> [arguments]   (or: node dist/cli.js <command> [arguments])',
+  '',
+  'Commands:',
+  ...Object.values(CLI_COMMANDS).map(({ usage, summary }) => `  ${usage.padEnd(30)}${summary}`),
+  '',
+  'Options:',
+  `  ${'--limit N'.padEnd(30)}audit only: how many events to show.`,
+  `  ${'-h, --help'.padEnd(30)}Show this help.`,
+  '',
+  'E-mails are matched as the API matches them: trimmed and in lower case.',
+  'Configuration comes from the environment and .env, exactly as for the service.',
+  '',
+  'Exit codes: 0 done; 1 failed (unknown account, invalid configuration, database error);',
+  '            2 usage error (unknown command, missing or extra argument, bad option).',
+  '',
+].join('\n');
+
+/** Reads the command line; throws UsageError when it is wrong. Touches nothing. */
+export function parseCliArguments(argv: readonly string[]): CliInvocation {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error: unknown) {
+    // parseArgs names the bad option well; its advice on positionals starting with '-' is noise.
+    // Not `instanceof Error`: under Jest's module sandbox Node's errors come from another realm.
+    const message =
+      typeof error === 'object' && error !== null && 'message' in error
+        ? String(error.message)
+        : String(error);
+    throw new UsageError(message.split('. ')[0].replace(/\.?$/, '.'));
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) {
+    return { kind: 'help' };
+  }
+  const [command, ...rest] = positionals;
+  if (command === undefined) {
+    throw new UsageError('No command given.');
+  }
+  if (!isCommand(command)) {
+    throw new UsageError(`Unknown command "${command}".`);
+  }
+  if (values.limit !== undefined && command !== 'audit') {
+    throw new UsageError(`--limit applies only to audit, not to ${command}.`);
+  }
+  if (command === 'tokens:purge') {
+    expectArguments(command, rest, 0);
+    return { kind: 'run', command };
+  }
+  expectArguments(command, rest, 1);
+  const email = rest[0].trim();
+  if (!email.includes('@')) {
+    throw new UsageError(`${command} expects an e-mail address, got "${rest[0]}".`);
+  }
+  if (command === 'audit') {
+    return { kind: 'run', command, email, limit: parseLimit(values.limit) };
+  }
+  return { kind: 'run', command, email };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    options: { help: { type: 'boolean', short: 'h' }, limit: { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
+}
+
+function isCommand(name: string): name is CliCommand {
+  return Object.hasOwn(CLI_COMMANDS, name);
+}
+
+function expectArguments(command: CliCommand, rest: readonly string[], count: number): void {
+  if (rest.length !== count) {
+    const problem = rest.length < count ? 'is missing an argument' : 'has too many arguments';
+    throw new UsageError(`${command} ${problem}: ${CLI_COMMANDS[command].usage}`);
+  }
+}
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined) {
+    return DEFAULT_AUDIT_LIMIT;
+  }
+  const limit = Number(value);
+  if (!/^\d+$/.test(value) || limit < 1 || limit > MAX_AUDIT_LIMIT) {
+    throw new UsageError(
+      `--limit must be a whole number from 1 to ${MAX_AUDIT_LIMIT}, got "${value}".`,
+    );
+  }
+  return limit;
+}

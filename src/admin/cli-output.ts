@@ -1,0 +1,91 @@
+import type { AuditEntry } from '../audit/audit-trail.service.js';
+import type {
+  Account,
+  ActivationResult,
+  AuditResult,
+  DeactivationResult,
+  SessionsResult,
+  UnlockResult,
+} from './admin.service.js';
+
+/** What each command prints on success: plain sentences, and the audit trail as a table. */
+export const CliOutput = {
+  deactivated: ({ account, changed, revokedTokenCount }: DeactivationResult): string =>
+    `${changed ? `Deactivated ${name(account)}` : `${name(account)} was already deactivated`}; ` +
+    `revoked ${revokedTokenCount} refresh token(s).`,
+
+  activated: ({ account, changed }: ActivationResult): string =>
+    changed ? `Activated ${name(account)}.` : `${name(account)} was already active.`,
+
+  unlocked: ({ account, failedAttempts, lockedUntil }: UnlockResult): string => {
+    if (failedAttempts === 0 && lockedUntil === null) {
+      return `${name(account)} had no failed logins or lockout to clear.`;
+    }
+    const lockout =
+      lockedUntil === null ? 'no lockout' : `the lockout until ${lockedUntil.toISOString()}`;
+    return `Unlocked ${name(account)}: cleared ${failedAttempts} failed login(s) and ${lockout}.`;
+  },
+
+  sessionsRevoked: ({ account, revokedTokenCount }: SessionsResult): string =>
+    `Revoked ${revokedTokenCount} refresh token(s) of ${name(account)}.`,
+
+  purged: (deletedCount: number): string => `Deleted ${deletedCount} expired refresh token(s).`,
+
+  audit: ({ account, entries }: AuditResult): string => {
+    if (entries.length === 0) {
+      return `No audit events for ${name(account)}.`;
+    }
+    const header = ['TIME', 'EVENT', 'IP', 'REQUEST ID', 'DETAILS'];
+    const rows = entries.map(auditRow);
+    const widths = header
+      .slice(0, -1)
+      .map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
+    const line = (cells: readonly string[]): string =>
+      cells
+        .map((cell, column) => (column < widths.length ? cell.padEnd(widths[column]) : cell))
+        .join('  ')
+        .trimEnd();
+    return [
+      `Audit trail of ${name(account)}: ${entries.length} event(s), newest first.`,
+      '',
+      line(header),
+      ...rows.map(line),
+    ].join('\n');
+  },
+} as const;
+
+function name(account: Account): string {
+  return `${account.email} (user ${account.id})`;
+}
+
+function auditRow(entry: AuditEntry): string[] {
+  const details = Object.entries(entry.details).map(([key, value]) => `${key}=${show(value)}`);
+  if (entry.userAgent !== null) {
+    details.push(`userAgent=${show(entry.userAgent)}`);
+  }
+  return [
+    entry.occurredAt.toISOString(),
+    entry.type,
+    printable(entry.ip),
+    printable(entry.requestId),
+    details.join(' '),
+  ];
+}
+
+function show(value: unknown): string {
+  if (value === null || value === undefined) {
+    return '-';
+  }
+  if (Array.isArray(value)) {
+    return value.length === 0 ? '[]' : value.map(show).join(',');
+  }
+  return typeof value === 'string' ? printable(value) : JSON.stringify(value);
+}
+
+/**
+ * Values a client chose (its user agent) reach the operator's terminal: anything but plain
+ * printable text is shown JSON-quoted, so no escape sequence or line break gets through.
+ */
+function printable(value: string): string {
+  return /^[\x21-\x7e]*$/.test(value) && value !== '' ? value : JSON.stringify(value);
+}

@@ -1,0 +1,146 @@
+import type { AuthEvent } from '../events/auth-event.js';
+import { toAuditEvent } from './audit-row.js';
+
+const AT = new Date('2026-01-01T12:00:00.000Z');
+const ORIGIN = { ip: '192.0.2.1', userAgent: 'curl/8.5.0', requestId: 'req-42' };
+const USER = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+const FAMILY = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+const TOKEN = '16fd2706-8baf-433b-82eb-8c7fada847da';
+const NEXT = '886313e1-3b8a-4372-9b90-0c9aee199e5d';
+
+const row = (event: AuthEvent) => toAuditEvent({ event, origin: ORIGIN, at: AT }, 'the-id');
+
+describe(toAuditEvent.name, () => {
+  it('should copy the origin, the time, the type and the user', () => {
+    expect({
+      ...row({ type: 'registered', userId: USER, familyId: FAMILY }),
+    }).toEqual({
+      id: 'the-id',
+      occurredAt: AT,
+      type: 'registered',
+      userId: USER,
+      email: null,
+      ip: '192.0.2.1',
+      userAgent: 'curl/8.5.0',
+      requestId: 'req-42',
+      details: JSON.stringify({ familyId: FAMILY }),
+    });
+  });
+
+  it.each(
+    (
+      [
+        [{ type: 'login_succeeded', userId: USER, familyId: FAMILY }, { familyId: FAMILY }],
+        [
+          { type: 'login_failed', userId: USER, email: 'a@example.com', reason: 'bad_password' },
+          { reason: 'bad_password' },
+        ],
+        [
+          {
+            type: 'lockout_started',
+            userId: USER,
+            failedAttempts: 5,
+            lockedUntil: new Date('2026-01-01T12:15:00.000Z'),
+          },
+          { failedAttempts: 5, lockedUntil: '2026-01-01T12:15:00.000Z' },
+        ],
+        [
+          {
+            type: 'token_refreshed',
+            userId: USER,
+            familyId: FAMILY,
+            tokenId: TOKEN,
+            replacedByTokenId: NEXT,
+          },
+          { familyId: FAMILY, tokenId: TOKEN, replacedByTokenId: NEXT },
+        ],
+        [{ type: 'refresh_failed', userId: null, reason: 'invalid' }, { reason: 'invalid' }],
+        [
+          {
+            type: 'reuse_detected',
+            userId: USER,
+            familyId: FAMILY,
+            tokenId: TOKEN,
+            revokedTokenIds: [NEXT],
+          },
+          { familyId: FAMILY, tokenId: TOKEN, revokedTokenIds: [NEXT] },
+        ],
+        [
+          {
+            type: 'token_revoked',
+            userId: USER,
+            familyId: FAMILY,
+            tokenId: TOKEN,
+            revokedTokenIds: [TOKEN],
+          },
+          { familyId: FAMILY, tokenId: TOKEN, revokedTokenIds: [TOKEN] },
+        ],
+        [
+          { type: 'sessions_revoked', userId: USER, keepFamilyId: null, revokedTokenIds: [TOKEN] },
+          { keepFamilyId: null, revokedTokenIds: [TOKEN] },
+        ],
+        [{ type: 'admin_user_deactivated', userId: USER, changed: true }, { changed: true }],
+        [{ type: 'admin_user_activated', userId: USER, changed: false }, { changed: false }],
+        [
+          { type: 'admin_user_unlocked', userId: USER, failedAttempts: 6, lockedUntil: null },
+          { failedAttempts: 6, lockedUntil: null },
+        ],
+        [
+          { type: 'admin_sessions_revoked', userId: USER, revokedTokenCount: 3 },
+          { revokedTokenCount: 3 },
+        ],
+        [{ type: 'admin_tokens_purged', userId: null, deletedCount: 12 }, { deletedCount: 12 }],
+        [{ type: 'admin_audit_viewed', userId: USER, rowCount: 7 }, { rowCount: 7 }],
+      ] as [AuthEvent, Record<string, unknown>][]
+    ).map(([event, details]) => ({ event, details })),
+  )('should keep the details of $event.type', ({ event, details }) => {
+    const stored = row(event);
+
+    expect(stored.type).toBe(event.type);
+    expect(stored.userId).toBe(event.userId);
+    expect(JSON.parse(stored.details)).toEqual(details);
+  });
+
+  it('should keep the attempted e-mail of a login to an unknown account', () => {
+    const stored = row({
+      type: 'login_failed',
+      userId: null,
+      email: 'nobody@example.com',
+      reason: 'unknown_email',
+    });
+
+    expect(stored.email).toBe('nobody@example.com');
+    expect(stored.userId).toBeNull();
+  });
+
+  it.each([
+    ['a password typed into the e-mail field', 'S3cure!pass'],
+    ['an address too long for the column', `${'a'.repeat(60)}@${'b'.repeat(200)}.example.com`],
+  ])('should not keep %s', (_case, email) => {
+    const stored = row({ type: 'login_failed', userId: null, email, reason: 'unknown_email' });
+
+    expect(stored.email).toBeNull();
+    expect(JSON.stringify(stored)).not.toContain(email);
+  });
+
+  it('should not keep the e-mail when the account is known', () => {
+    expect(
+      row({ type: 'login_failed', userId: USER, email: 'a@example.com', reason: 'locked' }).email,
+    ).toBeNull();
+  });
+
+  it('should cut origin values to the column widths', () => {
+    const stored = toAuditEvent(
+      {
+        event: { type: 'refresh_failed', userId: null, reason: 'invalid' },
+        origin: { ip: 'i'.repeat(100), userAgent: 'u'.repeat(300), requestId: 'r'.repeat(200) },
+        at: AT,
+      },
+      'the-id',
+    );
+
+    expect([stored.ip.length, stored.userAgent?.length, stored.requestId.length]).toEqual([
+      64, 256, 128,
+    ]);
+  });
+});

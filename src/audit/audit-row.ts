@@ -1,0 +1,81 @@
+import { isEmail } from 'class-validator';
+import type { AuthEvent, AuthEventRecord } from '../events/auth-event.js';
+import { EMAIL_MAX_LENGTH } from '../users/entities/user.entity.js';
+import { AuditEvent } from './entities/audit-event.entity.js';
+
+/** Column widths of `auth_events`; longer values are cut rather than lose the whole batch. */
+const IP_MAX_LENGTH = 64;
+const USER_AGENT_MAX_LENGTH = 256;
+const REQUEST_ID_MAX_LENGTH = 128;
+
+/** The row the audit trail stores for one event. */
+export function toAuditEvent(record: AuthEventRecord, id: string): AuditEvent {
+  const { event, origin, at } = record;
+  return Object.assign(new AuditEvent(), {
+    id,
+    occurredAt: at,
+    type: event.type,
+    userId: event.userId,
+    email: attemptedEmail(event),
+    ip: origin.ip.slice(0, IP_MAX_LENGTH),
+    userAgent: origin.userAgent?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,
+    requestId: origin.requestId.slice(0, REQUEST_ID_MAX_LENGTH),
+    details: JSON.stringify(detailsOf(event)),
+  });
+}
+
+/**
+ * Kept only when no account matched (the user id says who it was otherwise) and only when it is
+ * shaped like an address registration would accept: people type passwords into the e-mail field,
+ * and such a value must not land in the trail.
+ */
+function attemptedEmail(event: AuthEvent): string | null {
+  if (event.type !== 'login_failed' || event.userId !== null) {
+    return null;
+  }
+  return event.email.length <= EMAIL_MAX_LENGTH && isEmail(event.email) ? event.email : null;
+}
+
+/**
+ * The fields of each event besides its type and user, picked one by one so that a field added
+ * to an event later is not stored until someone decides it may be. Token ids are row ids of
+ * `refresh_tokens`, never token values or hashes.
+ */
+function detailsOf(event: AuthEvent): Record<string, unknown> {
+  switch (event.type) {
+    case 'registered':
+    case 'login_succeeded':
+      return { familyId: event.familyId };
+    case 'login_failed':
+    case 'refresh_failed':
+      return { reason: event.reason };
+    case 'lockout_started':
+      return { failedAttempts: event.failedAttempts, lockedUntil: event.lockedUntil };
+    case 'token_refreshed':
+      return {
+        familyId: event.familyId,
+        tokenId: event.tokenId,
+        replacedByTokenId: event.replacedByTokenId,
+      };
+    case 'reuse_detected':
+    case 'token_revoked':
+      return {
+        familyId: event.familyId,
+        tokenId: event.tokenId,
+        revokedTokenIds: event.revokedTokenIds,
+      };
+    case 'sessions_revoked':
+      return { keepFamilyId: event.keepFamilyId, revokedTokenIds: event.revokedTokenIds };
+    case 'admin_user_deactivated':
+    case 'admin_user_activated':
+      return { changed: event.changed };
+    case 'admin_user_unlocked':
+      return { failedAttempts: event.failedAttempts, lockedUntil: event.lockedUntil };
+    case 'admin_sessions_revoked':
+      return { revokedTokenCount: event.revokedTokenCount };
+    case 'admin_tokens_purged':
+      return { deletedCount: event.deletedCount };
+    case 'admin_audit_viewed':
+      return { rowCount: event.rowCount };
+  }
+}

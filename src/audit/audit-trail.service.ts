@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { AuditEvent } from './entities/audit-event.entity.js';
+
+/** An audit row as readers see it, with its details parsed. */
+export interface AuditEntry {
+  readonly id: string;
+  readonly occurredAt: Date;
+  readonly type: string;
+  readonly userId: string | null;
+  readonly email: string | null;
+  readonly ip: string;
+  readonly userAgent: string | null;
+  readonly requestId: string;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+/** Reads the audit trail. Writing is AuditWriter's alone. */
+@Injectable()
+export class AuditTrail {
+  constructor(private readonly unitOfWork: UnitOfWork) {}
+
+  /** The newest `limit` events of one user, newest first (IDX_auth_events_userId_occurredAt). */
+  async latestForUser(userId: string, limit: number): Promise<AuditEntry[]> {
+    const rows = await this.unitOfWork.run((m) =>
+      m.find(AuditEvent, {
+        where: { userId },
+        order: { occurredAt: 'DESC', id: 'DESC' },
+        take: limit,
+      }),
+    );
+    return rows.map((row) => ({ ...row, details: parseDetails(row.details) }));
+  }
+}
+
+function parseDetails(text: string): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(text);
+  return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+}

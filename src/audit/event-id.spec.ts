@@ -1,0 +1,42 @@
+import { EventIdGenerator } from './event-id.js';
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const AT = new Date('2026-01-01T00:00:00.000Z');
+
+describe(EventIdGenerator.name, () => {
+  it('should make version 7 UUIDs that start with the time', () => {
+    const sut = new EventIdGenerator();
+
+    const id = sut.next(AT);
+
+    expect(id).toMatch(UUID_V7);
+    expect(parseInt(id.replace(/-/g, '').slice(0, 12), 16)).toBe(AT.getTime());
+  });
+
+  it('should make ids that grow within one millisecond', () => {
+    const sut = new EventIdGenerator();
+
+    const ids = Array.from({ length: 1000 }, () => sut.next(AT));
+
+    expect(new Set(ids).size).toBe(1000);
+    expect([...ids].sort()).toEqual(ids);
+    ids.forEach((id) => expect(id).toMatch(UUID_V7));
+  });
+
+  it('should keep growing when the clock steps back', () => {
+    const sut = new EventIdGenerator();
+    const later = sut.next(new Date(AT.getTime() + 5_000));
+
+    const earlier = sut.next(AT);
+
+    expect(earlier > later).toBe(true);
+  });
+
+  it('should order ids of later milliseconds after earlier ones', () => {
+    const sut = new EventIdGenerator();
+
+    const ids = [0, 1, 2, 1_000, 60_000].map((ms) => sut.next(new Date(AT.getTime() + ms)));
+
+    expect([...ids].sort()).toEqual(ids);
+  });
+});

@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+
+const RANDOM_BITS = 74n;
+const RANDOM_MAX = (1n << RANDOM_BITS) - 1n;
+
+/**
+ * UUIDv7 ids (RFC 9562): 48 bits of milliseconds, then 74 random bits. Within one process the
+ * ids only grow: an id for the same millisecond (or an earlier one, if the clock stepped back)
+ * is the previous one plus one. Ordering by `occurredAt, id` therefore keeps the order in which
+ * events were told, even when several share a millisecond.
+ */
+export class EventIdGenerator {
+  private lastMs = -1;
+  private lastRandom = 0n;
+
+  next(at: Date): string {
+    let ms = at.getTime();
+    if (ms > this.lastMs) {
+      // The top random bit starts at 0, so a burst has 2^73 increments before it overflows.
+      this.lastRandom = BigInt(`0x${randomBytes(10).toString('hex')}`) & (RANDOM_MAX >> 1n);
+    } else {
+      ms = this.lastMs;
+      this.lastRandom += 1n;
+      if (this.lastRandom > RANDOM_MAX) {
+        ms += 1;
+        this.lastRandom = 0n;
+      }
+    }
+    this.lastMs = ms;
+    return format(ms, this.lastRandom);
+  }
+}
+
+function format(ms: number, random: bigint): string {
+  const randA = (random >> 62n) & 0xfffn;
+  const randB = random & ((1n << 62n) - 1n);
+  const hex =
+    BigInt(ms).toString(16).padStart(12, '0') +
+    (0x7000n | randA).toString(16).padStart(4, '0') +
+    ((2n << 62n) | randB).toString(16).padStart(16, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,15 @@
+import 'reflect-metadata';
+import { runCli } from './admin/admin-cli.js';
+
+// The admin CLI: `npm run cli -- <command>`. Commands and exit codes: src/admin/cli-arguments.ts.
+runCli(process.argv.slice(2), { out: process.stdout, err: process.stderr }).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `keygate-cli: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,530 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { AuditWriter } from '../../src/audit/audit-writer.js';
+import { internalOrigin } from '../../src/common/request-origin/request-origin.js';
+import { AuthEvents } from '../../src/events/auth-events.js';
+import { RefreshToken } from '../../src/tokens/entities/refresh-token.entity.js';
+import { TokensService } from '../../src/tokens/tokens.service.js';
+import { findRefreshToken } from '../factories/refresh-token.factory.js';
+import { createUser, DEFAULT_PASSWORD, registerUser } from '../factories/user.factory.js';
+import {
+  auditRows,
+  auditTableText,
+  refuseAuditInserts,
+  type AuditRow,
+} from '../utils/audit-rows.js';
+import {
+  createTestApp,
+  TEST_SECRET_KEY,
+  type TestApp,
+  type TestResponse,
+} from '../utils/create-test-app.js';
+import { authResponse, errorBody } from '../utils/expected-bodies.js';
+import { startServer, stopAllServers, waitForExit } from '../utils/spawn-server.js';
+import { createTestDatabase, describeOnPostgres } from '../utils/test-database.js';
+
+const USER_AGENT = 'audit-e2e/1.0 (+https://example.com/bot)';
+const WRONG_PASSWORD = 'Wrong!pass1';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const MINUTE_MS = 60_000;
+
+/** The origin columns every row of a request sent by `send` carries. */
+function fromRequest(requestId: string): Partial<AuditRow> {
+  return { ip: '127.0.0.1', userAgent: USER_AGENT, requestId };
+}
+
+describe('audit trail', () => {
+  let t: TestApp;
+
+  /** POSTs JSON with a user agent and the given X-Request-Id. */
+  const send = (
+    path: string,
+    body: unknown,
+    requestId: string,
+    accessToken?: string,
+  ): Promise<TestResponse> =>
+    t.request(path, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'x-request-id': requestId,
+        ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }),
+      },
+    });
+
+  /** The rows written so far, after waiting for the writer. */
+  const rows = async (userId?: string): Promise<AuditRow[]> => {
+    await t.app.get(AuditWriter).flush();
+    return auditRows(t.database, userId);
+  };
+
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('should record a registration with the client, its request id and the time', async () => {
+    const response = await send(
+      '/api/auth/register',
+      { username: 'alice', email: 'Alice@Example.com', password: DEFAULT_PASSWORD },
+      'req-register-1',
+    );
+    expect(response.status).toBe(201);
+    const { user, refreshToken } = response.json<{ user: { id: string }; refreshToken: string }>();
+
+    const token = await findRefreshToken(t, refreshToken);
+    expect(await rows()).toEqual([
+      {
+        id: expect.stringMatching(UUID),
+        occurredAt: t.clock.now(),
+        type: 'registered',
+        userId: user.id,
+        email: null,
+        ...fromRequest('req-register-1'),
+        details: { familyId: token?.familyId },
+      },
+    ]);
+  });
+
+  it('should record a successful login with the family it started', async () => {
+    const user = await createUser(t);
+    t.clock.advance(MINUTE_MS);
+
+    const response = await send(
+      '/api/auth/login',
+      { email: user.email, password: DEFAULT_PASSWORD },
+      'req-login-ok',
+    );
+    expect(response.status).toBe(200);
+
+    const token = await findRefreshToken(t, response.json<{ refreshToken: string }>().refreshToken);
+    expect(await rows()).toEqual([
+      expect.objectContaining({
+        occurredAt: t.clock.now(),
+        type: 'login_succeeded',
+        userId: user.id,
+        email: null,
+        ...fromRequest('req-login-ok'),
+        details: { familyId: token?.familyId },
+      }),
+    ]);
+  });
+
+  it('should record each kind of refused login with its reason', async () => {
+    const active = await createUser(t);
+    const deactivated = await createUser(t, { isActive: false });
+    const locked = await createUser(t, {
+      failedLoginAttempts: 5,
+      lockoutEnd: new Date(t.clock.now().getTime() + 10 * MINUTE_MS),
+    });
+    const attempts: [string, string, string][] = [
+      ['req-unknown', '  Nobody@Example.com ', DEFAULT_PASSWORD],
+      ['req-bad-password', active.email, WRONG_PASSWORD],
+      ['req-deactivated', deactivated.email, DEFAULT_PASSWORD],
+      ['req-locked', locked.email, DEFAULT_PASSWORD],
+    ];
+    for (const [requestId, email, password] of attempts) {
+      const response = await send('/api/auth/login', { email, password }, requestId);
+      expect(response.status).toBe(401);
+    }
+
+    const failed = (requestId: string, userId: string | null, reason: string): unknown =>
+      expect.objectContaining({
+        type: 'login_failed',
+        userId,
+        email: userId === null ? 'nobody@example.com' : null,
+        ...fromRequest(requestId),
+        details: { reason },
+      });
+    expect(await rows()).toEqual([
+      failed('req-unknown', null, 'unknown_email'),
+      failed('req-bad-password', active.id, 'bad_password'),
+      failed('req-deactivated', deactivated.id, 'deactivated'),
+      failed('req-locked', locked.id, 'locked'),
+    ]);
+  });
+
+  it('should not keep a password typed into the e-mail field', async () => {
+    const response = await send(
+      '/api/auth/login',
+      { email: 'Typed!My!Password9', password: DEFAULT_PASSWORD },
+      'req-typo',
+    );
+    expect(response.status).toBe(401);
+
+    expect(await rows()).toEqual([
+      expect.objectContaining({ type: 'login_failed', userId: null, email: null }),
+    ]);
+    expect(await auditTableText(t.database)).not.toContain('Typed!My!Password9');
+  });
+
+  it('should record the lockout after the fifth wrong password, with its end', async () => {
+    const user = await createUser(t);
+
+    for (let attempt = 1; attempt <= 5; attempt += 1) {
+      const response = await send(
+        '/api/auth/login',
+        { email: user.email, password: WRONG_PASSWORD },
+        `req-wrong-${attempt}`,
+      );
+      expect(response.status).toBe(401);
+    }
+
+    const recorded = await rows(user.id);
+    expect(recorded.map((row) => [row.type, row.requestId])).toEqual([
+      ['login_failed', 'req-wrong-1'],
+      ['login_failed', 'req-wrong-2'],
+      ['login_failed', 'req-wrong-3'],
+      ['login_failed', 'req-wrong-4'],
+      ['lockout_started', 'req-wrong-5'],
+      ['login_failed', 'req-wrong-5'],
+    ]);
+    expect(recorded[4]).toEqual(
+      expect.objectContaining({
+        ...fromRequest('req-wrong-5'),
+        details: {
+          failedAttempts: 5,
+          lockedUntil: new Date(t.clock.now().getTime() + 15 * MINUTE_MS).toISOString(),
+        },
+      }),
+    );
+  });
+
+  it('should record a rotation with the token it replaced and the one it issued', async () => {
+    const registered = await registerUser(t);
+    t.clock.advance(MINUTE_MS);
+
+    const response = await send(
+      '/api/auth/refresh',
+      { refreshToken: registered.refreshToken },
+      'req-refresh',
+    );
+    expect(response.status).toBe(200);
+
+    const old = await findRefreshToken(t, registered.refreshToken);
+    const next = await findRefreshToken(t, response.json<{ refreshToken: string }>().refreshToken);
+    expect((await rows(registered.id)).at(-1)).toEqual(
+      expect.objectContaining({
+        occurredAt: t.clock.now(),
+        type: 'token_refreshed',
+        ...fromRequest('req-refresh'),
+        details: { familyId: old?.familyId, tokenId: old?.id, replacedByTokenId: next?.id },
+      }),
+    );
+  });
+
+  it('should record reuse detection with the chain it revoked', async () => {
+    const registered = await registerUser(t);
+    const rotated = await send(
+      '/api/auth/refresh',
+      { refreshToken: registered.refreshToken },
+      'req-rotate',
+    );
+    const descendant = await findRefreshToken(
+      t,
+      rotated.json<{ refreshToken: string }>().refreshToken,
+    );
+
+    const replay = await send(
+      '/api/auth/refresh',
+      { refreshToken: registered.refreshToken },
+      'req-replay',
+    );
+    expect(replay.json()).toEqual(errorBody(401, 'Refresh token revocado.'));
+
+    const first = await findRefreshToken(t, registered.refreshToken);
+    expect((await rows(registered.id)).at(-1)).toEqual(
+      expect.objectContaining({
+        type: 'reuse_detected',
+        ...fromRequest('req-replay'),
+        details: {
+          familyId: first?.familyId,
+          tokenId: first?.id,
+          revokedTokenIds: [descendant?.id],
+        },
+      }),
+    );
+  });
+
+  it('should record a revocation', async () => {
+    const registered = await registerUser(t);
+
+    const response = await send(
+      '/api/auth/revoke',
+      { refreshToken: registered.refreshToken, reason: 'logout' },
+      'req-revoke',
+      registered.accessToken,
+    );
+    expect(response.status).toBe(200);
+
+    const token = await findRefreshToken(t, registered.refreshToken);
+    expect((await rows(registered.id)).at(-1)).toEqual(
+      expect.objectContaining({
+        type: 'token_revoked',
+        ...fromRequest('req-revoke'),
+        details: { familyId: token?.familyId, tokenId: token?.id, revokedTokenIds: [token?.id] },
+      }),
+    );
+  });
+
+  it('should record a refused refresh, with no user for an unknown token', async () => {
+    const response = await send('/api/auth/refresh', { refreshToken: 'x'.repeat(43) }, 'req-bad');
+    expect(response.json()).toEqual(errorBody(401, 'Refresh token inválido.'));
+
+    expect(await rows()).toEqual([
+      expect.objectContaining({
+        type: 'refresh_failed',
+        userId: null,
+        ...fromRequest('req-bad'),
+        details: { reason: 'invalid' },
+      }),
+    ]);
+  });
+
+  it('should record the end of all sessions of a user, with the tokens revoked', async () => {
+    const registered = await registerUser(t);
+    const origin = internalOrigin('maintenance');
+
+    const revoked = await t.app
+      .get(TokensService)
+      .revokeAll(registered.id, origin, { reason: 'Password changed' });
+
+    expect((await rows(registered.id)).at(-1)).toEqual(
+      expect.objectContaining({
+        type: 'sessions_revoked',
+        ip: 'maintenance',
+        userAgent: null,
+        requestId: origin.requestId,
+        details: { keepFamilyId: null, revokedTokenIds: revoked },
+      }),
+    );
+    expect(revoked).toHaveLength(1);
+  });
+
+  it.each([
+    ['no X-Request-Id', undefined],
+    ['an X-Request-Id with spaces', 'not tame'],
+  ])('should record a request id of its own when the client sent %s', async (_case, header) => {
+    const response = await t.request('/api/auth/refresh', {
+      method: 'POST',
+      body: JSON.stringify({ refreshToken: 'x'.repeat(43) }),
+      headers: {
+        'content-type': 'application/json',
+        ...(header === undefined ? {} : { 'x-request-id': header }),
+      },
+    });
+    expect(response.status).toBe(401);
+
+    const [row] = await rows();
+    expect(row.requestId).toMatch(UUID);
+    expect(row.userAgent).toBe('node');
+  });
+
+  it('should never store a password, a token or a token hash', async () => {
+    const registered = await registerUser(t);
+    await send('/api/auth/login', { email: registered.email, password: WRONG_PASSWORD }, 'r1');
+    const login = await send(
+      '/api/auth/login',
+      { email: registered.email, password: DEFAULT_PASSWORD },
+      'r2',
+    );
+    const { refreshToken, accessToken } = login.json<{
+      refreshToken: string;
+      accessToken: string;
+    }>();
+    const rotated = await send('/api/auth/refresh', { refreshToken }, 'r3');
+    const latest = rotated.json<{ refreshToken: string; accessToken: string }>();
+    await send('/api/auth/refresh', { refreshToken }, 'r4');
+    await send('/api/auth/revoke', { refreshToken: latest.refreshToken }, 'r5', latest.accessToken);
+
+    const text = await auditTableText(t.database);
+    const hashes = (await t.dataSource.getRepository(RefreshToken).find()).map((r) => r.tokenHash);
+    const [{ passwordHash }] = await t.database.query<{ passwordHash: string }>(
+      'SELECT "passwordHash" FROM "users"',
+    );
+    expect((await rows()).length).toBeGreaterThanOrEqual(6);
+    for (const secret of [
+      DEFAULT_PASSWORD,
+      WRONG_PASSWORD,
+      registered.refreshToken,
+      registered.accessToken,
+      refreshToken,
+      accessToken,
+      latest.refreshToken,
+      latest.accessToken,
+      passwordHash,
+      ...hashes,
+    ]) {
+      expect(text).not.toContain(secret);
+    }
+  });
+
+  it('should refuse to update or delete a row, in the database itself', async () => {
+    await registerUser(t);
+    const before = await rows();
+    expect(before.map((row) => row.type)).toEqual(['registered']);
+
+    const refusals: string[] = [];
+    for (const sql of [
+      `UPDATE auth_events SET "type" = 'tampered'`,
+      `UPDATE auth_events SET "userId" = NULL WHERE "type" = 'registered'`,
+      'DELETE FROM auth_events',
+      `DELETE FROM auth_events WHERE "type" = 'registered'`,
+    ]) {
+      // Caught by hand: the SQLite driver's error may come from another realm than Jest's Error,
+      // which `rejects.toThrow` does not always recognise.
+      try {
+        await t.database.query(sql);
+        refusals.push(`accepted: ${sql}`);
+      } catch (error: unknown) {
+        refusals.push((error as { message?: unknown }).message as string);
+      }
+    }
+    expect(refusals).toEqual(Array(4).fill('auth_events is append-only'));
+
+    expect(await rows()).toEqual(before);
+  });
+
+  describeOnPostgres('on PostgreSQL', () => {
+    it('should refuse to truncate the table', async () => {
+      await registerUser(t);
+      await t.app.get(AuditWriter).flush();
+
+      await expect(t.database.query('TRUNCATE auth_events')).rejects.toThrow(
+        'auth_events is append-only',
+      );
+
+      expect(await rows()).toHaveLength(1);
+    });
+  });
+
+  it('should answer as usual and log the loss at error level when the trail cannot be written', async () => {
+    const user = await createUser(t);
+    const restore = await refuseAuditInserts(t.database);
+
+    const registered = await send(
+      '/api/auth/register',
+      { username: 'bob', email: 'bob@example.com', password: DEFAULT_PASSWORD },
+      'req-lost-1',
+    );
+    const loggedIn = await send(
+      '/api/auth/login',
+      { email: user.email, password: DEFAULT_PASSWORD },
+      'req-lost-2',
+    );
+    const refused = await send(
+      '/api/auth/login',
+      { email: user.email, password: WRONG_PASSWORD },
+      'req-lost-3',
+    );
+    await t.app.get(AuditWriter).flush();
+    await restore();
+
+    expect(registered.status).toBe(201);
+    expect(registered.json()).toEqual(authResponse({ username: 'bob', email: 'bob@example.com' }));
+    expect(loggedIn.status).toBe(200);
+    expect(loggedIn.json()).toEqual(authResponse(user));
+    expect(refused.status).toBe(401);
+    expect(refused.json()).toEqual(errorBody(401, 'Credenciales inválidas.'));
+
+    const errors = t.logger.at('error');
+    expect(errors.map((entry) => entry.context)).toEqual(errors.map(() => AuditWriter.name));
+    const lost = errors.map((entry) => entry.text).join('\n');
+    const counted = [
+      ...lost.matchAll(/Audit trail: (\d+) event\(s\) lost \(([^)]*)\): .*injected fault/g),
+    ];
+    expect(counted.reduce((sum, match) => sum + Number(match[1]), 0)).toBe(3);
+    expect(counted.map((match) => match[2]).join(', ')).toEqual(
+      expect.stringContaining('registered'),
+    );
+    for (const secret of [DEFAULT_PASSWORD, WRONG_PASSWORD, 'bob@example.com', user.email]) {
+      expect(t.logger.allText()).not.toContain(secret);
+    }
+    expect(await rows()).toEqual([]);
+
+    // The writer goes on once the database accepts rows again.
+    await send('/api/auth/login', { email: user.email, password: DEFAULT_PASSWORD }, 'req-back');
+    expect((await rows()).map((row) => row.requestId)).toEqual(['req-back']);
+  });
+});
+
+describe('audit trail on shutdown', () => {
+  it('should write every pending event before the database closes', async () => {
+    const database = await createTestDatabase();
+    try {
+      const t = await createTestApp({ database });
+      const events = t.app.get(AuthEvents);
+      const count = 1_234;
+      for (let n = 0; n < count; n += 1) {
+        events.emit(
+          { type: 'refresh_failed', userId: null, reason: 'invalid' },
+          internalOrigin('test'),
+        );
+      }
+
+      await t.app.close();
+
+      const [{ total }] = await database.query<{ total: number | string }>(
+        'SELECT COUNT(*) AS total FROM auth_events',
+      );
+      expect(Number(total)).toBe(count);
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it('should record the requests still in flight when the process is told to stop', async () => {
+    const database = await createTestDatabase();
+    const directory = mkdtempSync(join(tmpdir(), 'keygate-audit-'));
+    try {
+      const server = await startServer({
+        cwd: directory,
+        env: {
+          Jwt__SecretKey: TEST_SECRET_KEY,
+          // Slow hashing keeps the logins in flight when the signal arrives.
+          PasswordHashing__Iterations: '200000',
+          ConnectionStrings__DefaultConnection: database.connectionString,
+        },
+      });
+      const credentials = { email: 'drain@example.com', password: DEFAULT_PASSWORD };
+      const post = (path: string, body: unknown, requestId: string) =>
+        fetch(`${server.baseUrl}${path}`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            connection: 'close',
+            'x-request-id': requestId,
+          },
+          body: JSON.stringify(body),
+        });
+      expect(
+        (await post('/api/auth/register', { username: 'drain', ...credentials }, 'reg')).status,
+      ).toBe(201);
+
+      const inFlight = Array.from({ length: 6 }, (_, n) =>
+        post('/api/auth/login', credentials, `login-${n}`),
+      );
+      await delay(100);
+      server.child.kill('SIGTERM');
+
+      const statuses = (await Promise.all(inFlight)).map((response) => response.status);
+      expect(statuses).toEqual(Array(6).fill(200));
+      expect(await waitForExit(server)).toEqual({ code: 0, signal: null });
+      const recorded = await auditRows(database);
+      expect(recorded.map((row) => row.requestId).sort()).toEqual(
+        ['reg', ...Array.from({ length: 6 }, (_, n) => `login-${n}`)].sort(),
+      );
+    } finally {
+      await stopAllServers();
+      await database.drop();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
