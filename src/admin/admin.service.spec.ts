@@ -104,7 +104,7 @@ describe(AdminService.name, () => {
           useValue: {
             revokeAll: (userId: string, _origin: unknown, options: { reason: string }) => {
               calls.push(`revokeAll ${userId} "${options.reason}"`);
-              return Promise.resolve(['t1', 't2']);
+              return Promise.resolve({ revokedTokenIds: ['t1', 't2'], sessionIds: ['s1', 's2'] });
             },
           },
         },

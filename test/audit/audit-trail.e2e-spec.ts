@@ -302,10 +302,10 @@ describe('audit trail', () => {
         ip: 'maintenance',
         userAgent: null,
         requestId: origin.requestId,
-        details: { keepFamilyId: null, revokedTokenIds: revoked },
+        details: { keepFamilyId: null, revokedTokenIds: revoked.revokedTokenIds },
       }),
     );
-    expect(revoked).toHaveLength(1);
+    expect(revoked.revokedTokenIds).toHaveLength(1);
   });
 
   it.each([
