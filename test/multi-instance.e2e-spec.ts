@@ -38,8 +38,8 @@ import {
 const PASSWORD = 'S3cure!pass';
 const WRONG_PASSWORD = 'Wrong!pass1';
 const MIGRATIONS = [
-  'CreateAuthEvents1735689600100',
   'AddRefreshTokenSessionColumns1795305600000',
+  'CreateAuthEvents1735689600100',
   'CreateRefreshTokens1735689600001',
   'CreateUsers1735689600000',
   'IndexRefreshTokenExpiry1735689600002',
