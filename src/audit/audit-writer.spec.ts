@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
 import type { DataSource, EntityManager } from 'typeorm';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
@@ -26,6 +27,17 @@ class ObservedUnitOfWork extends UnitOfWork {
   gate: Promise<void> | null = null;
 
   override async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    await this.observe();
+    return super.run(work);
+  }
+
+  /** The writer's path on SQLite. */
+  override async transactionOnSqlite<T>(work: (db: SqliteDatabase) => Promise<T>): Promise<T> {
+    await this.observe();
+    return super.transactionOnSqlite(work);
+  }
+
+  private async observe(): Promise<void> {
     this.units += 1;
     if (this.gate !== null) {
       await this.gate;
@@ -33,7 +45,6 @@ class ObservedUnitOfWork extends UnitOfWork {
     if (this.failure !== null) {
       throw this.failure;
     }
-    return super.run(work);
   }
 }
 

@@ -1,3 +1,4 @@
+import { AuditEvent } from '../../src/audit/entities/audit-event.entity.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,6 +92,20 @@ describe('audit trail', () => {
         details: { familyId: token?.familyId },
       },
     ]);
+  });
+
+  it('should write rows that TypeORM reads back exactly as they were told', async () => {
+    const response = await send(
+      '/api/auth/register',
+      { username: 'alice', email: 'alice@example.com', password: DEFAULT_PASSWORD },
+      'req-read-back',
+    );
+    const [raw] = await rows(response.json<{ user: { id: string } }>().user.id);
+
+    const entity = await t.dataSource.getRepository(AuditEvent).findOneByOrFail({ id: raw.id });
+
+    expect({ ...entity, details: JSON.parse(entity.details) as unknown }).toEqual(raw);
+    expect(entity.occurredAt).toEqual(t.clock.now());
   });
 
   it('should record a successful login with the family it started', async () => {
