@@ -6,6 +6,7 @@ import {
   EnvironmentVariables,
   OWASP_PBKDF2_SHA256_ITERATIONS,
   SAMPLE_SECRET_KEY,
+  type LoggingLevel,
 } from './environment-variables.js';
 
 export interface JwtConfig {
@@ -36,6 +37,10 @@ export interface TokenCleanupConfig {
   readonly retentionDays: number;
 }
 
+export interface LoggingConfig {
+  readonly level: LoggingLevel;
+}
+
 /** Typed, validated configuration. Inject this class; nothing else reads the environment. */
 export class AppConfig {
   readonly isDevelopment: boolean;
@@ -45,6 +50,7 @@ export class AppConfig {
   readonly database: DatabaseConfig;
   readonly passwordHashing: PasswordHashingConfig;
   readonly tokenCleanup: TokenCleanupConfig;
+  readonly logging: LoggingConfig;
   /** Addresses and CIDR ranges whose X-Forwarded-For header is believed; empty by default. */
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
@@ -131,6 +137,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       batchSize: env.TokenCleanup__BatchSize,
       retentionDays: env.TokenCleanup__RetentionDays,
     },
+    logging: { level: env.Logging__Level },
     trustedProxies,
     warnings,
   });

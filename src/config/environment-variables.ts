@@ -1,6 +1,7 @@
 import { Transform, Type } from 'class-transformer';
 import {
   IsBoolean,
+  IsIn,
   IsInt,
   IsNotEmpty,
   IsOptional,
@@ -16,6 +17,17 @@ export const DEFAULT_AUDIENCE = 'keygate-clients';
 export const DEFAULT_CONNECTION_STRING = 'Data Source=data/keygate.db';
 /** OWASP Password Storage Cheat Sheet level for PBKDF2-HMAC-SHA256. */
 export const OWASP_PBKDF2_SHA256_ITERATIONS = 600_000;
+/** pino's level names, most severe first; `silent` writes nothing. */
+export const LOGGING_LEVELS = [
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+] as const;
+export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
 
 /**
  * The raw environment, one property per key, named exactly as the variable.
@@ -119,6 +131,13 @@ export class EnvironmentVariables {
   /** Comma-separated addresses or CIDR ranges of proxies whose X-Forwarded-For is believed. */
   @IsString()
   TrustedProxies = '';
+
+  /** Least severe level written. Case and surrounding spaces are ignored. */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim().toLowerCase() : value,
+  )
+  @IsIn(LOGGING_LEVELS)
+  Logging__Level: LoggingLevel = 'info';
 }
 
 /** `true`/`false` in any case, `1`/`0`; anything else is left for @IsBoolean to refuse. */
