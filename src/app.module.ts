@@ -8,17 +8,19 @@ import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import { AppConfigModule, type AppConfigOptions } from './config/app-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
+import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 
 @Module({})
 export class AppModule {
   /** Rejects with a ConfigurationError when the configuration is invalid. */
-  static async forRoot(options: AppConfigOptions = {}): Promise<DynamicModule> {
+  static async forRoot(options: AppConfigOptions & LoggingOptions = {}): Promise<DynamicModule> {
     return {
       module: AppModule,
       imports: [
         await AppConfigModule.forRoot(options),
+        LoggingModule.forRoot(options),
         ClockModule,
         EventsModule,
         DatabaseModule,

@@ -1,11 +1,14 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
+import { NativeLogger, PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp, createHttpAdapter } from '../../src/app.setup.js';
 import { Clock } from '../../src/common/time/clock.js';
+import { AppConfig } from '../../src/config/app-config.js';
 import { FakeClock } from './fake-clock.js';
 import { httpRequest, type TestResponse } from './http.js';
+import { testLogSink, type LogCapture } from './log-capture.js';
 import { RecordingLogger } from './recording-logger.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
@@ -19,7 +22,13 @@ export const TEST_HASH_ITERATIONS = 1000;
 export interface TestApp {
   readonly app: NestFastifyApplication;
   readonly clock: FakeClock;
+  /** What Nest's Logger wrote, unless the app was created with `pinoLogs`. */
   readonly logger: RecordingLogger;
+  /**
+   * What pino wrote while this app was open: the request lines, and with `pinoLogs` everything
+   * Nest's Logger wrote as well. JSON lines, as in production.
+   */
+  readonly logs: LogCapture;
   readonly dataSource: DataSource;
   /** The database behind this app: a SQLite file, or a PostgreSQL schema under `npm run test:pg`. */
   readonly database: TestDatabase;
@@ -42,6 +51,12 @@ export interface TestAppOptions {
   readonly clock?: FakeClock;
   /** Replaces providers, e.g. to inject a failure: `(b) => b.overrideProvider(X).useValue(y)`. */
   readonly override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
+  /**
+   * Nest's Logger writes through pino into `logs`, as in production, instead of into `logger`.
+   * Every app of a test file shares one pino logger, built for the first (see LogSink), so all
+   * of them must agree on Logging__Level.
+   */
+  readonly pinoLogs?: boolean;
 }
 
 /**
@@ -63,7 +78,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const logger = new RecordingLogger();
 
   const builder = Test.createTestingModule({
-    imports: [await AppModule.forRoot({ environment })],
+    imports: [await AppModule.forRoot({ environment, logDestination: testLogSink })],
   })
     .overrideProvider(Clock)
     .useValue(clock)
@@ -73,9 +88,25 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     bodyParser: false,
     logger,
   });
+  if (options.pinoLogs === true) {
+    app.useLogger(app.get(NativeLogger));
+  }
   configureApp(app);
+  const logs = testLogSink.open();
   await app.listen(0, '127.0.0.1');
   const baseUrl = await app.getUrl();
+  const { level } = app.get(AppConfig).logging;
+  if (PinoLogger.root.level !== level) {
+    testLogSink.close(logs);
+    await app.close();
+    if (ownsDatabase) {
+      await database.drop();
+    }
+    throw new Error(
+      `Logging__Level=${level}, but this test file's pino logger was built with ` +
+        `${PinoLogger.root.level} by an earlier app; nestjs-pino builds it only once.`,
+    );
+  }
 
   const request = (path: string, init?: RequestInit): Promise<TestResponse> =>
     httpRequest(baseUrl, path, init);
@@ -85,6 +116,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     app,
     clock,
     logger,
+    logs,
     dataSource: app.get(DataSource),
     database,
     environment,
@@ -99,6 +131,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     get: (path, accessToken) => request(path, { headers: bearer(accessToken) }),
     close: async () => {
       await app.close();
+      testLogSink.close(logs);
       if (ownsDatabase) {
         await database.drop();
       }
