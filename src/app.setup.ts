@@ -5,7 +5,6 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ClientAddressResolver } from './common/network/client-address.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
 import { AppConfig } from './config/app-config.js';
-import { addRequestHooks } from './logging/request-hooks.js';
 
 /** Largest accepted request body. Every valid body of this API is far smaller. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -23,7 +22,6 @@ export function createHttpAdapter(): FastifyAdapter {
     genReqId: (request: IncomingMessage) => requestIdFrom(request.headers['x-request-id']),
   });
   adapter.getInstance().removeContentTypeParser('text/plain');
-  addRequestHooks(adapter.getInstance());
   return adapter;
 }
 

@@ -3,6 +3,7 @@ import type { DestinationStream } from 'pino';
 import { LoggerModule } from 'nestjs-pino';
 import { AppConfig } from '../config/app-config.js';
 import { loggerParams } from './logger-params.js';
+import { RequestLogging } from './request-logging.js';
 
 export interface LoggingOptions {
   /** Where log lines go instead of stdout; tests read them from here. */
@@ -10,8 +11,8 @@ export interface LoggingOptions {
 }
 
 /**
- * pino through nestjs-pino: a line per request, and the request's id on every line logged while
- * it runs. Nest's Logger writes through pino once the app calls `useLogger` with NativeLogger.
+ * pino through nestjs-pino, and a line per request (RequestLogging). Nest's Logger writes through
+ * pino once the app calls `useLogger` with nestjs-pino's NativeLogger.
  */
 @Module({})
 export class LoggingModule {
@@ -24,6 +25,7 @@ export class LoggingModule {
           useFactory: (config: AppConfig) => loggerParams(config, options.logDestination),
         }),
       ],
+      providers: [RequestLogging],
     };
   }
 }

@@ -9,7 +9,7 @@ export interface LogLine {
   readonly [key: string]: unknown;
 }
 
-/** How long a test waits for a request line: pino-http writes it once the response has gone. */
+/** How long a test waits for a request line, which is written once the answer has gone out. */
 const REQUEST_LINE_TIMEOUT_MS = 2_000;
 
 /** The lines pino wrote while one test app was open, exactly as written. */
@@ -41,7 +41,7 @@ export class LogCapture {
     return this.lines().filter((line) => line.requestId === requestId);
   }
 
-  /** The request line of a request, once pino-http has written it. */
+  /** The request line of a request, waiting for it if the answer has only just gone out. */
   async requestLine(requestId: string): Promise<LogLine> {
     const deadline = Date.now() + REQUEST_LINE_TIMEOUT_MS;
     for (;;) {
@@ -75,10 +75,10 @@ export function isRequestLine(line: LogLine): boolean {
 }
 
 /**
- * The one stream every test app of a test file logs to. nestjs-pino builds its pino-http
- * middleware, and with it the destination and the level, once per module registry (once per
- * test file under Jest), from the first app's options; so apps cannot each have a stream of
- * their own. Each open app's capture gets every line written while it is open.
+ * The one stream every test app of a test file logs to. nestjs-pino builds its root logger, and
+ * with it the destination and the level, once per module registry (once per test file under
+ * Jest), from the first app's options; so apps cannot each have a stream of their own. Each open
+ * app's capture gets every line written while it is open.
  */
 class LogSink implements DestinationStream {
   private readonly captures = new Set<LogCapture>();
