@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -138,6 +140,26 @@ describe('logs', () => {
         expect(t.logs.text()).not.toContain(path);
       },
     );
+    it('should write the line of a request whose client hung up, without a status', async () => {
+      const socket = connect(Number(new URL(t.baseUrl).port), '127.0.0.1');
+      await once(socket, 'connect');
+      socket.write(
+        'POST /api/auth/register HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n' +
+          'X-Request-Id: hung-up-1\r\nExpect: 100-continue\r\n\r\n',
+      );
+      // Node answers 100 Continue in the same turn that it hands the request to Fastify, so by
+      // now the request is being handled, waiting for its body.
+      const [interim] = (await once(socket, 'data')) as [Buffer];
+      expect(interim.toString()).toMatch(/^HTTP\/1\.1 100 Continue/);
+      socket.destroy();
+
+      const line = await t.logs.requestLine('hung-up-1');
+
+      expect(line).toMatchObject({ method: 'POST', route: REGISTER, msg: 'request aborted' });
+      expect(line).not.toHaveProperty('statusCode');
+      expect(t.logs.forRequest('hung-up-1').filter(isRequestLine)).toHaveLength(1);
+    });
   });
 
   describe('request id', () => {

@@ -11,18 +11,26 @@ export interface RequestLine {
    * query string, where a token could sit.
    */
   readonly route: string | undefined;
-  readonly statusCode: number;
+  /** Absent when the client went away before an answer was sent. */
+  readonly statusCode: number | undefined;
   /** Milliseconds from the request's arrival to the answer's last byte, to 0.1 ms. */
   readonly responseTime: number;
 }
 
-export const REQUEST_LINE_MESSAGE = 'request completed';
-
-export function requestLine(request: FastifyRequest, reply: FastifyReply): RequestLine {
+export function requestLine(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  elapsedMs: number,
+): RequestLine {
   return {
     method: request.method,
     route: request.routeOptions.url,
-    statusCode: reply.statusCode,
-    responseTime: Math.round(reply.elapsedTime * 10) / 10,
+    statusCode: reply.raw.headersSent ? reply.statusCode : undefined,
+    responseTime: Math.round(elapsedMs * 10) / 10,
   };
+}
+
+/** `request aborted` when the connection closed before the whole answer went out. */
+export function requestMessage(reply: FastifyReply): string {
+  return reply.raw.writableFinished ? 'request completed' : 'request aborted';
 }

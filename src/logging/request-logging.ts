@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { PinoLogger } from 'nestjs-pino';
-import { REQUEST_LINE_MESSAGE, requestLine } from './request-line.js';
+import { requestLine, requestMessage } from './request-line.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 /** The field that carries the request id on every line logged while a request runs. */
@@ -33,13 +33,23 @@ export class RequestLogging implements OnModuleInit {
     }
     const fastify = httpAdapter.getInstance<FastifyInstance>();
     fastify.addHook('onRequest', (request, reply, done) => {
+      const arrival = performance.now();
       void reply.header(REQUEST_ID_HEADER, request.id);
-      this.logger.runInContext(done, { bindings: { [REQUEST_ID_KEY]: request.id } });
-    });
-    // Runs in the request's context too, so its line carries the id the same way.
-    fastify.addHook('onResponse', (request, reply, done) => {
-      this.logger.info(requestLine(request, reply), REQUEST_LINE_MESSAGE);
-      done();
+      this.logger.runInContext(
+        () => {
+          // The request's own logger, bound to its id. Node's 'close' comes once per answer,
+          // sent or abandoned, so a request whose client hung up gets its line too.
+          const log = this.logger.logger;
+          reply.raw.once('close', () => {
+            log.info(
+              requestLine(request, reply, performance.now() - arrival),
+              requestMessage(reply),
+            );
+          });
+          done();
+        },
+        { bindings: { [REQUEST_ID_KEY]: request.id } },
+      );
     });
   }
 }
