@@ -12,17 +12,19 @@ import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { SessionsModule } from './sessions/sessions.module.js';
+import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 
 @Module({})
 export class AppModule {
   /** Rejects with a ConfigurationError when the configuration is invalid. */
-  static async forRoot(options: AppConfigOptions = {}): Promise<DynamicModule> {
+  static async forRoot(options: AppConfigOptions & LoggingOptions = {}): Promise<DynamicModule> {
     return {
       module: AppModule,
       imports: [
         await AppConfigModule.forRoot(options),
+        LoggingModule.forRoot(options),
         ClockModule,
         EventsModule,
         MetricsModule,

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { NativeLogger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { configureApp, createHttpAdapter } from './app.setup.js';
 import { AppConfig } from './config/app-config.js';
@@ -11,8 +12,14 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
     await AppModule.forRoot(),
     createHttpAdapter(),
-    { abortOnError: false, bodyParser: false },
+    // Nest's start-up lines wait for pino. If start-up fails they are dropped, with their stack
+    // traces: the one line below says why.
+    { abortOnError: false, bodyParser: false, bufferLogs: true, autoFlushLogs: false },
   );
+  // NativeLogger keeps Nest's error(message, stack, context) contract, so the filter's detail of
+  // a failure reaches the line even when it is not a stack trace.
+  app.useLogger(app.get(NativeLogger));
+  app.flushLogs();
   configureApp(app);
   const { port, host } = app.get(AppConfig);
   exitGracefullyOnSignals(app);

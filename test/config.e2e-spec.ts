@@ -226,8 +226,9 @@ describe('configuration', () => {
         env: { Jwt__SecretKey: TEST_SECRET_KEY, ...FAST_HASHING, ...databaseIn(cwd) },
       });
 
+      // Production logs are JSON lines.
       expect(linesNaming(server.stdout(), 'PasswordHashing__Iterations')).toEqual([
-        expect.stringContaining('WARN'),
+        expect.stringContaining('"level":"warn"'),
       ]);
     });
   });

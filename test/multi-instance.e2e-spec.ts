@@ -178,7 +178,7 @@ function logMark(server: ServerProcess): LogMark {
   return { stdout: server.stdout().length, stderr: server.stderr().length };
 }
 
-/** Every line a Nest logger wrote at error level, from any of the processes (after `since`). */
+/** Every line logged at error level or above, from any of the processes (after `since`). */
 function errorLines(servers: readonly ServerProcess[], since: readonly LogMark[] = []): string[] {
   return servers
     .flatMap((server, i) => [
@@ -191,7 +191,7 @@ function errorLines(servers: readonly ServerProcess[], since: readonly LogMark[]
         .slice(since[i]?.stderr ?? 0)
         .split('\n'),
     ])
-    .filter((line) => /\bERROR\b/.test(line));
+    .filter((line) => /"level":"(error|fatal)"/.test(line));
 }
 
 describeOnPostgres('several instances on one PostgreSQL schema', () => {

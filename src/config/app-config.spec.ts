@@ -47,6 +47,7 @@ describe(loadAppConfig.name, () => {
       passwordHashing: { iterations: 600_000 },
       tokenCleanup: { enabled: true, intervalSeconds: 3_600, batchSize: 1_000, retentionDays: 7 },
       management: { enabled: true, port: 9464, host: '127.0.0.1' },
+      logging: { level: 'info' },
       trustedProxies: [],
       warnings: [],
     });
@@ -122,6 +123,9 @@ describe(loadAppConfig.name, () => {
     ['Management__Port', '9100', (c: AppConfig) => c.management.port, 9100],
     ['Management__Port', '0', (c: AppConfig) => c.management.port, 0],
     ['Management__Host', '0.0.0.0', (c: AppConfig) => c.management.host, '0.0.0.0'],
+    ['Logging__Level', 'silent', (c: AppConfig) => c.logging.level, 'silent'],
+    ['Logging__Level', 'debug', (c: AppConfig) => c.logging.level, 'debug'],
+    ['Logging__Level', ' WARN ', (c: AppConfig) => c.logging.level, 'warn'],
     ['NODE_ENV', 'development', (c: AppConfig) => c.isDevelopment, true],
     ['NODE_ENV', 'production', (c: AppConfig) => c.isDevelopment, false],
     ['NODE_ENV', 'test', (c: AppConfig) => c.isDevelopment, false],
@@ -197,6 +201,11 @@ describe(loadAppConfig.name, () => {
       'a cleanup switch that is not a boolean',
       { Jwt__SecretKey: SECRET, TokenCleanup__Enabled: 'maybe' },
       'TokenCleanup__Enabled',
+    ],
+    [
+      'an unknown log level',
+      { Jwt__SecretKey: SECRET, Logging__Level: 'verbose' },
+      'Logging__Level',
     ],
     [
       'a trusted proxy that is not an address',

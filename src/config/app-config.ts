@@ -6,6 +6,7 @@ import {
   EnvironmentVariables,
   OWASP_PBKDF2_SHA256_ITERATIONS,
   SAMPLE_SECRET_KEY,
+  type LoggingLevel,
 } from './environment-variables.js';
 
 export interface JwtConfig {
@@ -45,6 +46,10 @@ export interface ManagementConfig {
   readonly host: string;
 }
 
+export interface LoggingConfig {
+  readonly level: LoggingLevel;
+}
+
 /** Typed, validated configuration. Inject this class; nothing else reads the environment. */
 export class AppConfig {
   readonly isDevelopment: boolean;
@@ -55,6 +60,7 @@ export class AppConfig {
   readonly passwordHashing: PasswordHashingConfig;
   readonly tokenCleanup: TokenCleanupConfig;
   readonly management: ManagementConfig;
+  readonly logging: LoggingConfig;
   /** Addresses and CIDR ranges whose X-Forwarded-For header is believed; empty by default. */
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
@@ -163,6 +169,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       port: env.Management__Port,
       host: env.Management__Host,
     },
+    logging: { level: env.Logging__Level },
     trustedProxies,
     warnings,
   });

@@ -1,6 +1,7 @@
 import { Transform, Type } from 'class-transformer';
 import {
   IsBoolean,
+  IsIn,
   IsInt,
   IsNotEmpty,
   IsOptional,
@@ -18,6 +19,17 @@ export const DEFAULT_CONNECTION_STRING = 'Data Source=data/keygate.db';
 export const DEFAULT_MANAGEMENT_PORT = 9464;
 /** OWASP Password Storage Cheat Sheet level for PBKDF2-HMAC-SHA256. */
 export const OWASP_PBKDF2_SHA256_ITERATIONS = 600_000;
+/** pino's level names, most severe first; `silent` writes nothing. */
+export const LOGGING_LEVELS = [
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'debug',
+  'trace',
+  'silent',
+] as const;
+export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
 
 /**
  * The raw environment, one property per key, named exactly as the variable.
@@ -141,6 +153,13 @@ export class EnvironmentVariables {
   @IsString()
   @IsNotEmpty()
   Management__Host = '127.0.0.1';
+
+  /** Least severe level written. Case and surrounding spaces are ignored. */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim().toLowerCase() : value,
+  )
+  @IsIn(LOGGING_LEVELS)
+  Logging__Level: LoggingLevel = 'info';
 }
 
 /** `true`/`false` in any case, `1`/`0`; anything else is left for @IsBoolean to refuse. */

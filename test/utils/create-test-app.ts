@@ -1,13 +1,16 @@
 import type { DynamicModule, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
+import { NativeLogger, PinoLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp, createHttpAdapter } from '../../src/app.setup.js';
 import { Clock } from '../../src/common/time/clock.js';
 import { ManagementServer } from '../../src/metrics/management-server.js';
+import { AppConfig } from '../../src/config/app-config.js';
 import { FakeClock } from './fake-clock.js';
 import { httpRequest, type TestResponse } from './http.js';
+import { testLogSink, type LogCapture } from './log-capture.js';
 import { RecordingLogger } from './recording-logger.js';
 import { recordRoutes, type RegisteredRoute } from './route-table.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
@@ -22,7 +25,13 @@ export const TEST_HASH_ITERATIONS = 1000;
 export interface TestApp {
   readonly app: NestFastifyApplication;
   readonly clock: FakeClock;
+  /** What Nest's Logger wrote, unless the app was created with `pinoLogs`. */
   readonly logger: RecordingLogger;
+  /**
+   * What pino wrote while this app was open: the request lines, and with `pinoLogs` everything
+   * Nest's Logger wrote as well. JSON lines, as in production.
+   */
+  readonly logs: LogCapture;
   readonly dataSource: DataSource;
   /** The database behind this app: a SQLite file, or a PostgreSQL schema under `npm run test:pg`. */
   readonly database: TestDatabase;
@@ -49,6 +58,12 @@ export interface TestAppOptions {
   readonly override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
   /** Modules mounted next to AppModule, as a team would add its own (see README, Extending). */
   readonly imports?: ReadonlyArray<Type | DynamicModule>;
+  /**
+   * Nest's Logger writes through pino into `logs`, as in production, instead of into `logger`.
+   * Every app of a test file shares one pino logger, built for the first (see LogSink), so all
+   * of them must agree on Logging__Level.
+   */
+  readonly pinoLogs?: boolean;
 }
 
 /**
@@ -73,7 +88,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const logger = new RecordingLogger();
 
   const builder = Test.createTestingModule({
-    imports: [await AppModule.forRoot({ environment }), ...(options.imports ?? [])],
+    imports: [
+      await AppModule.forRoot({ environment, logDestination: testLogSink }),
+      ...(options.imports ?? []),
+    ],
   })
     .overrideProvider(Clock)
     .useValue(clock)
@@ -84,10 +102,26 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     logger,
   });
   const routes = recordRoutes(app);
+  if (options.pinoLogs === true) {
+    app.useLogger(app.get(NativeLogger));
+  }
   configureApp(app);
+  const logs = testLogSink.open();
   await app.listen(0, '127.0.0.1');
   await app.get(ManagementServer).start();
   const baseUrl = await app.getUrl();
+  const { level } = app.get(AppConfig).logging;
+  if (PinoLogger.root.level !== level) {
+    testLogSink.close(logs);
+    await app.close();
+    if (ownsDatabase) {
+      await database.drop();
+    }
+    throw new Error(
+      `Logging__Level=${level}, but this test file's pino logger was built with ` +
+        `${PinoLogger.root.level} by an earlier app; nestjs-pino builds it only once.`,
+    );
+  }
 
   const request = (path: string, init?: RequestInit): Promise<TestResponse> =>
     httpRequest(baseUrl, path, init);
@@ -97,6 +131,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     app,
     clock,
     logger,
+    logs,
     dataSource: app.get(DataSource),
     database,
     environment,
@@ -112,6 +147,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     get: (path, accessToken) => request(path, { headers: bearer(accessToken) }),
     close: async () => {
       await app.close();
+      testLogSink.close(logs);
       if (ownsDatabase) {
         await database.drop();
       }

@@ -1,0 +1,81 @@
+import type { DestinationStream } from 'pino';
+import { pinoHttp, type Options } from 'pino-http';
+import { AppConfig, type LoggingConfig } from '../config/app-config.js';
+import { loggerParams } from './logger-params.js';
+
+/** The root logger nestjs-pino builds from loggerParams, writing into `lines`. */
+async function loggerFor(isDevelopment: boolean, level: LoggingConfig['level'] = 'info') {
+  const lines: string[] = [];
+  const config = Object.assign(new AppConfig(), { isDevelopment, logging: { level } });
+  const { pinoHttp: params } = await loggerParams(config, {
+    write: (line: string) => lines.push(line),
+  });
+  const [options, stream] = params as [Options, DestinationStream];
+  return { logger: pinoHttp(options, stream).logger, lines };
+}
+
+describe(loggerParams.name, () => {
+  it('should write JSON lines with level names and ISO times in production', async () => {
+    const { logger, lines } = await loggerFor(false);
+
+    logger.child({ requestId: 'r-1' }).warn({ context: 'AuthService' }, 'User u-1 locked out');
+
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toEqual({
+      level: 'warn',
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      pid: process.pid,
+      hostname: expect.any(String),
+      requestId: 'r-1',
+      context: 'AuthService',
+      msg: 'User u-1 locked out',
+    });
+  });
+
+  it('should write readable lines with the context and the request id in development', async () => {
+    const { logger, lines } = await loggerFor(true);
+
+    logger.child({ requestId: 'r-2' }).info({ context: 'AuthService' }, 'User u-2 logged in');
+
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[AuthService\] User u-2 logged in \{"requestId":"r-2"\}\n$/,
+      ),
+    ]);
+  });
+
+  it("should censor secrets handed to Nest's Logger", async () => {
+    const { logger, lines } = await loggerFor(false);
+
+    logger.info({ params: { password: 'p-secret', dto: { refreshToken: 'r-secret' } } }, 'oops');
+
+    expect(JSON.parse(lines[0])).toMatchObject({
+      params: { password: '[Redacted]', dto: { refreshToken: '[Redacted]' } },
+    });
+  });
+
+  it("should mount nestjs-pino's request middleware nowhere: RequestLogging does its work", async () => {
+    const config = Object.assign(new AppConfig(), {
+      isDevelopment: false,
+      logging: { level: 'info' },
+    });
+
+    expect((await loggerParams(config, { write: () => undefined })).forRoutes).toEqual([]);
+  });
+
+  it.each<[LoggingConfig['level'], string[]]>([
+    ['info', ['info', 'warn', 'error']],
+    ['warn', ['warn', 'error']],
+    ['error', ['error']],
+    ['silent', []],
+  ])('should write only what Logging__Level=%s lets through', async (level, expected) => {
+    const { logger, lines } = await loggerFor(false, level);
+
+    logger.debug('debug');
+    logger.info('info');
+    logger.warn('warn');
+    logger.error('error');
+
+    expect(lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(expected);
+  });
+});
