@@ -1,7 +1,7 @@
 import type { DynamicModule, Type } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
-import { NativeLogger, PinoLogger } from 'nestjs-pino';
+import { NativeLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp, createHttpAdapter } from '../../src/app.setup.js';
@@ -102,26 +102,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     logger,
   });
   const routes = recordRoutes(app);
+  const logs = testLogSink.open(app.get(AppConfig).logging.level);
   if (options.pinoLogs === true) {
     app.useLogger(app.get(NativeLogger));
   }
   configureApp(app);
-  const logs = testLogSink.open();
   await app.listen(0, '127.0.0.1');
   await app.get(ManagementServer).start();
   const baseUrl = await app.getUrl();
-  const { level } = app.get(AppConfig).logging;
-  if (PinoLogger.root.level !== level) {
-    testLogSink.close(logs);
-    await app.close();
-    if (ownsDatabase) {
-      await database.drop();
-    }
-    throw new Error(
-      `Logging__Level=${level}, but this test file's pino logger was built with ` +
-        `${PinoLogger.root.level} by an earlier app; nestjs-pino builds it only once.`,
-    );
-  }
 
   const request = (path: string, init?: RequestInit): Promise<TestResponse> =>
     httpRequest(baseUrl, path, init);

@@ -1,3 +1,4 @@
+import { PinoLogger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 
 /** One line as pino wrote it, parsed. */
@@ -89,7 +90,14 @@ class LogSink implements DestinationStream {
     }
   }
 
-  open(): LogCapture {
+  /** A capture for an app configured with Logging__Level=`level`, whose logger exists. */
+  open(level: string): LogCapture {
+    if (PinoLogger.root.level !== level) {
+      throw new Error(
+        `Logging__Level=${level}, but this test file's pino logger was built with ` +
+          `${PinoLogger.root.level} for an earlier app; nestjs-pino builds it only once.`,
+      );
+    }
     const capture = new LogCapture();
     this.captures.add(capture);
     return capture;
