@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { createConnection, createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,6 +17,7 @@ import { errorBody } from './utils/expected-bodies.js';
 import { httpRequest, type TestResponse } from './utils/http.js';
 import { Exposition } from './utils/prometheus-text.js';
 import {
+  canConnect,
   findFreePort,
   spawnServer,
   startServer,
@@ -55,20 +56,6 @@ async function scrape(t: TestApp): Promise<Exposition> {
   const response = await httpRequest(managementUrl(t), '/metrics');
   expect(response.status).toBe(200);
   return new Exposition(response.text);
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
 }
 
 /** Waits, bounded, until the process has written `text` to its standard output. */

@@ -17,16 +17,12 @@ export interface RequestLine {
   readonly responseTime: number;
 }
 
-export function requestLine(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  elapsedMs: number,
-): RequestLine {
+export function requestLine(request: FastifyRequest, reply: FastifyReply): RequestLine {
   return {
     method: request.method,
     route: request.routeOptions.url,
     statusCode: reply.raw.headersSent ? reply.statusCode : undefined,
-    responseTime: Math.round(elapsedMs * 10) / 10,
+    responseTime: Math.round(reply.elapsedTime * 10) / 10,
   };
 }
 

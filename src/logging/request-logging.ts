@@ -33,7 +33,6 @@ export class RequestLogging implements OnModuleInit {
     }
     const fastify = httpAdapter.getInstance<FastifyInstance>();
     fastify.addHook('onRequest', (request, reply, done) => {
-      const arrival = performance.now();
       void reply.header(REQUEST_ID_HEADER, request.id);
       this.logger.runInContext(
         () => {
@@ -41,10 +40,7 @@ export class RequestLogging implements OnModuleInit {
           // sent or abandoned, so a request whose client hung up gets its line too.
           const log = this.logger.logger;
           reply.raw.once('close', () => {
-            log.info(
-              requestLine(request, reply, performance.now() - arrival),
-              requestMessage(reply),
-            );
+            log.info(requestLine(request, reply), requestMessage(reply));
           });
           done();
         },

@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { MoreThan } from 'typeorm';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
+import { activeTokensOf, RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { TokensMessages } from '../tokens/tokens.messages.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { RevokeAllSessionsDto } from './dto/revoke-all-sessions.dto.js';
@@ -72,19 +71,13 @@ export class SessionsService {
     // The DTO lets `null` through as "absent", like every optional field.
     const token =
       typeof refreshToken === 'string' ? await this.tokensService.findByValue(refreshToken) : null;
-    if (
-      token === null ||
-      token.userId !== userId ||
-      token.isRevoked ||
-      token.hasExpiredAt(this.clock.now())
-    ) {
+    if (token === null || token.userId !== userId || !token.isActiveAt(this.clock.now())) {
       throw new UnauthorizedError(TokensMessages.invalid);
     }
     return token.familyId;
   }
 
   private activeSessionTokens(userId: string): Promise<RefreshToken[]> {
-    const now = this.clock.now();
     return this.unitOfWork.run((m) =>
       m.find(RefreshToken, {
         select: {
@@ -95,7 +88,7 @@ export class SessionsService {
           createdByUserAgent: true,
           sessionStartedAt: true,
         },
-        where: { userId, isRevoked: false, expiresAt: MoreThan(now) },
+        where: activeTokensOf(userId, this.clock.now()),
         // Ties (one instant) fall back to the newer session, then the id, so the order is stable.
         order: { createdAt: 'DESC', sessionStartedAt: 'DESC', familyId: 'ASC' },
       }),

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { In, MoreThan, Not, type EntityManager } from 'typeorm';
+import { In, Not, type EntityManager } from 'typeorm';
 import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
@@ -16,7 +16,7 @@ import { UsersService } from '../users/users.service.js';
 import { AccessTokenService } from './access-token.service.js';
 import type { MessageResponseDto } from './dto/message-response.dto.js';
 import type { RevokeDto } from './dto/revoke.dto.js';
-import { RefreshToken } from './entities/refresh-token.entity.js';
+import { activeTokensOf, RefreshToken } from './entities/refresh-token.entity.js';
 import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
 import {
   familyLockKey,
@@ -171,9 +171,7 @@ export class TokensService {
     const revocation = { at: this.clock.now(), ip: origin.ip, reason: options.reason };
     const revoked = await this.unitOfWork.transaction(async (m) => {
       const where = {
-        userId,
-        isRevoked: false,
-        expiresAt: MoreThan(revocation.at),
+        ...activeTokensOf(userId, revocation.at),
         ...(keepFamilyId === null ? {} : { familyId: Not(keepFamilyId) }),
       };
       const families = new Set(

@@ -178,7 +178,8 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
   }
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** True when something on 127.0.0.1 accepts a TCP connection on `port`. */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ port, host: '127.0.0.1' });
     socket.once('connect', () => {

@@ -1,4 +1,13 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import {
+  Column,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  MoreThan,
+  PrimaryColumn,
+  type FindOptionsWhere,
+} from 'typeorm';
 import { USER_AGENT_MAX_CHARS } from '../../common/request-origin/request-origin.js';
 import { User } from '../../users/entities/user.entity.js';
 
@@ -81,4 +90,14 @@ export class RefreshToken {
   hasExpiredAt(now: Date): boolean {
     return this.expiresAt.getTime() <= now.getTime();
   }
+
+  /** Spec §3.2 "active": neither revoked nor expired. A family has at most one, its newest. */
+  isActiveAt(now: Date): boolean {
+    return !this.isRevoked && !this.hasExpiredAt(now);
+  }
+}
+
+/** The filter that finds what `isActiveAt` says, for one user: one row per active session. */
+export function activeTokensOf(userId: string, now: Date): FindOptionsWhere<RefreshToken> {
+  return { userId, isRevoked: false, expiresAt: MoreThan(now) };
 }
