@@ -18,6 +18,7 @@ import type { LoginDto } from './dto/login.dto.js';
 import type { RegisterDto } from './dto/register.dto.js';
 import { afterFailedLogin, isLockedOut, remainingLockoutMinutes } from './lockout.js';
 import { PasswordHasher } from './password-hasher.js';
+import { forRequest } from '../logging/log-fields.js';
 
 /** Registration and login: the rules of SPEC §3.1 and §4.2. */
 @Injectable()
@@ -57,7 +58,7 @@ export class AuthService {
       return this.tokensService.issue(user, origin, m);
     });
     this.events.emit({ type: 'registered', userId: user.id, familyId }, origin);
-    this.logger.log(`User ${user.id} registered`);
+    this.logger.log(`User ${user.id} registered`, forRequest(origin.requestId));
     return response;
   }
 
@@ -136,6 +137,7 @@ export class AuthService {
       );
       this.logger.warn(
         `User ${user.id} locked out after ${next.failedLoginAttempts} failed login attempts`,
+        forRequest(origin.requestId),
       );
     }
     return written;
@@ -169,7 +171,7 @@ export class AuthService {
       { type: 'login_succeeded', userId: user.id, familyId: session.familyId },
       origin,
     );
-    this.logger.log(`User ${user.id} logged in`);
+    this.logger.log(`User ${user.id} logged in`, forRequest(origin.requestId));
     return session.response;
   }
 }

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import type { AuthEvent, AuthEventRecord } from './auth-event.js';
+import { forRequest } from '../logging/log-fields.js';
 
 export type AuthEventListener = (record: AuthEventRecord) => void;
 
@@ -32,6 +33,7 @@ export class AuthEvents {
       } catch (error) {
         this.logger.error(
           `A listener failed on the ${event.type} event: ${(error as Error).message}`,
+          forRequest(origin.requestId),
         );
       }
     }

@@ -1,6 +1,8 @@
 import type { DestinationStream } from 'pino';
+import { NativeLogger, type PinoLogger } from 'nestjs-pino';
 import { pinoHttp, type Options } from 'pino-http';
 import { AppConfig, type LoggingConfig } from '../config/app-config.js';
+import { forRequest } from './log-fields.js';
 import { loggerParams } from './logger-params.js';
 
 /** The root logger nestjs-pino builds from loggerParams, writing into `lines`. */
@@ -12,6 +14,25 @@ async function loggerFor(isDevelopment: boolean, level: LoggingConfig['level'] =
   });
   const [options, stream] = params as [Options, DestinationStream];
   return { logger: pinoHttp(options, stream).logger, lines };
+}
+
+/** nestjs-pino's NativeLogger (what Nest's Logger writes through) over that root logger. */
+async function nativeLoggerFor() {
+  const lines: string[] = [];
+  const config = Object.assign(new AppConfig(), {
+    isDevelopment: false,
+    logging: { level: 'info' },
+  });
+  const params = await loggerParams(config, { write: (line: string) => lines.push(line) });
+  const [options, stream] = params.pinoHttp as [Options, DestinationStream];
+  const root = pinoHttp(options, stream).logger;
+  // NativeLogger only calls the level methods of the PinoLogger it is given.
+  const pinoLogger = {
+    info: root.info.bind(root),
+    warn: root.warn.bind(root),
+    error: root.error.bind(root),
+  } as unknown as PinoLogger;
+  return { native: new NativeLogger(pinoLogger, params), lines };
 }
 
 describe(loggerParams.name, () => {
@@ -44,13 +65,43 @@ describe(loggerParams.name, () => {
     ]);
   });
 
-  it("should censor secrets handed to Nest's Logger", async () => {
-    const { logger, lines } = await loggerFor(false);
+  it("should spread the fields given after a message to Nest's Logger onto the line", async () => {
+    const { native, lines } = await nativeLoggerFor();
 
-    logger.info({ params: { password: 'p-secret', dto: { refreshToken: 'r-secret' } } }, 'oops');
+    native.log('User u-3 logged in', forRequest('r-3'), 'AuthService');
 
     expect(JSON.parse(lines[0])).toMatchObject({
-      params: { password: '[Redacted]', dto: { refreshToken: '[Redacted]' } },
+      requestId: 'r-3',
+      context: 'AuthService',
+      msg: 'User u-3 logged in',
+    });
+    expect(JSON.parse(lines[0])).not.toHaveProperty('params');
+  });
+
+  it("should censor secrets handed to Nest's Logger", async () => {
+    const { native, lines } = await nativeLoggerFor();
+
+    native.log('oops', { password: 'p-secret', refreshToken: 'r-secret' }, 'AuthService');
+    native.error({ accessToken: 'a-secret' }, 'AuthService');
+
+    expect(lines.join('')).not.toMatch(/p-secret|r-secret|a-secret/);
+    expect(JSON.parse(lines[0])).toMatchObject({
+      password: '[Redacted]',
+      refreshToken: '[Redacted]',
+    });
+  });
+
+  it("should write a stack given to Nest's Logger after the request's fields", async () => {
+    const { native, lines } = await nativeLoggerFor();
+    const { stack } = new Error('boom');
+
+    native.error('Unhandled failure', forRequest('r-4'), stack, 'AllExceptionsFilter');
+
+    expect(JSON.parse(lines[0])).toMatchObject({
+      requestId: 'r-4',
+      context: 'AllExceptionsFilter',
+      stack,
+      msg: 'Unhandled failure',
     });
   });
 

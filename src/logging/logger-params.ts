@@ -21,7 +21,13 @@ export async function loggerParams(
   };
   const target = destination ?? stdout();
   const stream = config.isDevelopment ? await readable(target, destination === undefined) : target;
-  return { pinoHttp: [options, stream], forRoutes: [] };
+  return {
+    pinoHttp: [options, stream],
+    forRoutes: [],
+    // Fields passed after a message to Nest's Logger (forRequest) go on the line itself, where
+    // `requestId` sits on request lines too, not under `params`.
+    nativeLogger: { flattenParams: true },
+  };
 }
 
 /**

@@ -21,13 +21,8 @@ export const REDACTED_PATHS: readonly string[] = [
   'body',
   'req.body',
   'msg.body',
-  'params.body',
-  // Fields of an object given to pino directly, or to Nest's Logger: nestjs-pino's NativeLogger
-  // writes an object message under `msg` and objects after the message under `params`.
-  ...SECRET_FIELDS.flatMap((field) => [
-    field,
-    `msg.${field}`,
-    `params.${field}`,
-    `params.*.${field}`,
-  ]),
+  // Fields of an object given to pino directly, or after a message to Nest's Logger (nestjs-pino
+  // spreads those onto the line: flattenParams), and of an object message, which nestjs-pino's
+  // NativeLogger writes under `msg`.
+  ...SECRET_FIELDS.flatMap((field) => [field, `msg.${field}`]),
 ];

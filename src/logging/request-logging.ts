@@ -2,16 +2,15 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { PinoLogger } from 'nestjs-pino';
+import { REQUEST_ID_KEY } from './log-fields.js';
 import { requestLine, requestMessage } from './request-line.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
-/** The field that carries the request id on every line logged while a request runs. */
-export const REQUEST_ID_KEY = 'requestId';
 
 /**
- * Per request: answers with the id Fastify assigned (see createHttpAdapter), runs the rest of
- * the request in a nestjs-pino context bound to that id, so that every line logged on its behalf
- * carries it, and writes one line once the answer has gone out.
+ * Per request: answers with the id Fastify assigned (see createHttpAdapter) and writes one line,
+ * with that id, once the answer has gone out. Other lines of the request name it themselves
+ * (see forRequest).
  *
  * Fastify hooks rather than nestjs-pino's pino-http middleware: they see every request, unknown
  * routes outside `/api` included, they know the route pattern, and they cost about a third of
@@ -32,20 +31,18 @@ export class RequestLogging implements OnModuleInit {
       return;
     }
     const fastify = httpAdapter.getInstance<FastifyInstance>();
+    const log = this.logger.logger;
     fastify.addHook('onRequest', (request, reply, done) => {
       void reply.header(REQUEST_ID_HEADER, request.id);
-      this.logger.runInContext(
-        () => {
-          // The request's own logger, bound to its id. Node's 'close' comes once per answer,
-          // sent or abandoned, so a request whose client hung up gets its line too.
-          const log = this.logger.logger;
-          reply.raw.once('close', () => {
-            log.info(requestLine(request, reply), requestMessage(reply));
-          });
-          done();
-        },
-        { bindings: { [REQUEST_ID_KEY]: request.id } },
-      );
+      // Node's 'close' comes once per answer, sent or abandoned, so a request whose client hung
+      // up gets its line too.
+      reply.raw.once('close', () => {
+        log.info(
+          { [REQUEST_ID_KEY]: request.id, ...requestLine(request, reply) },
+          requestMessage(reply),
+        );
+      });
+      done();
     });
   }
 }

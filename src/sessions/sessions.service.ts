@@ -11,6 +11,7 @@ import type { RevokedSessionsResponseDto } from './dto/revoked-sessions-response
 import type { SessionListResponseDto } from './dto/session-list-response.dto.js';
 import { SessionResponseDto } from './dto/session-response.dto.js';
 import { SessionsMessages } from './sessions.messages.js';
+import { forRequest } from '../logging/log-fields.js';
 
 /**
  * A user's sessions. A session is a token family: the chain of refresh tokens that rotation makes
@@ -59,7 +60,10 @@ export class SessionsService {
       reason: SessionsMessages.revokeAllReason,
       keepFamilyId,
     });
-    this.logger.log(`${sessionIds.length} session(s) revoked for user ${userId}`);
+    this.logger.log(
+      `${sessionIds.length} session(s) revoked for user ${userId}`,
+      forRequest(origin.requestId),
+    );
     return { message: SessionsMessages.revokedAll, revokedSessions: sessionIds.length };
   }
 

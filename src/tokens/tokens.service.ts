@@ -27,6 +27,7 @@ import {
   type TokenStore,
 } from './token-store.js';
 import { TokensMessages } from './tokens.messages.js';
+import { forRequest } from '../logging/log-fields.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -120,7 +121,7 @@ export class TokensService {
       return this.rotate(store, token, user, now, origin);
     });
     this.events.emit(outcome.event, origin);
-    return this.settle(outcome);
+    return this.settle(outcome, origin);
   }
 
   /**
@@ -151,7 +152,7 @@ export class TokensService {
       throw new UnauthorizedError(TokensMessages.invalid);
     }
     this.events.emit(event, origin);
-    this.logger.log(`Refresh token revoked for user ${userId}`);
+    this.logger.log(`Refresh token revoked for user ${userId}`, forRequest(origin.requestId));
     return { message: TokensMessages.revokedOk };
   }
 
@@ -296,7 +297,7 @@ export class TokensService {
     };
   }
 
-  private settle(outcome: RefreshOutcome): AuthResponseDto {
+  private settle(outcome: RefreshOutcome, origin: RequestOrigin): AuthResponseDto {
     if (outcome.response !== undefined) {
       return outcome.response;
     }
@@ -305,6 +306,7 @@ export class TokensService {
       this.logger.warn(
         `Refresh token reuse detected for user ${event.userId}: ` +
           `${event.revokedTokenIds.length} descendant token(s) revoked`,
+        forRequest(origin.requestId),
       );
       throw new UnauthorizedError(TokensMessages.revoked);
     }

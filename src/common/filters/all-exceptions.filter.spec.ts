@@ -214,7 +214,7 @@ describe(AllExceptionsFilter.name, () => {
     const header = jest.fn(() => ({ send }));
     const status = jest.fn(() => ({ header }));
     const host = {
-      switchToHttp: () => ({ getResponse: () => ({ status }) }),
+      switchToHttp: () => ({ getRequest: () => ({ id: 'r-1' }), getResponse: () => ({ status }) }),
     } as unknown as ArgumentsHost;
 
     sut.catch(new ConflictError('Ya existe una cuenta con ese email.'), host);

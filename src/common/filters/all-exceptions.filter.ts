@@ -9,7 +9,7 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { HealthCheckResult } from '@nestjs/terminus';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import {
   ConflictError,
@@ -28,6 +28,7 @@ import {
   type ProblemDetailsBody,
 } from '../errors/error-bodies.js';
 import { RequestValidationError } from '../errors/request-validation.error.js';
+import { forRequest } from '../../logging/log-fields.js';
 import { Clock } from '../time/clock.js';
 
 type DomainErrorClass = abstract new (message: string) => DomainError;
@@ -57,12 +58,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
   constructor(private readonly clock: Clock) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const { status, body, contentType } = this.toReply(exception);
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const http = host.switchToHttp();
+    const { id } = http.getRequest<FastifyRequest>();
+    const { status, body, contentType } = this.toReply(exception, id);
+    const reply = http.getResponse<FastifyReply>();
     void reply.status(status).header('content-type', contentType).send(body);
   }
 
-  toReply(exception: unknown): Reply {
+  /** `requestId` names the request on the error line of a 500. */
+  toReply(exception: unknown, requestId?: string): Reply {
     if (exception instanceof RequestValidationError) {
       return problemDetails(exception.errors);
     }
@@ -90,10 +94,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException && exception.getStatus() < 500) {
       return this.frameworkError(exception.getStatus());
     }
-    this.logger.error(
-      'Unhandled failure',
-      exception instanceof Error ? exception.stack : String(exception),
-    );
+    const detail = exception instanceof Error ? exception.stack : String(exception);
+    if (requestId === undefined) {
+      this.logger.error('Unhandled failure', detail);
+    } else {
+      this.logger.error('Unhandled failure', forRequest(requestId), detail);
+    }
     return this.errorBody(HttpStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR_MESSAGE);
   }
 
