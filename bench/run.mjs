@@ -193,7 +193,9 @@ async function startService(tmp, secret) {
   const handles = [];
   for (let i = 1; i <= instances; i++) {
     const port = await freePort();
-    handles.push(spawnService({ tmp, secret, port, database, name: `service-${i}` }));
+    handles.push(
+      spawnService({ tmp, secret, port, database, name: `service-${i}`, share: instances }),
+    );
   }
   // Started together on purpose: on PostgreSQL the migration lock makes them take turns.
   await Promise.all(handles.map((handle) => waitForFirstAnswer(handle)));
@@ -226,10 +228,19 @@ async function startBaseline(tmp, secret) {
   return makeSut('baseline', [handle], false);
 }
 
-function spawnService({ tmp, secret, port, database, name }) {
+/** `share`: how many instances the machine's cores are split between. */
+function spawnService({ tmp, secret, port, database, name, share }) {
+  const env = serviceEnv({ port, secret, connectionString: database.connectionString });
+  if (share > 1) {
+    // As an operator would set it for instances sharing a host: each hashes on its share of
+    // the cores, so that together they never hash on more cores than there are.
+    env.PasswordHashing__Concurrency = String(
+      Math.max(1, Math.floor(availableParallelism() / share)),
+    );
+  }
   return spawnNode({
     name,
-    env: serviceEnv({ port, secret, connectionString: database.connectionString }),
+    env,
     args: [SERVICE_ENTRY],
     cwd: tmp,
     port,

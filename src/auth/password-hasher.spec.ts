@@ -6,8 +6,25 @@ import { PasswordHasher } from './password-hasher.js';
 const ITERATIONS = 1000;
 const FORMAT = /^pbkdf2-sha256\$(\d+)\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
 
-function hasherWith(iterations: number, observer?: PasswordHashObserver): PasswordHasher {
-  return new PasswordHasher({ passwordHashing: { iterations } } as AppConfig, observer);
+function hasherWith(
+  iterations: number,
+  observer?: PasswordHashObserver,
+  concurrency = 2,
+): PasswordHasher {
+  return new PasswordHasher(
+    { passwordHashing: { iterations, concurrency } } as AppConfig,
+    observer,
+  );
+}
+
+/** Records when each hash ran, from the observer's duration and the moment it is told. */
+class IntervalObserver extends PasswordHashObserver {
+  readonly intervals: Array<{ start: number; end: number }> = [];
+
+  observe(_operation: PasswordHashOperation, seconds: number): void {
+    const end = performance.now();
+    this.intervals.push({ start: end - seconds * 1_000, end });
+  }
 }
 
 class RecordingObserver extends PasswordHashObserver {
@@ -199,4 +216,30 @@ describe(PasswordHasher.name, () => {
       expect(observer.seen).toEqual([]);
     });
   });
+
+  it.each([1, 2])(
+    'should compute at most %i hash(es) at once, the others waiting their turn',
+    async (concurrency) => {
+      const observer = new IntervalObserver();
+      const limited = hasherWith(20_000, observer, concurrency);
+
+      await Promise.all(Array.from({ length: 6 }, (_, i) => limited.hash(`S3cure!pass-${i}`)));
+
+      const moments = observer.intervals
+        .flatMap(({ start, end }) => [
+          { at: start, change: 1 },
+          // Rounding of start = end - duration must not turn a handover into an overlap.
+          { at: end - 0.001, change: -1 },
+        ])
+        .sort((a, b) => a.at - b.at || a.change - b.change);
+      let running = 0;
+      let most = 0;
+      for (const { change } of moments) {
+        running += change;
+        most = Math.max(most, running);
+      }
+      expect(observer.intervals).toHaveLength(6);
+      expect(most).toBeLessThanOrEqual(concurrency);
+    },
+  );
 });

@@ -1,6 +1,7 @@
 import { Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit.js';
 import { AppConfig } from '../config/app-config.js';
 import { PasswordHashObserver, type PasswordHashOperation } from './password-hash-observer.js';
 
@@ -20,11 +21,14 @@ interface ParsedHash {
 /**
  * PBKDF2-HMAC-SHA256 in a self-describing format, `pbkdf2-sha256$<iterations>$<salt>$<key>`
  * (base64), so the cost can be raised later without invalidating stored hashes.
- * Always the asynchronous call: hashing runs on the libuv pool, never on the event loop.
+ * Always the asynchronous call: hashing runs on the libuv pool, never on the event loop. At most
+ * `PasswordHashing__Concurrency` hashes run at once and the others queue here, so a login flood
+ * can neither fill the pool nor take every core from the event loop.
  */
 @Injectable()
 export class PasswordHasher implements OnApplicationBootstrap {
   private readonly iterations: number;
+  private readonly slots: ConcurrencyLimit;
   private dummyHash: Promise<string> | undefined;
 
   constructor(
@@ -32,6 +36,7 @@ export class PasswordHasher implements OnApplicationBootstrap {
     @Optional() private readonly observer?: PasswordHashObserver,
   ) {
     this.iterations = config.passwordHashing.iterations;
+    this.slots = new ConcurrencyLimit(config.passwordHashing.concurrency);
   }
 
   /** Prepares the dummy hash in the background, so no login request pays for it. */
@@ -76,15 +81,18 @@ export class PasswordHasher implements OnApplicationBootstrap {
     salt: Buffer,
     iterations: number,
   ): Promise<Buffer> {
-    if (this.observer === undefined) {
-      return derive(password, salt, iterations);
-    }
-    const started = performance.now();
-    try {
-      return await derive(password, salt, iterations);
-    } finally {
-      this.observer.observe(operation, (performance.now() - started) / 1_000);
-    }
+    return this.slots.run(async () => {
+      if (this.observer === undefined) {
+        return derive(password, salt, iterations);
+      }
+      // Timed once it has its turn: the histogram shows what a hash costs, not the queue.
+      const started = performance.now();
+      try {
+        return await derive(password, salt, iterations);
+      } finally {
+        this.observer.observe(operation, (performance.now() - started) / 1_000);
+      }
+    });
   }
 }
 

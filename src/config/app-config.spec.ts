@@ -1,7 +1,13 @@
 import { Test } from '@nestjs/testing';
 import { resolve } from 'node:path';
 import { AppConfigModule } from './app-config.module.js';
-import { AppConfig, ConfigurationError, loadAppConfig } from './app-config.js';
+import { availableParallelism } from 'node:os';
+import {
+  AppConfig,
+  ConfigurationError,
+  defaultHashingConcurrency,
+  loadAppConfig,
+} from './app-config.js';
 import { SAMPLE_SECRET_KEY } from './environment-variables.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdef-XYZ';
@@ -44,7 +50,10 @@ describe(loadAppConfig.name, () => {
         connectionTimeoutMs: 5_000,
         statementTimeoutMs: 5_000,
       },
-      passwordHashing: { iterations: 600_000 },
+      passwordHashing: {
+        iterations: 600_000,
+        concurrency: defaultHashingConcurrency(availableParallelism(), undefined),
+      },
       tokenCleanup: { enabled: true, intervalSeconds: 3_600, batchSize: 1_000, retentionDays: 7 },
       management: { enabled: true, port: 9464, host: '127.0.0.1' },
       logging: { level: 'info' },
@@ -119,6 +128,13 @@ describe(loadAppConfig.name, () => {
       (c: AppConfig) => c.passwordHashing.iterations,
       700_000,
     ],
+    ['PasswordHashing__Concurrency', '3', (c: AppConfig) => c.passwordHashing.concurrency, 3],
+    [
+      'UV_THREADPOOL_SIZE',
+      '1',
+      (c: AppConfig) => c.passwordHashing.concurrency,
+      defaultHashingConcurrency(availableParallelism(), '1'),
+    ],
     ['Management__Enabled', 'false', (c: AppConfig) => c.management.enabled, false],
     ['Management__Port', '9100', (c: AppConfig) => c.management.port, 9100],
     ['Management__Port', '0', (c: AppConfig) => c.management.port, 0],
@@ -185,6 +201,16 @@ describe(loadAppConfig.name, () => {
       'fewer than 1000 iterations',
       { Jwt__SecretKey: SECRET, PasswordHashing__Iterations: '999' },
       'PasswordHashing__Iterations',
+    ],
+    [
+      'a hashing concurrency of 0',
+      { Jwt__SecretKey: SECRET, PasswordHashing__Concurrency: '0' },
+      'PasswordHashing__Concurrency',
+    ],
+    [
+      'a hashing concurrency above 64',
+      { Jwt__SecretKey: SECRET, PasswordHashing__Concurrency: '65' },
+      'PasswordHashing__Concurrency',
     ],
     [
       'a PostgreSQL URL without a database name',
@@ -364,6 +390,24 @@ describe(loadAppConfig.name, () => {
 
     expect(config.warnings.join('\n')).not.toContain(SECRET);
   });
+});
+
+describe(defaultHashingConcurrency.name, () => {
+  it.each<[number, unknown, number]>([
+    [2, undefined, 2],
+    [1, undefined, 1],
+    [8, undefined, 3],
+    [8, '16', 8],
+    [16, '8', 7],
+    [4, '1', 1],
+    [4, 'many', 3],
+    [4, '0', 3],
+  ])(
+    'should hash %i at once on %i cores with UV_THREADPOOL_SIZE=%s',
+    (cores, poolSize, expected) => {
+      expect(defaultHashingConcurrency(cores, poolSize)).toBe(expected);
+    },
+  );
 });
 
 describe(AppConfigModule.name, () => {

@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { parseConnectionString, type DatabaseTarget } from './connection-string.js';
 import {
   EnvironmentVariables,
@@ -22,6 +23,8 @@ export interface JwtConfig {
 
 export interface PasswordHashingConfig {
   readonly iterations: number;
+  /** Hashes computed at once; the others wait their turn. */
+  readonly concurrency: number;
 }
 
 export interface DatabaseConfig {
@@ -157,7 +160,12 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       connectionTimeoutMs: env.Database__ConnectionTimeoutMs,
       statementTimeoutMs: env.Database__StatementTimeoutMs,
     },
-    passwordHashing: { iterations: env.PasswordHashing__Iterations },
+    passwordHashing: {
+      iterations: env.PasswordHashing__Iterations,
+      concurrency:
+        env.PasswordHashing__Concurrency ??
+        defaultHashingConcurrency(availableParallelism(), raw.UV_THREADPOOL_SIZE),
+    },
     tokenCleanup: {
       enabled: env.TokenCleanup__Enabled,
       intervalSeconds: env.TokenCleanup__IntervalSeconds,
@@ -215,4 +223,19 @@ function describe(raw: Record<string, unknown>) {
       : ` (got ${JSON.stringify(String(raw[error.property]))})`;
     return reasons.length > 0 ? [`${reasons.join(', ')}${shown}`] : [];
   };
+}
+
+/** libuv's thread pool size when UV_THREADPOOL_SIZE is not set. */
+const LIBUV_DEFAULT_POOL_SIZE = 4;
+
+/**
+ * One hash per core, so logins use the whole machine, but always at least one libuv thread left
+ * for everything else that runs there (file system, DNS, other crypto): hashing never fills the
+ * pool, and never takes more cores than the machine has, so the event loop keeps its own.
+ */
+export function defaultHashingConcurrency(cores: number, threadPoolSize: unknown): number {
+  const poolSize = Number(threadPoolSize);
+  const threads =
+    Number.isSafeInteger(poolSize) && poolSize > 0 ? poolSize : LIBUV_DEFAULT_POOL_SIZE;
+  return Math.max(1, Math.min(cores, threads - 1));
 }

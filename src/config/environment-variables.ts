@@ -113,6 +113,14 @@ export class EnvironmentVariables {
   @Min(1000)
   PasswordHashing__Iterations = OWASP_PBKDF2_SHA256_ITERATIONS;
 
+  /** Hashes computed at once; unset, see defaultHashingConcurrency. */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  PasswordHashing__Concurrency?: number;
+
   @Transform(({ value }: { value: unknown }) => parseBoolean(value))
   @IsBoolean()
   TokenCleanup__Enabled = true;
