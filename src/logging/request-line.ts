@@ -1,10 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { REQUEST_ID_KEY } from './log-fields.js';
 
-/**
- * The line written once per request: a handful of flat fields, never the URL, headers or body.
- * Its request id comes from the request's logging context, like every other line of the request.
- */
+/** The line written once per request: a handful of flat fields, never the URL, headers or body. */
 export interface RequestLine {
+  readonly [REQUEST_ID_KEY]: string;
   readonly method: string;
   /**
    * The route pattern that matched, absent when none did (a 404). Unlike the URL, it carries no
@@ -19,6 +18,7 @@ export interface RequestLine {
 
 export function requestLine(request: FastifyRequest, reply: FastifyReply): RequestLine {
   return {
+    [REQUEST_ID_KEY]: request.id,
     method: request.method,
     route: request.routeOptions.url,
     statusCode: reply.raw.headersSent ? reply.statusCode : undefined,

@@ -2,7 +2,6 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { PinoLogger } from 'nestjs-pino';
-import { REQUEST_ID_KEY } from './log-fields.js';
 import { requestLine, requestMessage } from './request-line.js';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -37,10 +36,7 @@ export class RequestLogging implements OnModuleInit {
       // Node's 'close' comes once per answer, sent or abandoned, so a request whose client hung
       // up gets its line too.
       reply.raw.once('close', () => {
-        log.info(
-          { [REQUEST_ID_KEY]: request.id, ...requestLine(request, reply) },
-          requestMessage(reply),
-        );
+        log.info(requestLine(request, reply), requestMessage(reply));
       });
       done();
     });
