@@ -6,6 +6,7 @@ import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { LoginFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { forRequest } from '../logging/log-fields.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../users/email.js';
 import type { User } from '../users/entities/user.entity.js';
@@ -18,7 +19,6 @@ import type { LoginDto } from './dto/login.dto.js';
 import type { RegisterDto } from './dto/register.dto.js';
 import { afterFailedLogin, isLockedOut, remainingLockoutMinutes } from './lockout.js';
 import { PasswordHasher } from './password-hasher.js';
-import { forRequest } from '../logging/log-fields.js';
 
 /** Registration and login: the rules of SPEC §3.1 and §4.2. */
 @Injectable()

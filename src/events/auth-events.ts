@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
-import type { AuthEvent, AuthEventRecord } from './auth-event.js';
 import { forRequest } from '../logging/log-fields.js';
+import type { AuthEvent, AuthEventRecord } from './auth-event.js';
 
 export type AuthEventListener = (record: AuthEventRecord) => void;
 

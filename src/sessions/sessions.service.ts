@@ -3,6 +3,7 @@ import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import { forRequest } from '../logging/log-fields.js';
 import { activeTokensOf, RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { TokensMessages } from '../tokens/tokens.messages.js';
 import { TokensService } from '../tokens/tokens.service.js';
@@ -11,7 +12,6 @@ import type { RevokedSessionsResponseDto } from './dto/revoked-sessions-response
 import type { SessionListResponseDto } from './dto/session-list-response.dto.js';
 import { SessionResponseDto } from './dto/session-response.dto.js';
 import { SessionsMessages } from './sessions.messages.js';
-import { forRequest } from '../logging/log-fields.js';
 
 /**
  * A user's sessions. A session is a token family: the chain of refresh tokens that rotation makes

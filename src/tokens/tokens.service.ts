@@ -9,6 +9,7 @@ import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent, RefreshFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { forRequest } from '../logging/log-fields.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
@@ -27,7 +28,6 @@ import {
   type TokenStore,
 } from './token-store.js';
 import { TokensMessages } from './tokens.messages.js';
-import { forRequest } from '../logging/log-fields.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

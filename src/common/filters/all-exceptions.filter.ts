@@ -11,6 +11,7 @@ import {
 import type { HealthCheckResult } from '@nestjs/terminus';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
+import { forRequest } from '../../logging/log-fields.js';
 import {
   ConflictError,
   DomainError,
@@ -28,7 +29,6 @@ import {
   type ProblemDetailsBody,
 } from '../errors/error-bodies.js';
 import { RequestValidationError } from '../errors/request-validation.error.js';
-import { forRequest } from '../../logging/log-fields.js';
 import { Clock } from '../time/clock.js';
 
 type DomainErrorClass = abstract new (message: string) => DomainError;
