@@ -10,7 +10,8 @@
 // The exit status is non-zero if either run failed.
 //
 // `npm run test:outage` (`--only-outage`) runs only the outage suites. They need to run as root
-// next to a local cluster that pg_ctlcluster can stop and start.
+// next to a local cluster that pg_ctlcluster can stop and start. `--skip-outage` runs only the
+// end-to-end suites: for a machine where other work uses the same server, which an outage stops.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import process from 'node:process';
@@ -20,8 +21,10 @@ import pg from 'pg';
 
 const serverUrl = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const databaseName = `keygate_test_${Date.now()}_${randomBytes(3).toString('hex')}`;
+const OWN_FLAGS = ['--only-outage', '--skip-outage'];
 const onlyOutage = process.argv.includes('--only-outage');
-const jestArguments = process.argv.slice(2).filter((argument) => argument !== '--only-outage');
+const skipOutage = process.argv.includes('--skip-outage');
+const jestArguments = process.argv.slice(2).filter((argument) => !OWN_FLAGS.includes(argument));
 
 async function admin(sql) {
   const client = new pg.Client({ connectionString: serverUrl });
@@ -78,7 +81,7 @@ try {
     status = result.status ?? 1;
     interrupted = result.signal !== null;
   }
-  if (!interrupted) {
+  if (!interrupted && !skipOutage) {
     // A path or name filter meant for the suites above may match no outage test.
     const outage = jest(['outage'], ['--runInBand', '--passWithNoTests'], {
       KEYGATE_TEST_OUTAGE: '1',
