@@ -11,13 +11,13 @@ import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TokensService, type IssuedSession } from '../tokens/tokens.service.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersService, type LockoutState, type LoginState } from '../users/users.service.js';
 import { AccountLock } from './account-lock.js';
 import { AuthService } from './auth.service.js';
-import type { AuthResponseDto } from './dto/auth-response.dto.js';
 import { PasswordHasher } from './password-hasher.js';
 
 const NOW = new Date('2026-01-01T12:00:00.000Z');
