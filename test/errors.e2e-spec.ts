@@ -442,6 +442,23 @@ describe('errors (SPEC §7)', () => {
 
       expectProblemDetails(response);
     });
+
+    it.each([
+      { name: 'malformed JSON', body: '{"email":' },
+      { name: 'an empty body', body: '' },
+      { name: 'a JSON array', body: '[]' },
+      { name: 'JSON null', body: 'null' },
+    ])('should say of $name, under "$", that the body must be a JSON object', async ({ body }) => {
+      const response = await ctx.api.post(LOGIN, body);
+
+      expect(response.status).toBe(400);
+      expect(response.json()).toStrictEqual({
+        type: 'https://tools.ietf.org/html/rfc9110#section-15.5.1',
+        title: 'One or more validation errors occurred.',
+        status: 400,
+        errors: { $: ['The request body must be a JSON object.'] },
+      });
+    });
   });
 
   describe('missing or invalid access token', () => {
