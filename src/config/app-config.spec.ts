@@ -57,6 +57,25 @@ describe(loadAppConfig.name, () => {
       tokenCleanup: { enabled: true, intervalSeconds: 3_600, batchSize: 1_000, retentionDays: 7 },
       management: { enabled: true, port: 9464, host: '127.0.0.1' },
       logging: { level: 'info' },
+      accountFlows: {
+        requireVerifiedEmail: false,
+        passwordResetTokenMinutes: 30,
+        emailVerificationTokenHours: 48,
+      },
+      mail: {
+        transport: { kind: 'off' },
+        from: 'Keygate <no-reply@localhost>',
+        links: {
+          resetPassword: 'http://localhost:3000/reset-password?token={token}',
+          verifyEmail: 'http://localhost:3000/verify-email?token={token}',
+        },
+        templateDirectory: null,
+        minIntervalSeconds: 60,
+        maxAttempts: 10,
+        sendTimeoutSeconds: 30,
+        pollIntervalSeconds: 5,
+        retentionDays: 7,
+      },
       trustedProxies: [],
       warnings: [],
     });

@@ -4,6 +4,12 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { parseConnectionString, type DatabaseTarget } from './connection-string.js';
 import {
+  accountFlows,
+  checkMail,
+  type AccountFlowsConfig,
+  type MailConfig,
+} from './mail-settings.js';
+import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
   OWASP_PBKDF2_SHA256_ITERATIONS,
@@ -65,6 +71,9 @@ export class AppConfig {
   readonly tokenCleanup: TokenCleanupConfig;
   readonly management: ManagementConfig;
   readonly logging: LoggingConfig;
+  /** Password change and reset, e-mail verification and change. */
+  readonly accountFlows: AccountFlowsConfig;
+  readonly mail: MailConfig;
   /** Addresses and CIDR ranges whose X-Forwarded-For header is believed; empty by default. */
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
@@ -79,7 +88,8 @@ export class ConfigurationError extends Error {
   }
 }
 
-const SECRET_KEYS = new Set(['Jwt__SecretKey', 'Jwt__PreviousSecretKeys']);
+/** Keys whose values are never echoed: secrets, and a URL that may carry a password. */
+const SECRET_KEYS = new Set(['Jwt__SecretKey', 'Jwt__PreviousSecretKeys', 'Smtp__Url']);
 
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
 export const APP_CONFIG_KEY = 'keygate';
@@ -94,12 +104,18 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
   const secret = signingSecret(env);
   const checked = checkAcrossKeys(env);
   const problems = [...secret.problems, ...invalidKeys, ...checked.problems];
-  if (problems.length > 0 || secret.value === undefined || checked.target === undefined) {
+  if (
+    problems.length > 0 ||
+    secret.value === undefined ||
+    checked.target === undefined ||
+    checked.mail === undefined
+  ) {
     throw new ConfigurationError(problems);
   }
   return assemble(env, {
     secret: secret.value,
     target: checked.target,
+    mail: checked.mail,
     previousSecrets: checked.previousSecrets,
     trustedProxies: checked.trustedProxies,
     threadPoolSize: raw.UV_THREADPOOL_SIZE,
@@ -148,6 +164,7 @@ function signingSecret(env: EnvironmentVariables): {
 /** Step 2b: the values read from several keys or from a list, and the rules between keys. */
 function checkAcrossKeys(env: EnvironmentVariables): {
   target?: DatabaseTarget;
+  mail?: MailConfig;
   previousSecrets: string[];
   trustedProxies: string[];
   problems: string[];
@@ -176,7 +193,9 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   if (env.Management__Enabled && env.Management__Port !== 0 && env.Management__Port === env.PORT) {
     problems.push(`Management__Port must differ from PORT (both are ${env.PORT})`);
   }
-  return { target, previousSecrets, trustedProxies, problems };
+  const { mail, problems: mailProblems } = checkMail(env, env.NODE_ENV === 'development');
+  problems.push(...mailProblems);
+  return { target, mail, previousSecrets, trustedProxies, problems };
 }
 
 function costWarnings(env: EnvironmentVariables): string[] {
@@ -193,6 +212,7 @@ function assemble(
   checked: {
     readonly secret: string;
     readonly target: DatabaseTarget;
+    readonly mail: MailConfig;
     readonly previousSecrets: readonly string[];
     readonly trustedProxies: readonly string[];
     readonly threadPoolSize: unknown;
@@ -236,6 +256,8 @@ function assemble(
       host: env.Management__Host,
     },
     logging: { level: env.Logging__Level },
+    accountFlows: accountFlows(env),
+    mail: checked.mail,
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
   });

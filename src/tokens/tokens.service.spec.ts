@@ -75,6 +75,7 @@ describe(TokensService.name, () => {
         refreshTokenExpiryDays: 7,
         clockSkewSeconds: 0,
       },
+      accountFlows: { requireVerifiedEmail: false },
     } as AppConfig;
     const moduleRef = await Test.createTestingModule({
       providers: [

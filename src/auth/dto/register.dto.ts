@@ -1,7 +1,8 @@
-import { IsEmail, IsNotEmpty, IsString } from 'class-validator';
+import { IsNotEmpty, IsString } from 'class-validator';
 import { HasNoControlCharacters, MaxChars, Trim } from '../../common/validation/string-rules.js';
-import { EMAIL_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
+import { USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
 import { IsAcceptablePassword } from '../password-policy.js';
+import { RegistrationEmail } from './registration-email.js';
 
 export class RegisterDto {
   /** Display name; trimmed. @example "alice" */
@@ -13,10 +14,7 @@ export class RegisterDto {
   readonly username: string;
 
   /** Login identifier; trimmed and stored in lower case. @example "alice@example.com" */
-  @Trim()
-  @IsString()
-  @IsEmail()
-  @MaxChars(EMAIL_MAX_LENGTH)
+  @RegistrationEmail()
   readonly email: string;
 
   /**

@@ -18,6 +18,7 @@ import {
   InvalidArgumentError,
   NotFoundError,
   UnauthorizedError,
+  UnavailableError,
 } from '../errors/domain-errors.js';
 import {
   BODY_ERROR_KEY,
@@ -40,6 +41,7 @@ const DOMAIN_ERROR_STATUS: ReadonlyArray<readonly [DomainErrorClass, HttpStatus]
   [ConflictError, HttpStatus.CONFLICT],
   [NotFoundError, HttpStatus.NOT_FOUND],
   [InvalidArgumentError, HttpStatus.BAD_REQUEST],
+  [UnavailableError, HttpStatus.SERVICE_UNAVAILABLE],
 ];
 
 interface Reply {

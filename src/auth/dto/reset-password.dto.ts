@@ -1,0 +1,14 @@
+import { IsString } from 'class-validator';
+import { IsAcceptablePassword } from '../password-policy.js';
+import { MailedToken } from './mailed-token.js';
+
+export class ResetPasswordDto {
+  /** The token of the reset link. */
+  @MailedToken()
+  readonly token: string;
+
+  /** Follows registration's rule. @example "N3w!secure" */
+  @IsString()
+  @IsAcceptablePassword()
+  readonly newPassword: string;
+}
