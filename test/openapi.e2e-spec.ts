@@ -78,6 +78,17 @@ const PROBLEM = 'One or more validation errors occurred.';
 const INTERNAL = 'Ocurrió un error interno.';
 const DEACTIVATED = 'Cuenta desactivada.';
 const REFRESH_INVALID = 'Refresh token inválido.';
+const INVALID_CREDENTIALS = 'Credenciales inválidas.';
+const LOCKED_OUT = 'Cuenta bloqueada temporalmente. Intenta en 15 minuto(s).';
+/** Only with Auth__RequireVerifiedEmail (opt-in). */
+const NOT_VERIFIED = 'Email no verificado.';
+const UNAUTHORIZED = 'Unauthorized';
+const NOT_FOUND = 'Usuario no encontrado.';
+const EMAIL_TAKEN = 'Ya existe una cuenta con ese email.';
+const TOKEN_INVALID = 'Token inválido o expirado.';
+const MAIL_OFF = 'El envío de correos no está configurado.';
+/** The refusals of a route that asks for the password again. */
+const PASSWORD_REFUSALS = [INVALID_CREDENTIALS, DEACTIVATED, LOCKED_OUT, UNAUTHORIZED];
 
 /**
  * SPEC §4.2 and §7 (and docs/behaviour.md): which texts each endpoint answers with, per
@@ -91,16 +102,18 @@ const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, reado
   },
   'POST /api/auth/login': {
     400: [PROBLEM],
-    401: [
-      'Credenciales inválidas.',
-      DEACTIVATED,
-      'Cuenta bloqueada temporalmente. Intenta en 15 minuto(s).',
-    ],
+    401: [INVALID_CREDENTIALS, DEACTIVATED, LOCKED_OUT, NOT_VERIFIED],
     500: [INTERNAL],
   },
   'POST /api/auth/refresh': {
     400: [PROBLEM],
-    401: [REFRESH_INVALID, 'Refresh token revocado.', 'Refresh token expirado.', DEACTIVATED],
+    401: [
+      REFRESH_INVALID,
+      'Refresh token revocado.',
+      'Refresh token expirado.',
+      DEACTIVATED,
+      NOT_VERIFIED,
+    ],
     500: [INTERNAL],
   },
   'POST /api/auth/revoke': {
@@ -112,6 +125,59 @@ const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, reado
   'GET /api/auth/me': {
     401: [DEACTIVATED, 'Unauthorized'],
     404: ['Usuario no encontrado.'],
+    500: [INTERNAL],
+  },
+  // The account routes (additions, docs/api.md).
+  'POST /api/auth/password/change': {
+    200: ['Contraseña actualizada exitosamente.'],
+    400: [PROBLEM, 'La nueva contraseña debe ser distinta de la actual.'],
+    401: PASSWORD_REFUSALS,
+    404: [NOT_FOUND],
+    500: [INTERNAL],
+  },
+  'POST /api/auth/password/forgot': {
+    202: [
+      'Si existe una cuenta con ese email, recibirás un enlace para restablecer la contraseña.',
+    ],
+    400: [PROBLEM],
+    500: [INTERNAL],
+    503: [MAIL_OFF],
+  },
+  'POST /api/auth/password/reset': {
+    200: ['Contraseña restablecida exitosamente.'],
+    400: [PROBLEM, TOKEN_INVALID],
+    401: [DEACTIVATED],
+    500: [INTERNAL],
+  },
+  'POST /api/auth/email/verify': {
+    200: ['Email verificado exitosamente.', 'Email actualizado exitosamente.'],
+    400: [PROBLEM, TOKEN_INVALID],
+    401: [DEACTIVATED],
+    409: [EMAIL_TAKEN],
+    500: [INTERNAL],
+  },
+  'POST /api/auth/email/verify/resend': {
+    202: ['Te enviaremos un enlace de verificación.'],
+    401: [DEACTIVATED, UNAUTHORIZED],
+    404: [NOT_FOUND],
+    409: ['El email ya está verificado.'],
+    500: [INTERNAL],
+    503: [MAIL_OFF],
+  },
+  'POST /api/auth/email/change': {
+    202: ['Te enviaremos un enlace de confirmación a la nueva dirección.'],
+    400: [PROBLEM, 'El nuevo email es igual al actual.'],
+    401: PASSWORD_REFUSALS,
+    404: [NOT_FOUND],
+    409: [EMAIL_TAKEN],
+    500: [INTERNAL],
+    503: [MAIL_OFF],
+  },
+  'DELETE /api/auth/me': {
+    200: ['Cuenta eliminada exitosamente.'],
+    400: [PROBLEM],
+    401: PASSWORD_REFUSALS,
+    404: [NOT_FOUND],
     500: [INTERNAL],
   },
 };

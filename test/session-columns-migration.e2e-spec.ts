@@ -144,7 +144,12 @@ describe('migration AddRefreshTokenSessionColumns', () => {
     const migrated = await connect(MIGRATIONS);
     await migrated.runMigrations({ transaction: 'all' });
 
-    await migrated.undoLastMigration({ transaction: 'all' });
+    // Later migrations go first, so that this one is the last applied when it is undone.
+    const undone =
+      MIGRATIONS.length - MIGRATIONS.indexOf(AddRefreshTokenSessionColumns1795305600000);
+    for (let step = 0; step < undone; step += 1) {
+      await migrated.undoLastMigration({ transaction: 'all' });
+    }
 
     const reverted = await database.query<Record<string, unknown>>(
       'SELECT * FROM refresh_tokens ORDER BY id',

@@ -56,6 +56,7 @@ function claimsOf(accessToken: string): AccessTokenClaims {
   expect(payload).toEqual({
     sub: expect.any(String),
     email: expect.any(String),
+    email_verified: expect.any(Boolean),
     jti: expect.any(String),
     iat: expect.any(Number),
     exp: expect.any(Number),
@@ -593,6 +594,8 @@ describe('Refresh and access tokens', () => {
         expect(claims).toEqual({
           sub: user.id,
           email: user.email,
+          // No mail is configured here, so the address is not verified.
+          email_verified: false,
           jti: expect.stringMatching(/\S/),
           iat: Math.floor(issuedAt.getTime() / 1000),
           exp: Math.floor(issuedAt.getTime() / 1000) + 15 * 60,

@@ -39,6 +39,7 @@ export class AuthController {
       invalidCredentials: AuthMessages.invalidCredentials,
       deactivated: UsersMessages.deactivated,
       lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+      emailNotVerified: UsersMessages.emailNotVerified,
     },
   })
   login(@Body() body: LoginDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {

@@ -1,5 +1,8 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { EMAIL_MAX_LENGTH, User } from '../../users/entities/user.entity.js';
+import { User } from '../../users/entities/user.entity.js';
+
+/** Room for any address a request may name (RFC 5321's 64 + 1 + 255), normalised or not. */
+export const RECIPIENT_MAX_LENGTH = 320;
 
 /** The mails the service sends; each has its templates (docs/operations/mail.md). */
 export const MAIL_KINDS = [
@@ -41,7 +44,7 @@ export class OutboxMail {
   @JoinColumn({ name: 'userId', foreignKeyConstraintName: 'FK_mail_outbox_userId' })
   owner?: User;
 
-  @Column({ type: String, length: EMAIL_MAX_LENGTH })
+  @Column({ type: String, length: RECIPIENT_MAX_LENGTH })
   recipient: string;
 
   /** JSON object of the template's values (never a secret). */
