@@ -32,10 +32,10 @@ export interface SmtpSink {
   /** How the next messages are answered; `accept` unless a test says otherwise. */
   verdict: Verdict;
   /**
-   * Runs when a message has arrived whole, before the sink answers; the message counts as
-   * received (kept in `mails`) only if `verdict` is `accept` once it returns.
+   * Runs when a message has arrived whole, before the sink answers. A verdict it returns decides
+   * for this message; otherwise `verdict` does. Only accepted messages are kept in `mails`.
    */
-  beforeAnswer: (() => Promise<void> | void) | null;
+  beforeAnswer: (() => Promise<Verdict | void> | Verdict | void) | null;
   /** Resolves with the mails to `to` once there are at least `count`; rejects after `timeoutMs`. */
   waitFor(to: string, count?: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   to(address: string): ReceivedMail[];
@@ -76,12 +76,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       stream.on('end', () => {
         void (async () => {
           const raw = Buffer.concat(chunks).toString('utf8');
-          await sink.beforeAnswer?.();
-          if (sink.verdict === 'defer') {
+          const verdict = (await sink.beforeAnswer?.()) ?? sink.verdict;
+          if (verdict === 'defer') {
             callback(Object.assign(new Error('Try again later'), { responseCode: 451 }));
             return;
           }
-          if (sink.verdict === 'reject') {
+          if (verdict === 'reject') {
             callback(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }));
             return;
           }
