@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AuditWriter } from '../src/audit/audit-writer.js';
+import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { MailSender } from '../src/mail/mail-sender.js';
 import {
   createUser,
@@ -578,6 +579,152 @@ describe('account flows, with mail through a real SMTP server', () => {
     });
   });
 });
+
+describe('Auth__RequireVerifiedEmail=true', () => {
+  let sink: SmtpSink;
+
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+  });
+
+  afterAll(async () => {
+    await sink.close();
+  });
+
+  const t = useSharedTestApp(() => ({
+    environment: { ...mailEnvironment(sink), Auth__RequireVerifiedEmail: 'true' },
+  }));
+
+  it('should refuse login and refresh to an unverified address, mail a new link, and let it in once verified', async () => {
+    const user = await registerUser(t);
+    const [registration] = await sink.waitFor(user.email);
+
+    const wrong = await login(t, user.email, WRONG_PASSWORD);
+    expect(wrong.json()).toEqual(errorBody(401, 'Credenciales inválidas.'));
+    t.clock.advance(61 * SECOND_MS);
+    const refused = await login(t, user.email, user.password);
+    expect(refused.status).toBe(401);
+    expect(refused.json()).toEqual(errorBody(401, 'Email no verificado.'));
+    const refreshed = await t.post(REFRESH, { refreshToken: user.refreshToken });
+    expect(refreshed.json()).toEqual(errorBody(401, 'Email no verificado.'));
+
+    // The refused login mailed a new link, which replaced the registration's.
+    const [, reminder] = await sink.waitFor(user.email, 2);
+    const old = await t.post(EMAIL_VERIFY, { token: tokenOf(registration.link) });
+    expect(old.json()).toEqual(errorBody(400, 'Token inválido o expirado.'));
+    expect((await t.post(EMAIL_VERIFY, { token: tokenOf(reminder.link) })).status).toBe(200);
+
+    expect((await login(t, user.email, user.password)).status).toBe(200);
+    expect((await t.post(REFRESH, { refreshToken: user.refreshToken })).status).toBe(200);
+  });
+
+  it('should treat a reset link as proof of the address', async () => {
+    const user = await createUser(t);
+    await t.post(PASSWORD_FORGOT, { email: user.email });
+    const [mail] = await sink.waitFor(user.email);
+
+    await t.post(PASSWORD_RESET, { token: tokenOf(mail.link), newPassword: NEW_PASSWORD });
+
+    expect((await login(t, user.email, NEW_PASSWORD)).status).toBe(200);
+  });
+});
+
+describe('without mail (production, no Smtp__Url)', () => {
+  const t = useSharedTestApp();
+
+  it.each([
+    ['POST', PASSWORD_FORGOT, { email: 'alice@example.com' }, false],
+    ['POST', EMAIL_VERIFY_RESEND, {}, true],
+    ['POST', EMAIL_CHANGE, { password: DEFAULT_PASSWORD, newEmail: 'b@example.com' }, true],
+  ])('should answer %s %s with 503 and the documented text', async (_m, path, body, bearer) => {
+    const user = await registerUser(t);
+
+    const res = await t.post(path, body, bearer ? user.accessToken : undefined);
+
+    expect(res.status).toBe(503);
+    expect(res.json()).toEqual(errorBody(503, 'El envío de correos no está configurado.'));
+  });
+
+  it('should register, change the password and delete the account without queuing any mail', async () => {
+    const user = await registerUser(t);
+
+    const changed = await t.post(
+      PASSWORD_CHANGE,
+      { currentPassword: user.password, newPassword: NEW_PASSWORD },
+      user.accessToken,
+    );
+    expect(changed.status).toBe(200);
+    expect(await t.database.query('SELECT * FROM mail_outbox')).toEqual([]);
+    const deleted = await deleteAccount(t, { password: NEW_PASSWORD }, user.accessToken);
+    expect(deleted.status).toBe(200);
+  });
+});
+
+describe('forgotten password: nothing tells whether an address has an account', () => {
+  /** Units of work each request ran, with the sender held still so only requests count. */
+  const units: string[] = [];
+  const t = useSharedTestApp(() => ({
+    environment: mailEnvironment({ url: 'smtp://127.0.0.1:9' } as SmtpSink),
+    override: (builder) =>
+      builder.overrideProvider(MailSender).useValue({
+        registerPreparer: () => undefined,
+        wake: () => undefined,
+      }),
+  }));
+
+  beforeAll(() => {
+    const unitOfWork = t.app.get(UnitOfWork);
+    for (const method of ['run', 'transaction', 'runOnSqlite', 'transactionOnSqlite'] as const) {
+      const original = unitOfWork[method].bind(unitOfWork) as (...args: unknown[]) => unknown;
+      Object.assign(unitOfWork, {
+        [method]: (...args: unknown[]) => {
+          units.push(method);
+          return original(...args);
+        },
+      });
+    }
+  });
+
+  it('should answer, work and take alike for an address with an account and one without', async () => {
+    const user = await createUser(t);
+    const unknown = `nobody-${user.id}@example.com`;
+    const timings: Record<'known' | 'unknown', number[]> = { known: [], unknown: [] };
+    const work: Record<'known' | 'unknown', string[][]> = { known: [], unknown: [] };
+    const bodies = new Set<string>();
+
+    for (let round = 0; round < 40; round += 1) {
+      for (const [kind, email] of [
+        ['known', user.email],
+        ['unknown', unknown],
+      ] as const) {
+        units.length = 0;
+        const started = process.hrtime.bigint();
+        const res = await t.post(PASSWORD_FORGOT, { email });
+        timings[kind].push(Number(process.hrtime.bigint() - started) / 1e6);
+        work[kind].push([...units]);
+        expect(res.status).toBe(202);
+        bodies.add(res.text);
+      }
+    }
+
+    expect([...bodies]).toEqual([
+      JSON.stringify({
+        message:
+          'Si existe una cuenta con ese email, recibirás un enlace para restablecer la contraseña.',
+      }),
+    ]);
+    // The same database work for both: one insert of the request, nothing that reads the account.
+    expect(new Set(work.known.map(String))).toEqual(new Set(['run']));
+    expect(new Set(work.unknown.map(String))).toEqual(new Set(['run']));
+    const [known, absent] = [median(timings.known), median(timings.unknown)];
+    expect(Math.abs(known - absent)).toBeLessThan(Math.max(1, 0.5 * Math.min(known, absent)));
+  });
+});
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
 
 async function createUserState(
   t: TestApp,
