@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { AuditWriter } from '../src/audit/audit-writer.js';
 import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { MailSender } from '../src/mail/mail-sender.js';
+import { ManagementServer } from '../src/metrics/management-server.js';
 import {
   createUser,
   DEFAULT_PASSWORD,
@@ -16,7 +17,9 @@ import {
   useSharedTestApp,
 } from './utils/create-test-app.js';
 import { errorBody, problemDetails, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
+import { httpRequest } from './utils/http.js';
 import { decodeJwt } from './utils/jwt.js';
+import { Exposition } from './utils/prometheus-text.js';
 import {
   EMAIL_CHANGE,
   EMAIL_VERIFY,
@@ -77,6 +80,15 @@ async function mailSettled(t: TestApp): Promise<void> {
   const sender = t.app.get(MailSender);
   sender.wake();
   await sender.idle();
+}
+
+async function scrape(t: TestApp): Promise<Exposition> {
+  const address = t.app.get(ManagementServer).address;
+  if (address === null) {
+    throw new Error('the management listener is not listening');
+  }
+  const response = await httpRequest(`http://${address.address}:${address.port}`, '/metrics');
+  return new Exposition(response.text);
 }
 
 function outboxRows(t: TestApp, userId: string): Promise<Record<string, unknown>[]> {
@@ -493,6 +505,7 @@ describe('account flows, with mail through a real SMTP server', () => {
 
   describe('delivery', () => {
     it('should retry a mail the server defers, with the same Message-ID, and count it', async () => {
+      const before = await scrape(t);
       sink.verdict = 'defer';
       const user = await createUser(t);
       await t.post(PASSWORD_FORGOT, { email: user.email });
@@ -506,14 +519,23 @@ describe('account flows, with mail through a real SMTP server', () => {
       await mailSettled(t);
       expect(sink.to(user.email)).toEqual([]);
       t.clock.advance(30 * SECOND_MS);
+      await mailSettled(t);
       const [mail] = await sink.waitFor(user.email);
 
       expect(mail.messageId).toBe(`<${String(pending.id)}@keygate.test>`);
       const [sent] = await outboxRows(t, user.id);
       expect(sent).toEqual(expect.objectContaining({ state: 'sent', attempts: 2, secret: null }));
+      const after = await scrape(t);
+      const kind = { kind: 'password_reset' };
+      expect([
+        after.delta(before, 'keygate_mail_retries_total', kind),
+        after.delta(before, 'keygate_mails_sent_total', kind),
+        after.delta(before, 'keygate_mails_failed_total', kind),
+      ]).toEqual([1, 1, 0]);
     });
 
     it('should give a mail up at once when the server refuses it for good', async () => {
+      const before = await scrape(t);
       sink.verdict = 'reject';
       const user = await createUser(t);
 
@@ -524,6 +546,8 @@ describe('account flows, with mail through a real SMTP server', () => {
       expect(failed).toEqual(
         expect.objectContaining({ state: 'failed', attempts: 1, secret: null }),
       );
+      const after = await scrape(t);
+      expect(after.delta(before, 'keygate_mails_failed_total', { kind: 'password_reset' })).toBe(1);
     });
   });
 
