@@ -8,6 +8,7 @@ import {
 } from '../../src/common/errors/error-bodies.js';
 import { DATABASE_UNREACHABLE } from '../../src/health/database.health.js';
 import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
+import { MailMessages } from '../../src/mail/mail.messages.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import { UsersMessages } from '../../src/users/users.messages.js';
@@ -25,6 +26,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ...prefixed('UsersMessages', UsersMessages),
   ...prefixed('TokensMessages', TokensMessages),
   ...prefixed('SessionsMessages', SessionsMessages),
+  ...prefixed('MailMessages', MailMessages),
   ['INTERNAL_ERROR_MESSAGE', INTERNAL_ERROR_MESSAGE],
   ['UNAUTHORIZED_MESSAGE', UNAUTHORIZED_MESSAGE],
   ['VALIDATION_PROBLEM_TITLE', VALIDATION_PROBLEM_TITLE],
@@ -41,6 +43,7 @@ const PAGES = [
   'docs/behaviour.md',
   'docs/security.md',
   'docs/deployment.md',
+  'docs/front-end-flows.md',
 ];
 
 /** The placeholder docs/api.md writes for the minutes of the lockout message. */
