@@ -13,6 +13,14 @@ export interface ProblemDetailsBody {
   readonly errors: Readonly<Record<string, readonly string[]>>;
 }
 
+/** The content type of every error body. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** The error body of a failure at `now`. */
+export function errorBodyAt(status: number, message: string, now: Date): ErrorBody {
+  return { status, message, timestamp: now.toISOString() };
+}
+
 export const VALIDATION_PROBLEM_TYPE = 'https://tools.ietf.org/html/rfc9110#section-15.5.1';
 export const VALIDATION_PROBLEM_TITLE = 'One or more validation errors occurred.';
 export const INTERNAL_ERROR_MESSAGE = 'Ocurrió un error interno.';
@@ -21,3 +29,11 @@ export const UNAUTHORIZED_MESSAGE = 'Unauthorized';
 export const BODY_ERROR_KEY = '$';
 /** Reported under BODY_ERROR_KEY when the body is absent, an array or a scalar. */
 export const BODY_NOT_AN_OBJECT_MESSAGE = 'The request body must be a JSON object.';
+/** Reported under BODY_ERROR_KEY when the body is not JSON, or is JSON this service refuses. */
+export const BodyMessages = {
+  invalidJson: 'The request body is not a valid JSON object.',
+  invalidUtf8: 'The request body is not valid UTF-8.',
+  tooDeep: (depth: number) => `The request body is nested more than ${depth} levels deep.`,
+  duplicateKey: 'The request body names the same key twice in one object.',
+  loneSurrogate: 'The request body has a string with a lone UTF-16 surrogate.',
+} as const;
