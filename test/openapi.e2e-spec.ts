@@ -80,7 +80,7 @@ const DEACTIVATED = 'Cuenta desactivada.';
 const REFRESH_INVALID = 'Refresh token inválido.';
 
 /**
- * SPEC §4.2 and §7 (and the README's behaviour notes): which texts each endpoint answers with, per
+ * SPEC §4.2 and §7 (and docs/behaviour.md): which texts each endpoint answers with, per
  * status, written out literally so that a typo in a constant fails here.
  */
 const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {

@@ -56,7 +56,7 @@ export interface TestAppOptions {
   readonly clock?: FakeClock;
   /** Replaces providers, e.g. to inject a failure: `(b) => b.overrideProvider(X).useValue(y)`. */
   readonly override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
-  /** Modules mounted next to AppModule, as a team would add its own (see README, Extending). */
+  /** Modules mounted next to AppModule, as a team would add its own (see docs/development.md, Extending). */
   readonly imports?: ReadonlyArray<Type | DynamicModule>;
   /**
    * Nest's Logger writes through pino into `logs`, as in production, instead of into `logger`.
