@@ -80,7 +80,10 @@ describe('the HTTP edge', () => {
 
     it.each([
       ['the same key twice', '{"email":"a@x.test","email":"b@x.test","password":"x"}'],
-      ['a key spelled once plainly and once escaped', '{"email":"a@x.test","\\u0065mail":"b@x.test"}'],
+      [
+        'a key spelled once plainly and once escaped',
+        '{"email":"a@x.test","\\u0065mail":"b@x.test"}',
+      ],
       ['a repeated key in a nested object', '{"email":"a@x.test","x":{"k":1,"k":2}}'],
       ['a repeated key whose values are equal', '{"password":"x","password":"x"}'],
     ])('should refuse %s (RFC 7493) with 400 problem details', async (_case, body) => {
@@ -174,7 +177,9 @@ describe('the HTTP edge', () => {
         const response = await rawRequest(t.baseUrl, rawJsonPost(LOGIN, body));
 
         expect(response.status).toBe(400);
-        expect(response.json()).toEqual(bodyProblem('The request body is not a valid JSON object.'));
+        expect(response.json()).toEqual(
+          bodyProblem('The request body is not a valid JSON object.'),
+        );
       }
     });
   });
@@ -191,7 +196,10 @@ describe('the HTTP edge', () => {
 
     it.each([
       ['two Host headers', 'GET /api/auth/me HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n'],
-      ['two Host headers differing in case', 'GET /health/live HTTP/1.1\r\nHost: a\r\nhOST: a\r\n\r\n'],
+      [
+        'two Host headers differing in case',
+        'GET /health/live HTTP/1.1\r\nHost: a\r\nhOST: a\r\n\r\n',
+      ],
       ['an HTTP/1.1 request without Host', 'GET /health/live HTTP/1.1\r\n\r\n'],
       [
         'two Authorization headers',
@@ -228,7 +236,10 @@ describe('the HTTP edge', () => {
         'Content-Length and Transfer-Encoding together',
         'POST /api/auth/login HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
       ],
-      ['two different Content-Lengths', 'POST /api/auth/login HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}'],
+      [
+        'two different Content-Lengths',
+        'POST /api/auth/login HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n{}',
+      ],
       ['an HTTP/2 preface on HTTP/1.1', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'],
     ])('should answer %s with 400 and the error body', async (_case, request) => {
       await expectErrorBody(request, 400, 'Bad Request');
@@ -271,15 +282,18 @@ describe('the HTTP edge', () => {
       ['POST', '/api/auth/sessions', 'GET, HEAD'],
       ['POST', '/health/live', 'GET, HEAD'],
       ['OPTIONS', '/api/auth/refresh', 'POST'],
-    ])('should answer %s %s with 405, the error body and Allow: %s', async (method, path, allow) => {
-      const response = await expectErrorBody(
-        `${method} ${path} HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n`,
-        405,
-        'Method Not Allowed',
-      );
+    ])(
+      'should answer %s %s with 405, the error body and Allow: %s',
+      async (method, path, allow) => {
+        const response = await expectErrorBody(
+          `${method} ${path} HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n`,
+          405,
+          'Method Not Allowed',
+        );
 
-      expect(response.headers.allow).toBe(allow);
-    });
+        expect(response.headers.allow).toBe(allow);
+      },
+    );
 
     it('should answer an Expect it cannot meet with 417 and the error body', async () => {
       await expectErrorBody(

@@ -23,7 +23,15 @@ const SINGLE_HEADERS = new Set(['host', 'authorization', 'content-type', 'conten
 const clocks = new WeakMap<FastifyInstance, Clock>();
 
 /** The methods a 405 may list in its `Allow` header. */
-const METHODS: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const METHODS: readonly HTTPMethods[] = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+];
 
 /** Node's parser errors that have their own status; any other one is a malformed request. */
 const PARSER_ERROR_STATUS: Readonly<Record<string, number>> = {

@@ -35,7 +35,7 @@ export function useStrictJsonBodies(fastify: FastifyInstance): void {
         done(refused(BodyMessages.invalidUtf8));
         return;
       }
-      parseJson(request, text, (error: Error | null, value?: unknown) => {
+      void parseJson(request, text, (error: Error | null, value?: unknown) => {
         if (error !== null) {
           done(refused(BodyMessages.invalidJson));
           return;

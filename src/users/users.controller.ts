@@ -1,11 +1,9 @@
 import { Controller, Get, HttpStatus } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import {
-  CurrentUser,
-  type AccessTokenClaims,
-} from '../common/decorators/current-user.decorator.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
+import { CurrentAccount } from './current-account.decorator.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
+import type { User } from './entities/user.entity.js';
 import { UsersMessages } from './users.messages.js';
 import { UsersService } from './users.service.js';
 
@@ -21,7 +19,7 @@ export class UsersController {
     { status: HttpStatus.UNAUTHORIZED, messages: { deactivated: UsersMessages.deactivated } },
     { status: HttpStatus.NOT_FOUND, messages: { notFound: UsersMessages.notFound } },
   )
-  me(@CurrentUser() user: AccessTokenClaims): Promise<UserResponseDto> {
-    return this.usersService.getProfile(user.sub);
+  me(@CurrentAccount() account: User): UserResponseDto {
+    return this.usersService.profileOf(account);
   }
 }

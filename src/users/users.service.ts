@@ -84,8 +84,12 @@ export class UsersService {
     return result.affected === 1;
   }
 
-  /** Spec §4.2 `me`: the public profile of an existing, active user. */
-  async getProfile(id: string): Promise<UserResponseDto> {
+  /**
+   * The account a verified access token names, if it may still act: SPEC §4.2 `me`'s answers,
+   * which the global guard gives on every protected route. A deleted account is NotFoundError
+   * (`Usuario no encontrado.`), a deactivated one UnauthorizedError (`Cuenta desactivada.`).
+   */
+  async requireActiveAccount(id: string): Promise<User> {
     const user = await this.findById(id);
     if (user === null) {
       throw new NotFoundError(UsersMessages.notFound);
@@ -93,7 +97,12 @@ export class UsersService {
     if (!user.isActive) {
       throw new UnauthorizedError(UsersMessages.deactivated);
     }
-    return UserResponseDto.from(user);
+    return user;
+  }
+
+  /** Spec §4.2 `me`: the public profile of the account the guard let through. */
+  profileOf(account: User): UserResponseDto {
+    return UserResponseDto.from(account);
   }
 
   private within<T>(
