@@ -9,6 +9,7 @@ import {
   type ResponseObject,
   type ResponsesObject,
 } from '@nestjs/swagger';
+import { UsersMessages } from '../../users/users.messages.js';
 import { INTERNAL_ERROR_MESSAGE } from '../errors/error-bodies.js';
 import { BEARER_REJECTED_EXAMPLES, errorBodyExamples } from './error-examples.js';
 import { ErrorResponseDto, ProblemDetailsResponseDto } from './error-response.schemas.js';
@@ -55,7 +56,8 @@ export function serializeOpenApiDocument(document: OpenAPIObject): string {
 /**
  * Answers that come from global components rather than from a handler, so no handler declares
  * them: the filter turns any unexpected failure into a 500, and the global guard rejects a
- * missing or invalid token on every route that is not @Public() (those carry bearer security).
+ * missing or invalid token, and a token whose account is deactivated or deleted, on every route
+ * that is not @Public() (those carry bearer security).
  */
 function documentSharedFailures(operation: OperationObject): void {
   addErrorExamples(
@@ -68,11 +70,15 @@ function documentSharedFailures(operation: OperationObject): void {
     (requirement) => BEARER_SCHEME in requirement,
   );
   if (isProtected) {
+    addErrorExamples(operation.responses, 401, 'Not authorized; the message says why.', {
+      ...BEARER_REJECTED_EXAMPLES,
+      ...errorBodyExamples(401, { deactivated: UsersMessages.deactivated }),
+    });
     addErrorExamples(
       operation.responses,
-      401,
-      'Not authorized; the message says why.',
-      BEARER_REJECTED_EXAMPLES,
+      404,
+      "The access token's account no longer exists.",
+      errorBodyExamples(404, { notFound: UsersMessages.notFound }),
     );
   }
 }
