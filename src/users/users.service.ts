@@ -12,6 +12,9 @@ import { UsersMessages } from './users.messages.js';
 /** The lockout columns: what a login reads before it decides, and expects unchanged when it writes. */
 export type LockoutState = Pick<User, 'failedLoginAttempts' | 'lockoutEnd'>;
 
+/** What the admin CLI shows of an account next to its address. */
+export type AccountSummary = Pick<User, 'id' | 'email' | 'createdAt' | 'lastLoginAt'>;
+
 /** The login bookkeeping columns, written together. */
 export type LoginState = LockoutState & Partial<Pick<User, 'lastLoginAt' | 'passwordHash'>>;
 
@@ -37,6 +40,19 @@ export class UsersService {
   /** `email` must already be normalised (see normalizeEmail). */
   findByEmail(email: string): Promise<User | null> {
     return this.unitOfWork.run((m) => m.findOneBy(User, { email }));
+  }
+
+  /**
+   * Every account, by id: only columns the first migration made, so it also works on a database
+   * whose later migrations are pending. For the admin CLI, not a request path.
+   */
+  listAccounts(): Promise<AccountSummary[]> {
+    return this.unitOfWork.run((m) =>
+      m.find(User, {
+        select: { id: true, email: true, createdAt: true, lastLoginAt: true },
+        order: { id: 'ASC' },
+      }),
+    );
   }
 
   /** Inserts a new user; a taken e-mail, even one taken a moment ago, is a ConflictError. */
