@@ -38,7 +38,13 @@ export class DatabaseModule {
             }
             const dataSource = await new DataSource(options).initialize();
             if (migrate) {
-              await runMigrations(dataSource);
+              try {
+                await runMigrations(dataSource);
+              } catch (error: unknown) {
+                // Start-up stops here: let go of the file or the pool before it does.
+                await dataSource.destroy();
+                throw error;
+              }
             }
             return dataSource;
           },

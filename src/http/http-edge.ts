@@ -128,7 +128,12 @@ function answerClientError(
   socket: Socket,
   errorResponse: (status: number) => string,
 ): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) {
+  if (socket.destroyed) {
+    return;
+  }
+  if (error.code === 'ECONNRESET' || error.code === 'HPE_INVALID_EOF_STATE') {
+    // The client hung up mid-request: no one is left to read an answer.
+    socket.destroy();
     return;
   }
   const status = PARSER_ERROR_STATUS[error.code ?? ''] ?? 400;
