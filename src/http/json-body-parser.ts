@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { BODY_ERROR_KEY, BodyMessages } from '../common/errors/error-bodies.js';
+import { BODY_ERROR_KEY } from '../common/errors/error-bodies.js';
 import { RequestValidationError } from '../common/errors/request-validation.error.js';
-import { jsonShapeProblem, MAX_BODY_DEPTH, type JsonShapeProblem } from './strict-json.js';
+import { BodyMessages } from './body.messages.js';
+import { jsonShapeProblem, type JsonShapeProblem } from './strict-json.js';
 
 type Done = (error: Error | null, body?: unknown) => void;
 
@@ -9,7 +10,7 @@ type Done = (error: Error | null, body?: unknown) => void;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 const SHAPE_MESSAGES: Readonly<Record<JsonShapeProblem, string>> = {
-  tooDeep: BodyMessages.tooDeep(MAX_BODY_DEPTH),
+  tooDeep: BodyMessages.tooDeep,
   duplicateKey: BodyMessages.duplicateKey,
   loneSurrogate: BodyMessages.loneSurrogate,
 };

@@ -29,11 +29,3 @@ export const UNAUTHORIZED_MESSAGE = 'Unauthorized';
 export const BODY_ERROR_KEY = '$';
 /** Reported under BODY_ERROR_KEY when the body is absent, an array or a scalar. */
 export const BODY_NOT_AN_OBJECT_MESSAGE = 'The request body must be a JSON object.';
-/** Reported under BODY_ERROR_KEY when the body is not JSON, or is JSON this service refuses. */
-export const BodyMessages = {
-  invalidJson: 'The request body is not a valid JSON object.',
-  invalidUtf8: 'The request body is not valid UTF-8.',
-  tooDeep: (depth: number) => `The request body is nested more than ${depth} levels deep.`,
-  duplicateKey: 'The request body names the same key twice in one object.',
-  loneSurrogate: 'The request body has a string with a lone UTF-16 surrogate.',
-} as const;

@@ -1,0 +1,10 @@
+import { MAX_BODY_DEPTH } from './strict-json.js';
+
+/** Reported under the key `$` when a body is not JSON, or is JSON this service refuses. */
+export const BodyMessages = {
+  invalidJson: 'The request body is not a valid JSON object.',
+  invalidUtf8: 'The request body is not valid UTF-8.',
+  tooDeep: `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`,
+  duplicateKey: 'The request body names the same key twice in one object.',
+  loneSurrogate: 'The request body has a string with a lone UTF-16 surrogate.',
+} as const;
