@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { BODY_ERROR_KEY } from '../common/errors/error-bodies.js';
 import { RequestValidationError } from '../common/errors/request-validation.error.js';
-import { BodyMessages } from './body.messages.js';
+import { BodyMessages } from './body-problems.js';
 import { jsonShapeProblem, type JsonShapeProblem } from './strict-json.js';
 
 type Done = (error: Error | null, body?: unknown) => void;

@@ -7,7 +7,7 @@ import {
   VALIDATION_PROBLEM_TITLE,
 } from '../../src/common/errors/error-bodies.js';
 import { DATABASE_UNREACHABLE } from '../../src/health/database.health.js';
-import { BodyMessages } from '../../src/http/body.messages.js';
+import { BodyMessages } from '../../src/http/body-problems.js';
 import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';

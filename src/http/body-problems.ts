@@ -1,6 +1,10 @@
 import { MAX_BODY_DEPTH } from './strict-json.js';
 
-/** Reported under the key `$` when a body is not JSON, or is JSON this service refuses. */
+/**
+ * Reported under the key `$` of problem details when a body is not JSON, or is JSON this service
+ * refuses. Validation messages, in English like class-validator's, not error-body texts: hence
+ * not a `*.messages.ts` module.
+ */
 export const BodyMessages = {
   invalidJson: 'The request body is not a valid JSON object.',
   invalidUtf8: 'The request body is not valid UTF-8.',
