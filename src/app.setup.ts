@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { ACCOUNT_REFUSALS } from './auth/jwt-auth.guard.js';
 import { ClientAddressResolver } from './common/network/client-address.js';
 import { Clock } from './common/time/clock.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
@@ -33,6 +34,11 @@ export function createHttpAdapter(): FastifyAdapter {
   return adapter;
 }
 
+/** The API document of the app, with what the global guard answers on every protected route. */
+export function openApiDocumentOf(app: NestFastifyApplication): OpenAPIObject {
+  return buildOpenApiDocument(app, ACCOUNT_REFUSALS);
+}
+
 /**
  * Everything main.ts and the tests share: prefix, documentation, request timing, the answers
  * of the HTTP layer, start-up warnings. Call before listening.
@@ -58,7 +64,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
 
   app.setGlobalPrefix('api', { exclude: HEALTH_PATHS });
   if (config.isDevelopment) {
-    const document = buildOpenApiDocument(app);
+    const document = openApiDocumentOf(app);
     SwaggerModule.setup('/', app, document, { jsonDocumentUrl: 'openapi.json' });
   }
   return app;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { registerUser } from './factories/user.factory.js';
 import { GreetingModule } from './extending/greeting.module.js';
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { useSharedTestApp } from './utils/create-test-app.js';
 import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { decodeJwt } from './utils/jwt.js';
 
@@ -36,15 +36,7 @@ function asInSource(file: string): string {
 }
 
 describe('Extending: a module added by a team', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await createTestApp({ imports: [GreetingModule] });
-  });
-
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useSharedTestApp({ imports: [GreetingModule] });
 
   it.each(MODULE_FILES)(
     'should be the code docs/development.md shows for src/greeting/%s',

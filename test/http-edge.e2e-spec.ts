@@ -178,7 +178,7 @@ describe('the HTTP edge', () => {
 
         expect(response.status).toBe(400);
         expect(response.json()).toEqual(
-          bodyProblem('The request body is not a valid JSON object.'),
+          bodyProblem('The request body must be a JSON object.'),
         );
       }
     });

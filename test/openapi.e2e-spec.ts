@@ -10,7 +10,7 @@ import {
   UNAUTHORIZED_MESSAGE,
   VALIDATION_PROBLEM_TITLE,
 } from '../src/common/errors/error-bodies.js';
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { useSharedTestApp } from './utils/create-test-app.js';
 import { startDevelopmentServer } from './utils/development-server.js';
 import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { httpRequest } from './utils/http.js';
@@ -162,15 +162,7 @@ describe('openapi.json, the contract', () => {
   });
 
   describe('routes', () => {
-    let t: TestApp;
-
-    beforeAll(async () => {
-      t = await createTestApp();
-    });
-
-    afterAll(async () => {
-      await t.close();
-    });
+    const t = useSharedTestApp();
 
     /**
      * Every route the public port serves. Fastify answers HEAD for each GET route by itself

@@ -1,5 +1,5 @@
 import type { AuditEntry } from '../audit/audit-trail.service.js';
-import type { EmailCollision } from '../users/email-collisions.js';
+import type { EmailCollision } from '../common/identity/email-collisions.js';
 import type { AccountSummary } from '../users/users.service.js';
 import type {
   Account,

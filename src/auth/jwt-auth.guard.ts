@@ -4,7 +4,23 @@ import { AuthGuard } from '@nestjs/passport';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
 import { IS_PUBLIC_KEY } from '../common/decorators/public.decorator.js';
 import type { RequestWithAccount } from '../users/current-account.decorator.js';
+import type { GuardRefusal } from '../common/swagger/openapi-document.js';
+import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
+
+/** The guard's answers for a valid token whose account may not act, for the API document. */
+export const ACCOUNT_REFUSALS: readonly GuardRefusal[] = [
+  {
+    status: 401,
+    description: 'Not authorized; the message says why.',
+    messages: { deactivated: UsersMessages.deactivated },
+  },
+  {
+    status: 404,
+    description: "The access token's account no longer exists.",
+    messages: { notFound: UsersMessages.notFound },
+  },
+];
 
 /**
  * Global guard: every route needs a valid bearer token unless it is marked @Public(), so a

@@ -6,7 +6,6 @@ import { MAX_BODY_DEPTH } from './strict-json.js';
  * not a `*.messages.ts` module.
  */
 export const BodyMessages = {
-  invalidJson: 'The request body is not a valid JSON object.',
   invalidUtf8: 'The request body is not valid UTF-8.',
   tooDeep: `The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`,
   duplicateKey: 'The request body names the same key twice in one object.',

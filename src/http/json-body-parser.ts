@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { BODY_ERROR_KEY } from '../common/errors/error-bodies.js';
+import { BODY_ERROR_KEY, BODY_NOT_AN_OBJECT_MESSAGE } from '../common/errors/error-bodies.js';
 import { RequestValidationError } from '../common/errors/request-validation.error.js';
 import { BodyMessages } from './body-problems.js';
 import { jsonShapeProblem, type JsonShapeProblem } from './strict-json.js';
@@ -38,7 +38,7 @@ export function useStrictJsonBodies(fastify: FastifyInstance): void {
       }
       void parseJson(request, text, (error: Error | null, value?: unknown) => {
         if (error !== null) {
-          done(refused(BodyMessages.invalidJson));
+          done(refused(BODY_NOT_AN_OBJECT_MESSAGE));
           return;
         }
         const problem = jsonShapeProblem(text);

@@ -1,7 +1,11 @@
 import { isEmail, ValidateBy, type ValidationOptions } from 'class-validator';
 import { codePointLength } from '../common/validation/string-rules.js';
 import { EMAIL_MAX_LENGTH } from './entities/user.entity.js';
-import { canonicalDomainOf, normalizeEmail, UNASSIGNED_CHARACTERS } from './email.js';
+import {
+  canonicalDomainOf,
+  normalizeEmail,
+  UNASSIGNED_CHARACTERS,
+} from '../common/identity/email.js';
 
 /**
  * An address a new account may have: well-formed as typed (after NFKC, so fullwidth forms

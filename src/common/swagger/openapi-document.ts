@@ -9,9 +9,12 @@ import {
   type ResponseObject,
   type ResponsesObject,
 } from '@nestjs/swagger';
-import { UsersMessages } from '../../users/users.messages.js';
 import { INTERNAL_ERROR_MESSAGE } from '../errors/error-bodies.js';
-import { BEARER_REJECTED_EXAMPLES, errorBodyExamples } from './error-examples.js';
+import {
+  BEARER_REJECTED_EXAMPLES,
+  errorBodyExamples,
+  type NamedMessages,
+} from './error-examples.js';
 import { ErrorResponseDto, ProblemDetailsResponseDto } from './error-response.schemas.js';
 
 /** The security scheme name that `@ApiBearerAuth()` uses when given none. */
@@ -19,12 +22,22 @@ export const BEARER_SCHEME = 'bearer';
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
+/** An answer the global guard gives on every protected route besides the bare 401. */
+export interface GuardRefusal {
+  readonly status: number;
+  readonly description: string;
+  readonly messages: NamedMessages;
+}
+
 /**
  * The OpenAPI document of the application: what the development server serves at /openapi.json
  * and what `npm run openapi` writes to openapi.json. Call it after configureApp(), which sets the
  * global prefix the paths carry.
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(
+  app: INestApplication,
+  guardRefusals: readonly GuardRefusal[] = [],
+): OpenAPIObject {
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -41,7 +54,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     for (const method of HTTP_METHODS) {
       const operation = path[method];
       if (operation !== undefined) {
-        documentSharedFailures(operation);
+        documentSharedFailures(operation, guardRefusals);
       }
     }
   }
@@ -59,7 +72,10 @@ export function serializeOpenApiDocument(document: OpenAPIObject): string {
  * missing or invalid token, and a token whose account is deactivated or deleted, on every route
  * that is not @Public() (those carry bearer security).
  */
-function documentSharedFailures(operation: OperationObject): void {
+function documentSharedFailures(
+  operation: OperationObject,
+  guardRefusals: readonly GuardRefusal[],
+): void {
   addErrorExamples(
     operation.responses,
     500,
@@ -70,16 +86,20 @@ function documentSharedFailures(operation: OperationObject): void {
     (requirement) => BEARER_SCHEME in requirement,
   );
   if (isProtected) {
-    addErrorExamples(operation.responses, 401, 'Not authorized; the message says why.', {
-      ...BEARER_REJECTED_EXAMPLES,
-      ...errorBodyExamples(401, { deactivated: UsersMessages.deactivated }),
-    });
     addErrorExamples(
       operation.responses,
-      404,
-      "The access token's account no longer exists.",
-      errorBodyExamples(404, { notFound: UsersMessages.notFound }),
+      401,
+      'Not authorized; the message says why.',
+      BEARER_REJECTED_EXAMPLES,
     );
+    for (const { status, description, messages } of guardRefusals) {
+      addErrorExamples(
+        operation.responses,
+        status,
+        description,
+        errorBodyExamples(status, messages),
+      );
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { emailCollisions, type StoredEmail } from '../../users/email-collisions.js';
-import { normalizeEmail } from '../../users/email.js';
+import { emailCollisions, type StoredEmail } from '../../common/identity/email-collisions.js';
+import { normalizeEmail } from '../../common/identity/email.js';
 
 /** Rows read per statement, so a large table is never read in one answer. */
 const BATCH_SIZE = 5_000;

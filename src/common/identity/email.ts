@@ -1,5 +1,5 @@
 import { domainToASCII } from 'node:url';
-import { INVISIBLE_CHARACTERS } from '../common/validation/string-rules.js';
+import { INVISIBLE_CHARACTERS } from '../validation/string-rules.js';
 
 const INVISIBLE_CHARACTERS_ALL = new RegExp(INVISIBLE_CHARACTERS.source, 'gu');
 
