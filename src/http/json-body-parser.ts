@@ -2,18 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { BODY_ERROR_KEY, BODY_NOT_AN_OBJECT_MESSAGE } from '../common/errors/error-bodies.js';
 import { RequestValidationError } from '../common/errors/request-validation.error.js';
 import { BodyMessages } from './body-problems.js';
-import { jsonShapeProblem, type JsonShapeProblem } from './strict-json.js';
+import { jsonShapeProblem } from './strict-json.js';
 
 type Done = (error: Error | null, body?: unknown) => void;
 
 /** `fatal`: bytes that are not UTF-8 are refused, never turned into U+FFFD. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-const SHAPE_MESSAGES: Readonly<Record<JsonShapeProblem, string>> = {
-  tooDeep: BodyMessages.tooDeep,
-  duplicateKey: BodyMessages.duplicateKey,
-  loneSurrogate: BodyMessages.loneSurrogate,
-};
 
 /**
  * Replaces Fastify's `application/json` parser with one that reads the body as bytes and refuses,
@@ -42,7 +36,7 @@ export function useStrictJsonBodies(fastify: FastifyInstance): void {
           return;
         }
         const problem = jsonShapeProblem(text);
-        done(problem === null ? null : refused(SHAPE_MESSAGES[problem]), value);
+        done(problem === null ? null : refused(BodyMessages[problem]), value);
       });
     },
   );

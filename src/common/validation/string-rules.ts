@@ -5,8 +5,8 @@ import { ValidateBy, type ValidationOptions } from 'class-validator';
  * JavaScript's white space but U+FEFF, which trim() would drop silently: it is invisible, and
  * HasNoInvisibleCharacters refuses it wherever it stands.
  */
-const EDGE_SPACES =
-  /^[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+const SPACE = '[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const EDGE_SPACES = new RegExp(`^${SPACE}+|${SPACE}+$`, 'g');
 
 /** Trims strings before validation; other types pass through so that @IsString reports them. */
 export const Trim = (): PropertyDecorator =>
