@@ -57,6 +57,8 @@ describe(loadAppConfig.name, () => {
       tokenCleanup: { enabled: true, intervalSeconds: 3_600, batchSize: 1_000, retentionDays: 7 },
       management: { enabled: true, port: 9464, host: '127.0.0.1' },
       logging: { level: 'info' },
+      http: { requestTimeoutMs: 30_000 },
+      sessions: { maxActivePerUser: 100 },
       trustedProxies: [],
       warnings: [],
     });

@@ -50,6 +50,16 @@ export interface ManagementConfig {
   readonly host: string;
 }
 
+export interface HttpConfig {
+  /** Longest a client may take to send a whole request (headers and body) before a 408. */
+  readonly requestTimeoutMs: number;
+}
+
+export interface SessionsConfig {
+  /** Active sessions one account may hold; a login past it ends the least recently used one. */
+  readonly maxActivePerUser: number;
+}
+
 export interface LoggingConfig {
   readonly level: LoggingLevel;
 }
@@ -65,6 +75,8 @@ export class AppConfig {
   readonly tokenCleanup: TokenCleanupConfig;
   readonly management: ManagementConfig;
   readonly logging: LoggingConfig;
+  readonly http: HttpConfig;
+  readonly sessions: SessionsConfig;
   /** Addresses and CIDR ranges whose X-Forwarded-For header is believed; empty by default. */
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
@@ -236,6 +248,8 @@ function assemble(
       host: env.Management__Host,
     },
     logging: { level: env.Logging__Level },
+    http: { requestTimeoutMs: env.Http__RequestTimeoutSeconds * 1000 },
+    sessions: { maxActivePerUser: env.Sessions__MaxActivePerUser },
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
   });
