@@ -516,8 +516,6 @@ describe('errors (SPEC §7)', () => {
       { method: 'GET', path: '/api/nope' },
       { method: 'POST', path: '/nope' },
       { method: 'GET', path: '/api/auth' },
-      // DELETE /api/auth/me deletes the account now; PUT has no route.
-      { method: 'PUT', path: ME },
     ])('should answer $method $path with a 404 error body', async ({ method, path }) => {
       const response = await ctx.api.request(path, {
         method,
@@ -528,6 +526,18 @@ describe('errors (SPEC §7)', () => {
 
       expectErrorBody(response, 404, ANY_TEXT);
       expect(response.json<{ message: string }>().message).not.toContain('nope');
+    });
+  });
+
+  describe('a known path with another method', () => {
+    const ctx = useApp();
+
+    // DELETE /api/auth/me deletes the account (issue 17); PUT has no route there.
+    it('should answer PUT /api/auth/me with a 405 error body and the methods it has', async () => {
+      const response = await ctx.api.request(ME, { method: 'PUT' });
+
+      expectErrorBody(response, 405, 'Method Not Allowed');
+      expect(response.headers.get('allow')).toBe('GET, HEAD, DELETE');
     });
   });
 

@@ -119,7 +119,9 @@ const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, reado
   'POST /api/auth/revoke': {
     200: ['Token revocado exitosamente.'],
     400: [PROBLEM],
-    401: [REFRESH_INVALID, 'Unauthorized'],
+    // The guard answers for the token's account on every protected route, as `me` does.
+    401: [REFRESH_INVALID, 'Unauthorized', DEACTIVATED],
+    404: ['Usuario no encontrado.'],
     500: [INTERNAL],
   },
   'GET /api/auth/me': {

@@ -10,7 +10,7 @@ import { MailOutbox } from '../mail/mail-outbox.js';
 import type { PreparedMail } from '../mail/mail-sender.js';
 import type { MessageResponseDto } from '../tokens/dto/message-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
-import { normalizeEmail } from '../users/email.js';
+import { normalizeEmail } from '../common/identity/email.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
 import { AuthMessages } from './auth.messages.js';

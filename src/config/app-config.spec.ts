@@ -76,6 +76,8 @@ describe(loadAppConfig.name, () => {
         pollIntervalSeconds: 5,
         retentionDays: 7,
       },
+      http: { requestTimeoutMs: 30_000 },
+      sessions: { maxActivePerUser: 100 },
       trustedProxies: [],
       warnings: [],
     });

@@ -56,6 +56,16 @@ export interface ManagementConfig {
   readonly host: string;
 }
 
+export interface HttpConfig {
+  /** Longest a client may take to send a whole request (headers and body) before a 408. */
+  readonly requestTimeoutMs: number;
+}
+
+export interface SessionsConfig {
+  /** Active sessions one account may hold; a login past it ends the least recently used one. */
+  readonly maxActivePerUser: number;
+}
+
 export interface LoggingConfig {
   readonly level: LoggingLevel;
 }
@@ -74,6 +84,8 @@ export class AppConfig {
   /** Password change and reset, e-mail verification and change. */
   readonly accountFlows: AccountFlowsConfig;
   readonly mail: MailConfig;
+  readonly http: HttpConfig;
+  readonly sessions: SessionsConfig;
   /** Addresses and CIDR ranges whose X-Forwarded-For header is believed; empty by default. */
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
@@ -258,6 +270,8 @@ function assemble(
     logging: { level: env.Logging__Level },
     accountFlows: accountFlows(env),
     mail: checked.mail,
+    http: { requestTimeoutMs: env.Http__RequestTimeoutSeconds * 1000 },
+    sessions: { maxActivePerUser: env.Sessions__MaxActivePerUser },
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
   });

@@ -61,6 +61,7 @@ describe(SessionsService.name, () => {
     const config = {
       jwt: { refreshTokenExpiryDays: 7 },
       accountFlows: { requireVerifiedEmail: false },
+      sessions: { maxActivePerUser: 100 },
     } as AppConfig;
     const moduleRef = await Test.createTestingModule({
       providers: [

@@ -1,5 +1,10 @@
 import { IsNotEmpty, IsString } from 'class-validator';
-import { HasNoControlCharacters, MaxChars, Trim } from '../../common/validation/string-rules.js';
+import {
+  HasNoControlCharacters,
+  HasNoInvisibleCharacters,
+  MaxChars,
+  Trim,
+} from '../../common/validation/string-rules.js';
 import { USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
 import { IsAcceptablePassword } from '../password-policy.js';
 import { RegistrationEmail } from './registration-email.js';
@@ -11,9 +16,13 @@ export class RegisterDto {
   @IsNotEmpty()
   @MaxChars(USERNAME_MAX_LENGTH)
   @HasNoControlCharacters()
+  @HasNoInvisibleCharacters()
   readonly username: string;
 
-  /** Login identifier; trimmed and stored in lower case. @example "alice@example.com" */
+  /**
+   * Login identifier; stored in its canonical form (lower case, NFKC, the domain in ASCII), which
+   * is what the responses show. @example "alice@example.com"
+   */
   @RegistrationEmail()
   readonly email: string;
 

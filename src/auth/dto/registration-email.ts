@@ -1,7 +1,12 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty } from '@nestjs/swagger';
-import { IsEmail, IsString } from 'class-validator';
-import { MaxChars, Trim } from '../../common/validation/string-rules.js';
+import { IsString } from 'class-validator';
+import {
+  HasNoControlCharacters,
+  HasNoInvisibleCharacters,
+  MaxChars,
+  Trim,
+} from '../../common/validation/string-rules.js';
+import { IsAcceptableEmail } from '../../users/acceptable-email.js';
 import { EMAIL_MAX_LENGTH } from '../../users/entities/user.entity.js';
 
 /**
@@ -10,11 +15,11 @@ import { EMAIL_MAX_LENGTH } from '../../users/entities/user.entity.js';
  */
 export function RegistrationEmail(): PropertyDecorator {
   return applyDecorators(
-    // The Swagger plugin reads validators only where they are written; this one it cannot see.
-    ApiProperty({ format: 'email' }),
     Trim(),
     IsString(),
-    IsEmail(),
+    IsAcceptableEmail(),
     MaxChars(EMAIL_MAX_LENGTH),
+    HasNoControlCharacters(),
+    HasNoInvisibleCharacters(),
   );
 }

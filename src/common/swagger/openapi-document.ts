@@ -10,7 +10,11 @@ import {
   type ResponsesObject,
 } from '@nestjs/swagger';
 import { INTERNAL_ERROR_MESSAGE } from '../errors/error-bodies.js';
-import { BEARER_REJECTED_EXAMPLES, errorBodyExamples } from './error-examples.js';
+import {
+  BEARER_REJECTED_EXAMPLES,
+  errorBodyExamples,
+  type NamedMessages,
+} from './error-examples.js';
 import { ErrorResponseDto, ProblemDetailsResponseDto } from './error-response.schemas.js';
 
 /** The security scheme name that `@ApiBearerAuth()` uses when given none. */
@@ -18,12 +22,22 @@ export const BEARER_SCHEME = 'bearer';
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
+/** An answer the global guard gives on every protected route besides the bare 401. */
+export interface GuardRefusal {
+  readonly status: number;
+  readonly description: string;
+  readonly messages: NamedMessages;
+}
+
 /**
  * The OpenAPI document of the application: what the development server serves at /openapi.json
  * and what `npm run openapi` writes to openapi.json. Call it after configureApp(), which sets the
  * global prefix the paths carry.
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(
+  app: INestApplication,
+  guardRefusals: readonly GuardRefusal[] = [],
+): OpenAPIObject {
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -40,7 +54,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     for (const method of HTTP_METHODS) {
       const operation = path[method];
       if (operation !== undefined) {
-        documentSharedFailures(operation);
+        documentSharedFailures(operation, guardRefusals);
       }
     }
   }
@@ -55,9 +69,13 @@ export function serializeOpenApiDocument(document: OpenAPIObject): string {
 /**
  * Answers that come from global components rather than from a handler, so no handler declares
  * them: the filter turns any unexpected failure into a 500, and the global guard rejects a
- * missing or invalid token on every route that is not @Public() (those carry bearer security).
+ * missing or invalid token, and a token whose account is deactivated or deleted, on every route
+ * that is not @Public() (those carry bearer security).
  */
-function documentSharedFailures(operation: OperationObject): void {
+function documentSharedFailures(
+  operation: OperationObject,
+  guardRefusals: readonly GuardRefusal[],
+): void {
   addErrorExamples(
     operation.responses,
     500,
@@ -74,6 +92,14 @@ function documentSharedFailures(operation: OperationObject): void {
       'Not authorized; the message says why.',
       BEARER_REJECTED_EXAMPLES,
     );
+    for (const { status, description, messages } of guardRefusals) {
+      addErrorExamples(
+        operation.responses,
+        status,
+        description,
+        errorBodyExamples(status, messages),
+      );
+    }
   }
 }
 
