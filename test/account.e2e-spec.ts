@@ -289,8 +289,8 @@ describe('account flows, with mail through a real SMTP server', () => {
       let whileSending = '';
       sink.beforeAnswer = async () => {
         whileSending = JSON.stringify([
-          await t.database.query('SELECT * FROM mail_outbox'),
-          await t.database.query('SELECT * FROM account_tokens'),
+          await outboxRows(t, user.id),
+          await t.database.query('SELECT * FROM account_tokens WHERE "userId" = $1', [user.id]),
         ]);
       };
       await t.post(PASSWORD_FORGOT, { email: user.email });
