@@ -18,20 +18,24 @@ describe('migrations of the account flows', () => {
   let database: TestDatabase;
   let dataSource: DataSource;
 
-  const at = (iso: string): string =>
-    onPostgres ? new Date(iso).toISOString() : toSqliteDatetime(new Date(iso));
-
-  beforeEach(async () => {
-    database = await createTestDatabase();
-    dataSource = await new DataSource({
+  /** A data source on the test database that knows `migrations`. */
+  const connect = (migrations: typeof MIGRATIONS): Promise<DataSource> =>
+    new DataSource({
       ...dataSourceOptions({
         target: parseConnectionString(database.connectionString),
         poolSize: 2,
         connectionTimeoutMs: 5_000,
         statementTimeoutMs: 5_000,
       }),
-      migrations: MIGRATIONS.slice(0, FIRST_OF_ISSUE_17),
+      migrations,
     }).initialize();
+
+  const at = (iso: string): string =>
+    onPostgres ? new Date(iso).toISOString() : toSqliteDatetime(new Date(iso));
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+    dataSource = await connect(MIGRATIONS.slice(0, FIRST_OF_ISSUE_17));
     await dataSource.runMigrations({ transaction: 'all' });
     await dataSource.destroy();
     await database.query(
@@ -53,14 +57,7 @@ describe('migrations of the account flows', () => {
         started,
       ],
     );
-    dataSource = await new DataSource({
-      ...dataSourceOptions({
-        target: parseConnectionString(database.connectionString),
-        poolSize: 2,
-        connectionTimeoutMs: 5_000,
-        statementTimeoutMs: 5_000,
-      }),
-    }).initialize();
+    dataSource = await connect(MIGRATIONS);
   });
 
   afterEach(async () => {

@@ -1,11 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import {
-  ConflictError,
-  InvalidArgumentError,
-  NotFoundError,
-  UnauthorizedError,
-} from '../common/errors/domain-errors.js';
+import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -94,31 +89,18 @@ export class EmailVerificationService {
    * is not the account's any more.
    */
   async verify(request: VerifyEmailDto, origin: RequestOrigin): Promise<MessageResponseDto> {
-    const found = await this.mailedTokens.find(request.token, [
-      'email_verification',
-      'email_change',
-    ]);
-    const refuse = (userId: string | null, reason: 'invalid' | 'expired') => {
-      this.events.emit({ type: 'email_verification_failed', userId, reason }, origin);
-      return new InvalidArgumentError(AuthMessages.mailedTokenInvalid);
-    };
-    if (found.status !== 'valid') {
-      throw refuse(found.status === 'expired' ? found.token.userId : null, found.status);
-    }
-    const { token } = found;
-    const user = await this.usersService.findById(token.userId);
-    if (user === null || (token.purpose === 'email_verification' && user.email !== token.email)) {
-      throw refuse(null, 'invalid');
-    }
-    if (!user.isActive) {
-      throw new UnauthorizedError(UsersMessages.deactivated);
-    }
+    const { token, user } = await this.mailedTokens.redeemable(
+      request.token,
+      ['email_verification', 'email_change'],
+      'email_verification_failed',
+      origin,
+    );
     const done =
       token.purpose === 'email_change'
         ? await this.changeEmail(user, token)
         : await this.markVerified(user, token);
     if (!done) {
-      throw refuse(null, 'invalid');
+      throw this.mailedTokens.usedMeanwhile('email_verification_failed', origin);
     }
     if (token.purpose === 'email_change') {
       this.mail.wake();

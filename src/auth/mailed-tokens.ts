@@ -2,24 +2,31 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { digestOpaqueToken, generateOpaqueToken } from '../common/crypto/opaque-token.js';
+import { InvalidArgumentError, UnauthorizedError } from '../common/errors/domain-errors.js';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import type { MailedTokenFailureReason } from '../events/auth-event.js';
+import { AuthEvents } from '../events/auth-events.js';
 import type { MailKind } from '../mail/entities/outbox-mail.entity.js';
 import { MailOutbox } from '../mail/mail-outbox.js';
 import type { TemplateValues } from '../mail/mail-templates.js';
 import type { User } from '../users/entities/user.entity.js';
+import { UsersMessages } from '../users/users.messages.js';
+import { UsersService } from '../users/users.service.js';
 import { AccountTokenRepository } from './account-token.repository.js';
+import { AuthMessages } from './auth.messages.js';
 import { AccountToken, type AccountTokenPurpose } from './entities/account-token.entity.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 
-/** A mailed token as its redeemer finds it. */
-export type FoundToken =
-  | { readonly status: 'valid'; readonly token: AccountToken }
-  | { readonly status: 'expired'; readonly token: AccountToken }
-  | { readonly status: 'invalid' };
+/** A usable mailed token and the account it is for. */
+export interface RedeemableToken {
+  readonly token: AccountToken;
+  readonly user: User;
+}
 
 /**
  * The tokens of mailed links: 256 random bits, stored only as a SHA-256 digest, one live token per
@@ -34,6 +41,8 @@ export class MailedTokens {
 
   constructor(
     private readonly repository: AccountTokenRepository,
+    private readonly usersService: UsersService,
+    private readonly events: AuthEvents,
     private readonly mail: MailOutbox,
     private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
@@ -118,14 +127,47 @@ export class MailedTokens {
     return true;
   }
 
-  /** The token with this raw value among `purposes`, and whether it still works. */
-  async find(raw: string, purposes: readonly AccountTokenPurpose[]): Promise<FoundToken> {
+  /**
+   * The token with this raw value among `purposes`, and its account, if the link still works.
+   * Otherwise the failure is told (`failure` event) and thrown, with one text for every case:
+   * unknown, used, replaced, expired, or mailed to an address the account no longer has (an
+   * e-mail change token names the new address, so it cannot be). A deactivated account is
+   * refused as on every route.
+   */
+  async redeemable(
+    raw: string,
+    purposes: readonly AccountTokenPurpose[],
+    failure: 'password_reset_failed' | 'email_verification_failed',
+    origin: RequestOrigin,
+  ): Promise<RedeemableToken> {
+    const refuse = (userId: string | null, reason: MailedTokenFailureReason) => {
+      this.events.emit({ type: failure, userId, reason }, origin);
+      return new InvalidArgumentError(AuthMessages.mailedTokenInvalid);
+    };
     const token = await this.repository.findByHash(digestOpaqueToken(raw));
     if (token === null || !purposes.includes(token.purpose)) {
-      return { status: 'invalid' };
+      throw refuse(null, 'invalid');
     }
-    const expired = token.expiresAt.getTime() <= this.clock.now().getTime();
-    return { status: expired ? 'expired' : 'valid', token };
+    if (token.expiresAt.getTime() <= this.clock.now().getTime()) {
+      throw refuse(token.userId, 'expired');
+    }
+    const user = await this.usersService.findById(token.userId);
+    if (user === null || (token.purpose !== 'email_change' && user.email !== token.email)) {
+      throw refuse(null, 'invalid');
+    }
+    if (!user.isActive) {
+      throw new UnauthorizedError(UsersMessages.deactivated);
+    }
+    return { token, user };
+  }
+
+  /** The error of a token that another request used first (see consume). */
+  usedMeanwhile(
+    failure: 'password_reset_failed' | 'email_verification_failed',
+    origin: RequestOrigin,
+  ): Error {
+    this.events.emit({ type: failure, userId: null, reason: 'invalid' }, origin);
+    return new InvalidArgumentError(AuthMessages.mailedTokenInvalid);
   }
 
   /** Uses the token up, inside the caller's transaction; false when another request did first. */

@@ -1,6 +1,5 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { InvalidArgumentError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -11,7 +10,6 @@ import type { PreparedMail } from '../mail/mail-sender.js';
 import type { MessageResponseDto } from '../tokens/dto/message-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../common/identity/email.js';
-import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
 import { AuthMessages } from './auth.messages.js';
 import type { ForgotPasswordDto } from './dto/forgot-password.dto.js';
@@ -58,22 +56,12 @@ export class PasswordResetService implements OnModuleInit {
    * reached the account's address, so that address counts as verified too.
    */
   async reset(request: ResetPasswordDto, origin: RequestOrigin): Promise<MessageResponseDto> {
-    const found = await this.mailedTokens.find(request.token, ['password_reset']);
-    const refuse = (userId: string | null, reason: 'invalid' | 'expired') => {
-      this.events.emit({ type: 'password_reset_failed', userId, reason }, origin);
-      return new InvalidArgumentError(AuthMessages.mailedTokenInvalid);
-    };
-    if (found.status !== 'valid') {
-      throw refuse(found.status === 'expired' ? found.token.userId : null, found.status);
-    }
-    const { token } = found;
-    const user = await this.usersService.findById(token.userId);
-    if (user === null || user.email !== token.email) {
-      throw refuse(null, 'invalid');
-    }
-    if (!user.isActive) {
-      throw new UnauthorizedError(UsersMessages.deactivated);
-    }
+    const { token, user } = await this.mailedTokens.redeemable(
+      request.token,
+      ['password_reset'],
+      'password_reset_failed',
+      origin,
+    );
     const passwordHash = await this.passwordHasher.hash(request.newPassword);
     const revoked = await this.unitOfWork.transaction(async (m) => {
       if (!(await this.mailedTokens.consume(m, token))) {
@@ -90,7 +78,7 @@ export class PasswordResetService implements OnModuleInit {
       });
     });
     if (revoked === null) {
-      throw refuse(null, 'invalid');
+      throw this.mailedTokens.usedMeanwhile('password_reset_failed', origin);
     }
     const { revokedTokenIds } = revoked;
     this.events.emit({ type: 'password_reset', userId: user.id, revokedTokenIds }, origin);
