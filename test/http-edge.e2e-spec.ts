@@ -1,5 +1,6 @@
 import { DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { startDevelopmentServer, type DevelopmentServer } from './utils/development-server.js';
 import { errorBody } from './utils/expected-bodies.js';
 import { isRequestLine } from './utils/log-capture.js';
 import {
@@ -394,5 +395,46 @@ describe('slow clients', () => {
 
     await expect(reading).resolves.toMatchObject({ status: 200 });
     socket.destroy();
+  });
+});
+
+describe('the HTTP edge in development, beside the Swagger UI', () => {
+  let development: DevelopmentServer;
+
+  beforeAll(async () => {
+    development = await startDevelopmentServer();
+  });
+
+  afterAll(async () => {
+    await development.stop();
+  });
+
+  // The UI's static files are served by a catch-all GET route, which must not hide a 405 nor
+  // be listed in Allow.
+  it.each([
+    ['GET', LOGIN, 'POST'],
+    ['PUT', LOGIN, 'POST'],
+    ['GET', REGISTER, 'POST'],
+    ['DELETE', '/api/auth/me', 'GET, HEAD'],
+  ])('should answer %s %s with 405 and Allow: %s', async (method, path, allow) => {
+    const response = await rawRequest(
+      development.server.baseUrl,
+      `${method} ${path} HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n`,
+    );
+
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe(allow);
+    expect(response.headers['content-type']).toBe(JSON_TYPE);
+    expect(response.json()).toEqual(errorBody(405, 'Method Not Allowed'));
+  });
+
+  it('should still answer a path no route names with 404 and the error body', async () => {
+    const response = await rawRequest(
+      development.server.baseUrl,
+      'GET /api/auth/nothing HTTP/1.1\r\nHost: a\r\n\r\n',
+    );
+
+    expect(response.status).toBe(404);
+    expect(response.json()).toEqual(errorBody(404, 'Not Found'));
   });
 });

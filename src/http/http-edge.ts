@@ -89,7 +89,7 @@ export function installHttpEdge(fastify: FastifyInstance, clock: Clock, config: 
       done(new BadRequestException());
       return;
     }
-    if (request.routeOptions.url === undefined) {
+    if (!namesResource(request.routeOptions.url)) {
       const allowed = allowedMethods(fastify, request);
       if (allowed.length > 0) {
         void reply.header('allow', allowed.join(', '));
@@ -184,10 +184,22 @@ function hasWellFormedHeaders(request: IncomingMessage): boolean {
   return seen.has('host') || request.httpVersion !== '1.1';
 }
 
-/** The methods that do have a route at this request's path. */
+/**
+ * False for no route, and for a catch-all (`/*`: the development Swagger UI's static files),
+ * which answers 404 for any path that is not one of its files rather than naming a resource.
+ */
+function namesResource(routeUrl: string | undefined): boolean {
+  return routeUrl !== undefined && !routeUrl.endsWith('*');
+}
+
+/** The methods that have a route of their own, not only a catch-all, at this request's path. */
 function allowedMethods(fastify: FastifyInstance, request: FastifyRequest): HTTPMethods[] {
   const path = request.url.split('?', 1)[0];
-  return METHODS.filter(
-    (method) => method !== request.method && fastify.findRoute({ method, url: path }) !== null,
-  );
+  return METHODS.filter((method) => {
+    if (method === request.method) {
+      return false;
+    }
+    const route = fastify.findRoute({ method, url: path });
+    return route !== null && !('*' in route.params);
+  });
 }
