@@ -415,7 +415,7 @@ describe('the HTTP edge in development, beside the Swagger UI', () => {
     ['GET', LOGIN, 'POST'],
     ['PUT', LOGIN, 'POST'],
     ['GET', REGISTER, 'POST'],
-    ['DELETE', '/api/auth/me', 'GET, HEAD'],
+    ['PUT', '/api/auth/me', 'GET, HEAD, DELETE'],
   ])('should answer %s %s with 405 and Allow: %s', async (method, path, allow) => {
     const response = await rawRequest(
       development.server.baseUrl,
