@@ -7,6 +7,7 @@ import { requestIdFrom } from './common/request-origin/request-origin.js';
 import { buildOpenApiDocument } from './common/swagger/openapi-document.js';
 import { AppConfig } from './config/app-config.js';
 import { HEALTH_PATHS } from './health/health.controller.js';
+import { configureHttpHeaders } from './http/http-headers.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 
 /** Largest accepted request body. Every valid body of this API is far smaller. */
@@ -29,8 +30,8 @@ export function createHttpAdapter(): FastifyAdapter {
 }
 
 /**
- * Everything main.ts and the tests share: prefix, documentation, request timing, start-up
- * warnings.
+ * Everything main.ts and the tests share: prefix, headers, documentation, request timing,
+ * start-up warnings.
  */
 export function configureApp(app: NestFastifyApplication): NestFastifyApplication {
   const config = app.get(AppConfig);
@@ -49,6 +50,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
       done();
     });
   app.get(HttpMetrics).attach(app.getHttpAdapter().getInstance());
+  configureHttpHeaders(app, config);
 
   app.setGlobalPrefix('api', { exclude: HEALTH_PATHS });
   if (config.isDevelopment) {

@@ -2,6 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { parseAllowedOrigins, type AllowedOrigins } from './allowed-origins.js';
 import { parseConnectionString, type DatabaseTarget } from './connection-string.js';
 import {
   EnvironmentVariables,
@@ -19,6 +20,8 @@ export interface JwtConfig {
   readonly accessTokenExpiryMinutes: number;
   readonly refreshTokenExpiryDays: number;
   readonly clockSkewSeconds: number;
+  /** Protected routes refuse access tokens whose session has ended; otherwise tokens are stateless. */
+  readonly requireActiveSession: boolean;
 }
 
 export interface PasswordHashingConfig {
@@ -49,6 +52,13 @@ export interface ManagementConfig {
   readonly host: string;
 }
 
+/** Strict-Transport-Security; off unless TLS is terminated in front of the service. */
+export interface HstsConfig {
+  readonly enabled: boolean;
+  readonly maxAgeSeconds: number;
+  readonly includeSubDomains: boolean;
+}
+
 export interface LoggingConfig {
   readonly level: LoggingLevel;
 }
@@ -64,6 +74,9 @@ export class AppConfig {
   readonly tokenCleanup: TokenCleanupConfig;
   readonly management: ManagementConfig;
   readonly logging: LoggingConfig;
+  /** The web front ends that may call the API from a browser; none by default. */
+  readonly allowedOrigins: AllowedOrigins;
+  readonly hsts: HstsConfig;
   /** Addresses and CIDR ranges whose X-Forwarded-For header is believed; empty by default. */
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
@@ -127,6 +140,10 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     problems.push(`TrustedProxies: "${badProxy}" is not an IP address or CIDR range`);
   }
 
+  const allowedOrigins = parseAllowedOrigins(splitList(env.Cors__AllowedOrigins), isDevelopment);
+  problems.push(...allowedOrigins.problems);
+  warnings.push(...allowedOrigins.warnings);
+
   // Port 0 asks the system for a free port, so only a fixed port can collide.
   if (env.Management__Enabled && env.Management__Port !== 0 && env.Management__Port === env.PORT) {
     problems.push(`Management__Port must differ from PORT (both are ${env.PORT})`);
@@ -153,6 +170,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       accessTokenExpiryMinutes: env.Jwt__AccessTokenExpiryMinutes,
       refreshTokenExpiryDays: env.Jwt__RefreshTokenExpiryDays,
       clockSkewSeconds: env.Jwt__ClockSkewSeconds,
+      requireActiveSession: env.Jwt__RequireActiveSession,
     },
     database: {
       target,
@@ -178,6 +196,12 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       host: env.Management__Host,
     },
     logging: { level: env.Logging__Level },
+    allowedOrigins: allowedOrigins.origins,
+    hsts: {
+      enabled: env.Hsts__Enabled,
+      maxAgeSeconds: env.Hsts__MaxAgeSeconds,
+      includeSubDomains: env.Hsts__IncludeSubDomains,
+    },
     trustedProxies,
     warnings,
   });

@@ -17,6 +17,10 @@ export const DEFAULT_AUDIENCE = 'keygate-clients';
 export const DEFAULT_CONNECTION_STRING = 'Data Source=data/keygate.db';
 /** The default port of the OpenTelemetry Prometheus exporter, a common choice for metrics. */
 export const DEFAULT_MANAGEMENT_PORT = 9464;
+/** One year: what browsers' HSTS preload lists ask for, and the usual advice. */
+export const HSTS_DEFAULT_MAX_AGE_SECONDS = 31_536_000;
+/** Two years: longer gains nothing, and a mistake would outlive any fix. */
+export const HSTS_MAX_AGE_LIMIT_SECONDS = 63_072_000;
 /** OWASP Password Storage Cheat Sheet level for PBKDF2-HMAC-SHA256. */
 export const OWASP_PBKDF2_SHA256_ITERATIONS = 600_000;
 /** pino's level names, most severe first; `silent` writes nothing. */
@@ -85,6 +89,11 @@ export class EnvironmentVariables {
   @Max(300)
   Jwt__ClockSkewSeconds = 0;
 
+  /** Every protected route refuses an access token whose session (`sid`) has ended. */
+  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
+  @IsBoolean()
+  Jwt__RequireActiveSession = false;
+
   @IsString()
   @IsNotEmpty()
   ConnectionStrings__DefaultConnection = DEFAULT_CONNECTION_STRING;
@@ -145,6 +154,25 @@ export class EnvironmentVariables {
   /** Comma-separated addresses or CIDR ranges of proxies whose X-Forwarded-For is believed. */
   @IsString()
   TrustedProxies = '';
+
+  /** Comma-separated origins of the web front ends that may call the API from a browser. */
+  @IsString()
+  Cors__AllowedOrigins = '';
+
+  /** Strict-Transport-Security, for deployments that terminate TLS in front of Keygate. */
+  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
+  @IsBoolean()
+  Hsts__Enabled = false;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(HSTS_MAX_AGE_LIMIT_SECONDS)
+  Hsts__MaxAgeSeconds = HSTS_DEFAULT_MAX_AGE_SECONDS;
+
+  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
+  @IsBoolean()
+  Hsts__IncludeSubDomains = false;
 
   /** The management listener (Prometheus metrics): off switch, port and interface. */
   @Transform(({ value }: { value: unknown }) => parseBoolean(value))

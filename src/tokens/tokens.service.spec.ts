@@ -86,6 +86,7 @@ describe(TokensService.name, () => {
         accessTokenExpiryMinutes: 15,
         refreshTokenExpiryDays: 7,
         clockSkewSeconds: 0,
+        requireActiveSession: false,
       },
     } as AppConfig;
     const moduleRef = await Test.createTestingModule({
