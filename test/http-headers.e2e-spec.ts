@@ -31,18 +31,15 @@ interface Probe {
   readonly body: unknown;
 }
 
-const json = (body: unknown): Record<string, string> =>
-  typeof body === 'string' ? { 'content-type': 'application/json' } : {};
-
 /**
  * One request per kind of answer the service gives: successes, each kind of error, errors the
  * framework raises before a handler runs, unknown paths in and outside `/api`, a health probe.
  */
 function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}) => ({
+  const post = (body: unknown, headers: Record<string, string> = {}) => ({
     method: 'POST',
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    headers: { ...json(typeof body === 'string' ? body : ''), ...headers },
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
   });
   const bearer = { authorization: `Bearer ${user.accessToken}` };
   const credentials = { email: user.email, password: user.password };
@@ -51,7 +48,7 @@ function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
       name: 'register 201',
       path: '/api/auth/register',
       init: () =>
-        post('/api/auth/register', {
+        post({
           username: 'carol',
           email: `carol-${randomUUID()}@example.com`,
           password: 'S3cure!pass',
@@ -62,28 +59,28 @@ function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
     {
       name: 'register 409',
       path: '/api/auth/register',
-      init: post('/api/auth/register', { username: 'x', ...credentials }),
+      init: post({ username: 'x', ...credentials }),
       status: 409,
       body: errorBody(409, 'Ya existe una cuenta con ese email.'),
     },
     {
       name: 'register 400',
       path: '/api/auth/register',
-      init: post('/api/auth/register', {}),
+      init: post({}),
       status: 400,
       body: problemDetails(['username', 'email', 'password']),
     },
     {
       name: 'login 200',
       path: '/api/auth/login',
-      init: post('/api/auth/login', credentials),
+      init: post(credentials),
       status: 200,
       body: authResponse(user),
     },
     {
       name: 'login 401',
       path: '/api/auth/login',
-      init: post('/api/auth/login', { ...credentials, password: 'Wr0ng!pass' }),
+      init: post({ ...credentials, password: 'Wr0ng!pass' }),
       status: 401,
       body: errorBody(401, 'Credenciales inválidas.'),
     },
@@ -115,7 +112,7 @@ function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
     {
       name: 'refresh 401',
       path: '/api/auth/refresh',
-      init: post('/api/auth/refresh', { refreshToken: 'unknown' }),
+      init: post({ refreshToken: 'unknown' }),
       status: 401,
       body: errorBody(401, 'Refresh token inválido.'),
     },
@@ -144,7 +141,6 @@ function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
       name: 'revoke 200',
       path: '/api/auth/revoke',
       init: post(
-        '/api/auth/revoke',
         { refreshToken: spare.refreshToken },
         { authorization: `Bearer ${spare.accessToken}` },
       ),

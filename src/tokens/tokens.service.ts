@@ -87,7 +87,7 @@ export class TokensService {
       familyId,
       generation: 0,
     });
-    return { response: this.respond(user, raw), familyId };
+    return { response: this.respond(user, familyId, raw), familyId };
   }
 
   /** Spec §3.2: rotates a valid token, or says why not. */
@@ -242,7 +242,7 @@ export class TokensService {
       sessionStartedAt: token.sessionStartedAt,
     });
     return {
-      response: this.respond(user, raw),
+      response: this.respond(user, token.familyId, raw),
       event: {
         type: 'token_refreshed',
         userId: user.id,
@@ -287,8 +287,8 @@ export class TokensService {
     return raw;
   }
 
-  private respond(user: User, refreshToken: string): AuthResponseDto {
-    const access = this.accessTokens.sign(user);
+  private respond(user: User, sessionId: string, refreshToken: string): AuthResponseDto {
+    const access = this.accessTokens.sign(user, sessionId);
     return {
       accessToken: access.token,
       refreshToken,

@@ -1,0 +1,365 @@
+import { randomUUID } from 'node:crypto';
+import { AdminModule } from '../src/admin/admin.module.js';
+import { AdminService } from '../src/admin/admin.service.js';
+import { internalOrigin } from '../src/common/request-origin/request-origin.js';
+import { NEWEST_TOKEN_OF_FAMILY } from '../src/sessions/sessions.service.js';
+import { User } from '../src/users/entities/user.entity.js';
+import { findRefreshToken } from './factories/refresh-token.factory.js';
+import { registerUser, type RegisteredUser } from './factories/user.factory.js';
+import {
+  createTestApp,
+  TEST_SECRET_KEY,
+  type TestApp,
+  type TestAppOptions,
+  type TestResponse,
+} from './utils/create-test-app.js';
+import { errorBody, publicUser } from './utils/expected-bodies.js';
+import { accessTokenClaims, decodeJwt, signJwt } from './utils/jwt.js';
+import { onPostgres } from './utils/test-database.js';
+
+// Access tokens name their session (`sid`, the refresh-token family). With
+// Jwt__RequireActiveSession=true every protected route refuses a token whose session has ended;
+// by default tokens stay valid until they expire, as SPEC fixes.
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const REQUIRE = { Jwt__RequireActiveSession: 'true' };
+const INVALID_TOKEN = 'Bearer error="invalid_token"';
+
+interface Pair {
+  readonly accessToken: string;
+  readonly refreshToken: string;
+}
+
+/** Every protected route, each called as a client would with a token of `user`. */
+const PROTECTED: ReadonlyArray<
+  readonly [
+    string,
+    (t: TestApp, user: RegisteredUser, accessToken: string) => Promise<TestResponse>,
+  ]
+> = [
+  ['GET /api/auth/me', (t, _user, token) => t.get('/api/auth/me', token)],
+  ['GET /api/auth/sessions', (t, _user, token) => t.get('/api/auth/sessions', token)],
+  [
+    'POST /api/auth/revoke',
+    (t, _user, token) => t.post('/api/auth/revoke', { refreshToken: 'not-a-token' }, token),
+  ],
+  [
+    'POST /api/auth/sessions/revoke-all',
+    (t, _user, token) =>
+      t.post('/api/auth/sessions/revoke-all', { keepCurrent: true, refreshToken: 'x' }, token),
+  ],
+];
+
+async function login(t: TestApp, user: RegisteredUser): Promise<Pair> {
+  const response = await t.post('/api/auth/login', { email: user.email, password: user.password });
+  expect(response.status).toBe(200);
+  return response.json<Pair>();
+}
+
+async function refresh(t: TestApp, refreshToken: string): Promise<Pair> {
+  const response = await t.post('/api/auth/refresh', { refreshToken });
+  expect(response.status).toBe(200);
+  return response.json<Pair>();
+}
+
+/** The bearer guard's refusal: SPEC §7's bare 401, with the RFC 6750 challenge. */
+function expectRefused(response: TestResponse): void {
+  expect({
+    status: response.status,
+    body: response.text,
+    challenge: response.headers.get('www-authenticate'),
+  }).toEqual({
+    status: 401,
+    body: '{"status":401,"message":"Unauthorized"}',
+    challenge: INVALID_TOKEN,
+  });
+}
+
+/**
+ * The plan of the session check's one statement. PostgreSQL is told to avoid a full scan, which
+ * a table this small invites; what matters is that the index alone finds the row, in order.
+ */
+async function planOf(t: TestApp, sessionId: string): Promise<string> {
+  if (!onPostgres) {
+    const rows = await t.database.query<{ detail: string }>(
+      `EXPLAIN QUERY PLAN ${NEWEST_TOKEN_OF_FAMILY}`,
+      [sessionId],
+    );
+    return rows.map((row) => row.detail).join('\n');
+  }
+  const runner = t.dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.startTransaction();
+    await runner.query('SET LOCAL enable_seqscan = off');
+    const rows = (await runner.query(`EXPLAIN (COSTS OFF) ${NEWEST_TOKEN_OF_FAMILY}`, [
+      sessionId,
+    ])) as Array<{ 'QUERY PLAN': string }>;
+    await runner.rollbackTransaction();
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  } finally {
+    await runner.release();
+  }
+}
+
+async function open(options: TestAppOptions = {}): Promise<TestApp> {
+  return createTestApp({ ...options, imports: [AdminModule] });
+}
+
+describe('The session of an access token', () => {
+  describe('the sid claim', () => {
+    let t: TestApp;
+
+    beforeAll(async () => {
+      t = await open();
+    });
+
+    afterAll(async () => {
+      await t.close();
+    });
+
+    it('should name the family of the refresh token issued with it, on every issue', async () => {
+      const user = await registerUser(t);
+      const loggedIn = await login(t, user);
+      const refreshed = await refresh(t, loggedIn.refreshToken);
+
+      for (const pair of [user, loggedIn, refreshed]) {
+        const stored = await findRefreshToken(t, pair.refreshToken);
+        expect(decodeJwt(pair.accessToken).payload.sid).toBe(stored?.familyId);
+      }
+      expect(decodeJwt(refreshed.accessToken).payload.sid).toBe(
+        decodeJwt(loggedIn.accessToken).payload.sid,
+      );
+      expect(decodeJwt(loggedIn.accessToken).payload.sid).not.toBe(
+        decodeJwt(user.accessToken).payload.sid,
+      );
+    });
+
+    it('should be refused when it is not a UUID, like any forged claim', async () => {
+      const user = await registerUser(t);
+      const claims = accessTokenClaims(user, t.clock.now(), { sid: 'not-a-session' });
+      const token = signJwt({ alg: 'HS256', typ: 'JWT' }, claims, TEST_SECRET_KEY);
+
+      expectRefused(await t.get('/api/auth/me', token));
+    });
+  });
+
+  describe('by default (Jwt__RequireActiveSession=false)', () => {
+    let t: TestApp;
+
+    beforeAll(async () => {
+      t = await open();
+    });
+
+    afterAll(async () => {
+      await t.close();
+    });
+
+    it('should keep accepting the access token of a session that has ended, until it expires', async () => {
+      const user = await registerUser(t);
+      const revoke = await t.post(
+        '/api/auth/revoke',
+        { refreshToken: user.refreshToken },
+        user.accessToken,
+      );
+      expect(revoke.status).toBe(200);
+
+      const response = await t.get('/api/auth/me', user.accessToken);
+
+      expect({ status: response.status, body: response.json() }).toEqual({
+        status: 200,
+        body: publicUser(user),
+      });
+    });
+
+    it('should accept a token without sid', async () => {
+      const user = await registerUser(t);
+      const claims = accessTokenClaims(user, t.clock.now());
+      const token = signJwt({ alg: 'HS256', typ: 'JWT' }, claims, TEST_SECRET_KEY);
+
+      expect((await t.get('/api/auth/me', token)).status).toBe(200);
+    });
+  });
+
+  describe('with Jwt__RequireActiveSession=true', () => {
+    let t: TestApp;
+
+    beforeEach(async () => {
+      t = await open({ environment: REQUIRE });
+    });
+
+    afterEach(async () => {
+      await t.close();
+    });
+
+    it('should serve the token of an active session on every protected route', async () => {
+      const user = await registerUser(t);
+
+      const me = await t.get('/api/auth/me', user.accessToken);
+      const sessions = await t.get('/api/auth/sessions', user.accessToken);
+
+      expect({ status: me.status, body: me.json() }).toEqual({
+        status: 200,
+        body: publicUser(user),
+      });
+      expect(sessions.status).toBe(200);
+    });
+
+    it('should keep serving the tokens issued before a refresh: rotation continues the session', async () => {
+      const user = await registerUser(t);
+      const refreshed = await refresh(t, user.refreshToken);
+
+      for (const token of [user.accessToken, refreshed.accessToken]) {
+        expect((await t.get('/api/auth/me', token)).status).toBe(200);
+      }
+    });
+
+    it.each(PROTECTED)(
+      'should refuse on %s the token of a session ended by logout',
+      async (_route, call) => {
+        const user = await registerUser(t);
+        const other = await login(t, user);
+        const revoke = await t.post(
+          '/api/auth/revoke',
+          { refreshToken: user.refreshToken },
+          user.accessToken,
+        );
+        expect(revoke.status).toBe(200);
+
+        expectRefused(await call(t, user, user.accessToken));
+        const stillServed = await t.get('/api/auth/me', other.accessToken);
+        expect(stillServed.status).toBe(200);
+      },
+    );
+
+    it('should refuse the tokens of the sessions ended by revoke-all, and keep the one kept', async () => {
+      const user = await registerUser(t);
+      const second = await login(t, user);
+      const third = await login(t, user);
+
+      const response = await t.post(
+        '/api/auth/sessions/revoke-all',
+        { keepCurrent: true, refreshToken: third.refreshToken },
+        third.accessToken,
+      );
+
+      expect(response.json()).toEqual({
+        message: 'Sesiones revocadas exitosamente.',
+        revokedSessions: 2,
+      });
+      expectRefused(await t.get('/api/auth/me', user.accessToken));
+      expectRefused(await t.get('/api/auth/me', second.accessToken));
+      expect((await t.get('/api/auth/me', third.accessToken)).status).toBe(200);
+    });
+
+    it('should refuse the tokens of a session ended by reuse detection', async () => {
+      const user = await registerUser(t);
+      const rotated = await refresh(t, user.refreshToken);
+      const replay = await t.post('/api/auth/refresh', { refreshToken: user.refreshToken });
+      expect(replay.json()).toEqual(errorBody(401, 'Refresh token revocado.'));
+
+      expectRefused(await t.get('/api/auth/me', rotated.accessToken));
+      expectRefused(await t.get('/api/auth/me', user.accessToken));
+    });
+
+    it('should refuse the tokens of an account an administrator deactivated', async () => {
+      const user = await registerUser(t);
+      const second = await login(t, user);
+
+      await t.app.get(AdminService).deactivate(user.email, internalOrigin('cli'));
+
+      expectRefused(await t.get('/api/auth/me', user.accessToken));
+      expectRefused(await t.get('/api/auth/me', second.accessToken));
+    });
+
+    it('should refuse the tokens of a deleted account', async () => {
+      const user = await registerUser(t);
+      await t.dataSource.getRepository(User).delete({ id: user.id });
+
+      expectRefused(await t.get('/api/auth/me', user.accessToken));
+    });
+
+    it('should refuse a token without sid, and one naming a session that does not exist', async () => {
+      const user = await registerUser(t);
+      const header = { alg: 'HS256', typ: 'JWT' };
+      const now = t.clock.now();
+      const withoutSid = signJwt(header, accessTokenClaims(user, now), TEST_SECRET_KEY);
+      const unknownSid = signJwt(
+        header,
+        accessTokenClaims(user, now, { sid: randomUUID() }),
+        TEST_SECRET_KEY,
+      );
+
+      expectRefused(await t.get('/api/auth/me', withoutSid));
+      expectRefused(await t.get('/api/auth/me', unknownSid));
+    });
+
+    it("should refuse a token naming another user's active session", async () => {
+      const user = await registerUser(t);
+      const other = await registerUser(t);
+      const { sid } = decodeJwt(other.accessToken).payload;
+      const token = signJwt(
+        { alg: 'HS256', typ: 'JWT' },
+        accessTokenClaims(user, t.clock.now(), { sid }),
+        TEST_SECRET_KEY,
+      );
+
+      expectRefused(await t.get('/api/auth/me', token));
+    });
+
+    it('should leave the open routes alone', async () => {
+      const user = await registerUser(t);
+      await t.post('/api/auth/revoke', { refreshToken: user.refreshToken }, user.accessToken);
+
+      const response = await t.post(
+        '/api/auth/login',
+        { email: user.email, password: user.password },
+        user.accessToken,
+      );
+
+      expect(response.status).toBe(200);
+    });
+  });
+
+  it('should refuse the access token of a session whose refresh token expired', async () => {
+    // Access tokens that outlive refresh tokens: only an operator's odd settings allow it.
+    const t = await open({
+      environment: {
+        ...REQUIRE,
+        Jwt__AccessTokenExpiryMinutes: String(10 * 24 * 60),
+        Jwt__RefreshTokenExpiryDays: '7',
+      },
+    });
+    try {
+      const user = await registerUser(t);
+      t.clock.advance(7 * DAY_MS - 1000);
+      expect((await t.get('/api/auth/me', user.accessToken)).status).toBe(200);
+      t.clock.advance(2000);
+
+      expectRefused(await t.get('/api/auth/me', user.accessToken));
+    } finally {
+      await t.close();
+    }
+  });
+
+  describe('the cost of the check', () => {
+    it('should read one row through the family index, without sorting, whatever the family size', async () => {
+      const t = await open({ environment: REQUIRE });
+      try {
+        const user = await registerUser(t);
+        let refreshToken = user.refreshToken;
+        for (let i = 0; i < 30; i++) {
+          refreshToken = (await refresh(t, refreshToken)).refreshToken;
+        }
+        const { sid } = decodeJwt(user.accessToken).payload;
+
+        const text = await planOf(t, String(sid));
+
+        expect(text).toContain('IDX_refresh_tokens_family');
+        expect(text).not.toMatch(/TEMP B-TREE|Sort/i);
+      } finally {
+        await t.close();
+      }
+    });
+  });
+});
