@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
+import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { Origin } from '../common/decorators/origin.decorator.js';
 import {
   CurrentUser,
@@ -25,6 +25,12 @@ export class TokensController {
   @Public()
   @Post('refresh')
   @HttpCode(HttpStatus.OK)
+  @ApiOkResponse({
+    description:
+      'Rotated: a new token pair for the same session. The presented refresh token is now revoked.',
+    type: AuthResponseDto,
+    examples: { rotated: { summary: 'The next pair', value: AUTH_RESPONSE_EXAMPLE } },
+  })
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
     status: HttpStatus.UNAUTHORIZED,
     messages: {
@@ -43,6 +49,7 @@ export class TokensController {
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()
   @ApiOkResponse({
+    description: 'Revoked: the refresh token, and its session, can no longer be used.',
     type: MessageResponseDto,
     examples: {
       revoked: { summary: TokensMessages.revokedOk, value: { message: TokensMessages.revokedOk } },
