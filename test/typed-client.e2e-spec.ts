@@ -45,8 +45,8 @@ describe('A client generated from openapi.json', () => {
       });
       // Fails, with tsc's errors, when the code does not fit the generated types.
       await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: directory }).catch(
-        (error: { stdout?: string }) => {
-          throw new Error(`tsc refused the client code:\n${error.stdout ?? String(error)}`);
+        (error: Error & { stdout?: string }) => {
+          throw new Error(`tsc refused the client code:\n${error.stdout ?? error.message}`);
         },
       );
 
