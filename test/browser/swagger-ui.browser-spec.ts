@@ -32,6 +32,9 @@ describe('Swagger UI in development', () => {
   let development: DevelopmentServer;
   let browser: Browser;
   let page: Page;
+  /** Every request the page made, and what the browser logged as an error. */
+  const requested: string[] = [];
+  const consoleErrors: string[] = [];
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
@@ -41,6 +44,12 @@ describe('Swagger UI in development', () => {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     page = await browser.newPage();
     page.setDefaultTimeout(UI_TIMEOUT_MS);
+    page.on('request', (request) => requested.push(request.url()));
+    page.on('console', (message) => {
+      if (message.type() === 'error') {
+        consoleErrors.push(message.text());
+      }
+    });
     // The page must work from the service alone: anything it asks of another origin is refused.
     const origin = development.server.baseUrl;
     await page.route('**/*', (route) =>
@@ -95,5 +104,21 @@ describe('Swagger UI in development', () => {
     const body = await answer.locator('.response-col_description').innerText();
     expect(body).toContain(`"email": "${email}"`);
     expect(body).toContain('"accessToken"');
+  });
+
+  it('should work under its own Content-Security-Policy, asking nothing of another origin', async () => {
+    await operation('GET', '/api/auth/me').waitFor();
+    const response = await fetch(`${development.server.baseUrl}/`);
+
+    expect(response.headers.get('content-security-policy')).toBe(
+      "default-src 'self';script-src 'self';style-src 'self' 'unsafe-inline';" +
+        "img-src 'self' data:;connect-src 'self';object-src 'none';base-uri 'none';" +
+        "form-action 'self';frame-ancestors 'none'",
+    );
+    expect(consoleErrors).toEqual([]);
+    const origin = development.server.baseUrl;
+    expect(
+      requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:')),
+    ).toEqual([]);
   });
 });
