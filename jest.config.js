@@ -12,6 +12,13 @@ const esmTypeScript = {
 export default {
   reporters: ['default', '<rootDir>/test/utils/summary-reporter.js'],
   projects: [
+    {
+      // Reads the repository (documentation against code); starts nothing.
+      ...esmTypeScript,
+      displayName: 'checks',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/checks/**/*.check-spec.ts'],
+    },
     { ...esmTypeScript, displayName: 'unit', rootDir: '.', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {
       ...esmTypeScript,

@@ -9,7 +9,7 @@ import {
   registerUser,
   reloadUser,
 } from './factories/user.factory.js';
-import { createTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
+import { type TestResponse, useSharedTestApp } from './utils/create-test-app.js';
 import {
   count,
   EMAIL_TAKEN,
@@ -19,20 +19,13 @@ import {
   messages,
   REVOKED,
 } from './utils/race-outcomes.js';
+import { LOGIN, REFRESH, REGISTER, REVOKE } from './utils/routes.js';
 
 describe('concurrency: outcomes equal some one-at-a-time order', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useSharedTestApp();
 
   const login = (email: string, password: string): Promise<TestResponse> =>
-    t.post('/api/auth/login', { email, password });
+    t.post(LOGIN, { email, password });
 
   describe('lockout', () => {
     it.each([10, 50, 200])(
@@ -97,7 +90,7 @@ describe('concurrency: outcomes equal some one-at-a-time order', () => {
       async (k) => {
         const { refreshToken } = await registerUser(t);
         const responses = await Promise.all(
-          Array.from({ length: k }, () => t.post('/api/auth/refresh', { refreshToken })),
+          Array.from({ length: k }, () => t.post(REFRESH, { refreshToken })),
         );
         const winners = responses.filter((response) => response.status === 200);
         expect(winners).toHaveLength(1);
@@ -110,7 +103,7 @@ describe('concurrency: outcomes equal some one-at-a-time order', () => {
         expect(family.every((token) => token.isRevoked)).toBe(true);
         expect(family[1].reasonRevoked).toBe('Token reuse detectado');
         const next = winners[0].json<{ refreshToken: string }>().refreshToken;
-        const retry = await t.post('/api/auth/refresh', { refreshToken: next });
+        const retry = await t.post(REFRESH, { refreshToken: next });
         expect(retry.status).toBe(401);
       },
     );
@@ -121,7 +114,7 @@ describe('concurrency: outcomes equal some one-at-a-time order', () => {
       let rotated = 0;
       const rotations = (async () => {
         for (let i = 0; i < 20; i += 1) {
-          const response = await t.post('/api/auth/refresh', { refreshToken: current });
+          const response = await t.post(REFRESH, { refreshToken: current });
           if (response.status !== 200) {
             break;
           }
@@ -130,7 +123,7 @@ describe('concurrency: outcomes equal some one-at-a-time order', () => {
         }
       })();
       await yieldToLoop();
-      const replay = await t.post('/api/auth/refresh', { refreshToken: registered.refreshToken });
+      const replay = await t.post(REFRESH, { refreshToken: registered.refreshToken });
       await rotations;
       // The replay and the chain's first rotation are in flight together, so either may be the
       // one that takes the first token from active (on PostgreSQL nothing orders them).
@@ -150,12 +143,8 @@ describe('concurrency: outcomes equal some one-at-a-time order', () => {
       for (let round = 0; round < 10; round += 1) {
         const user = await registerUser(t);
         const [refresh, revoke] = await Promise.all([
-          t.post('/api/auth/refresh', { refreshToken: user.refreshToken }),
-          t.post(
-            '/api/auth/revoke',
-            { refreshToken: user.refreshToken, reason: 'logout' },
-            user.accessToken,
-          ),
+          t.post(REFRESH, { refreshToken: user.refreshToken }),
+          t.post(REVOKE, { refreshToken: user.refreshToken, reason: 'logout' }, user.accessToken),
         ]);
         expect(revoke.status).toBe(200);
         const token = await findRefreshToken(t, user.refreshToken);
@@ -184,7 +173,7 @@ describe('concurrency: outcomes equal some one-at-a-time order', () => {
       );
       const responses = await Promise.all(
         variants.map((email, i) =>
-          t.post('/api/auth/register', {
+          t.post(REGISTER, {
             username: `racer${i}`,
             email,
             password: DEFAULT_PASSWORD,
@@ -201,15 +190,7 @@ describe('concurrency: outcomes equal some one-at-a-time order', () => {
 });
 
 describe('shared SQLite connection: a rolled-back unit never takes acknowledged writes with it', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useSharedTestApp();
 
   it('should keep every acknowledged write while other units fail and roll back', async () => {
     // Registrations whose e-mail starts with "fail" insert their user, yield to the event loop
@@ -230,19 +211,19 @@ describe('shared SQLite connection: a rolled-back unit never takes acknowledged 
       const requests = Array.from({ length: 60 }, (_, i) => {
         switch (i % 3) {
           case 0:
-            return t.post('/api/auth/register', {
+            return t.post(REGISTER, {
               username: `f${i}`,
               email: `fail${i}@example.com`,
               password: DEFAULT_PASSWORD,
             });
           case 1:
-            return t.post('/api/auth/register', {
+            return t.post(REGISTER, {
               username: `ok${i}`,
               email: `ok${i}@example.com`,
               password: DEFAULT_PASSWORD,
             });
           default:
-            return t.post('/api/auth/login', { email: target.email, password: 'Wrong!pass1' });
+            return t.post(LOGIN, { email: target.email, password: 'Wrong!pass1' });
         }
       });
       const responses = await Promise.all(requests);

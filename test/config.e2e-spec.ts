@@ -11,6 +11,7 @@ import {
 } from './utils/create-test-app.js';
 import { authResponse, errorBody } from './utils/expected-bodies.js';
 import { httpRequest, type TestResponse } from './utils/http.js';
+import { LOGIN, ME, REFRESH, REGISTER, REVOKE } from './utils/routes.js';
 import { createTestDatabase, describeOnSqlite, type TestDatabase } from './utils/test-database.js';
 import { decodeJwt, isSignedWith } from './utils/jwt.js';
 import {
@@ -23,16 +24,7 @@ import {
 
 /** Matches any message text; SPEC §7 leaves these messages open. */
 const ANY_TEXT = expect.any(String) as string;
-const REGISTER = '/api/auth/register';
-const LOGIN = '/api/auth/login';
-const REFRESH = '/api/auth/refresh';
-const AUTH_PATHS = [
-  '/api/auth/register',
-  '/api/auth/login',
-  '/api/auth/refresh',
-  '/api/auth/revoke',
-  '/api/auth/me',
-];
+const AUTH_PATHS = [REGISTER, LOGIN, REFRESH, REVOKE, ME];
 /** Spawned servers hash cheaply unless a test is about the hashing cost. */
 const FAST_HASHING = { PasswordHashing__Iterations: '1000' };
 /** "Exits within a few seconds." */
@@ -287,8 +279,8 @@ describe('configuration', () => {
       );
       expect(bearer).toBeDefined();
       const name = bearer?.[0] ?? '';
-      expect(document.paths['/api/auth/me']?.get?.security).toEqual([{ [name]: [] }]);
-      expect(document.paths['/api/auth/revoke']?.post?.security).toEqual([{ [name]: [] }]);
+      expect(document.paths[ME]?.get?.security).toEqual([{ [name]: [] }]);
+      expect(document.paths[REVOKE]?.post?.security).toEqual([{ [name]: [] }]);
     });
 
     it.each(['/', '/openapi.json'])(

@@ -9,11 +9,11 @@ import {
 import { User } from '../src/users/entities/user.entity.js';
 import { DEFAULT_PASSWORD, registerUser, type RegisteredUser } from './factories/user.factory.js';
 import {
-  createTestApp,
   TEST_SECRET_KEY,
   type TestApp,
   type TestAppOptions,
   type TestResponse,
+  useSharedTestApp,
 } from './utils/create-test-app.js';
 import { FakeClock } from './utils/fake-clock.js';
 import { errorBody, problemDetails, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
@@ -26,14 +26,10 @@ import {
   withPayload,
   type HmacAlgorithm,
 } from './utils/jwt.js';
+import { LOGIN, ME, REFRESH, REGISTER, REVOKE } from './utils/routes.js';
 
 /** Matches any message text; SPEC §7 leaves these messages open. */
 const ANY_TEXT = expect.any(String) as string;
-const REGISTER = '/api/auth/register';
-const LOGIN = '/api/auth/login';
-const REFRESH = '/api/auth/refresh';
-const REVOKE = '/api/auth/revoke';
-const ME = '/api/auth/me';
 
 const START = new Date('2026-03-01T08:00:00.000Z');
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
@@ -248,18 +244,11 @@ const PROTECTED_ENDPOINTS: readonly ProtectedEndpoint[] = [
  * Clock) of the app created last serves every app in this worker.
  */
 function useApp(options: TestAppOptions = {}): { readonly t: TestApp; readonly api: Api } {
-  const ctx = {} as { t: TestApp; api: Api };
-  beforeAll(async () => {
-    ctx.t = await createTestApp({ clock: new FakeClock(START), ...options });
-    ctx.api = leakChecked(ctx.t);
-  });
+  const t = useSharedTestApp(() => ({ clock: new FakeClock(START), ...options }));
   beforeEach(() => {
-    ctx.t.clock.set(START);
+    t.clock.set(START);
   });
-  afterAll(async () => {
-    await ctx.t.close();
-  });
-  return ctx;
+  return { t, api: leakChecked(t) };
 }
 
 describe('errors (SPEC §7)', () => {
@@ -441,6 +430,23 @@ describe('errors (SPEC §7)', () => {
       const response = await ctx.api.post(LOGIN, body);
 
       expectProblemDetails(response);
+    });
+
+    it.each([
+      { name: 'malformed JSON', body: '{"email":' },
+      { name: 'an empty body', body: '' },
+      { name: 'a JSON array', body: '[]' },
+      { name: 'JSON null', body: 'null' },
+    ])('should say of $name, under "$", that the body must be a JSON object', async ({ body }) => {
+      const response = await ctx.api.post(LOGIN, body);
+
+      expect(response.status).toBe(400);
+      expect(response.json()).toStrictEqual({
+        type: 'https://tools.ietf.org/html/rfc9110#section-15.5.1',
+        title: 'One or more validation errors occurred.',
+        status: 400,
+        errors: { $: ['The request body must be a JSON object.'] },
+      });
     });
   });
 

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { registerUser } from './factories/user.factory.js';
 import { GreetingModule } from './extending/greeting.module.js';
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { useSharedTestApp } from './utils/create-test-app.js';
 import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { decodeJwt } from './utils/jwt.js';
 
-// The README's "Extending" example, mounted into the real application: its files here are the
-// README's code, so what the README promises about a team's own module is what is tested.
+// The "Extending" example of docs/development.md, mounted into the real application: its files
+// here are the page's code, so what the page promises about a team's own module is what is tested.
 
-const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const GUIDE = readFileSync(new URL('../docs/development.md', import.meta.url), 'utf8');
 const MODULE_FILES = [
   'dto/greeting-response.dto.ts',
   'greeting.service.ts',
@@ -18,16 +18,16 @@ const MODULE_FILES = [
 const HELLO = '/api/greetings/hello';
 const ME = '/api/greetings/me';
 
-/** The ```ts block that follows the README's mention of `src/greeting/<file>`. */
-function readmeSnippet(file: string): string | undefined {
+/** The ```ts block that follows the page's mention of `src/greeting/<file>`. */
+function guideSnippet(file: string): string | undefined {
   const heading = `\`src/greeting/${file}\``;
-  const start = README.indexOf(heading);
-  const block = start < 0 ? null : /```ts\n([\s\S]*?)```/.exec(README.slice(start));
+  const start = GUIDE.indexOf(heading);
+  const block = start < 0 ? null : /```ts\n([\s\S]*?)```/.exec(GUIDE.slice(start));
   return block?.[1];
 }
 
 /**
- * The file as it would sit in src/greeting: the README's module lives in src, this copy one
+ * The file as it would sit in src/greeting: the page's module lives in src, this copy one
  * folder deeper under test, so `../../src/common/…` here is `../common/…` there.
  */
 function asInSource(file: string): string {
@@ -36,19 +36,14 @@ function asInSource(file: string): string {
 }
 
 describe('Extending: a module added by a team', () => {
-  let t: TestApp;
+  const t = useSharedTestApp({ imports: [GreetingModule] });
 
-  beforeAll(async () => {
-    t = await createTestApp({ imports: [GreetingModule] });
-  });
-
-  afterAll(async () => {
-    await t.close();
-  });
-
-  it.each(MODULE_FILES)('should be the code the README shows for src/greeting/%s', (file) => {
-    expect(readmeSnippet(file)).toBe(asInSource(file));
-  });
+  it.each(MODULE_FILES)(
+    'should be the code docs/development.md shows for src/greeting/%s',
+    (file) => {
+      expect(guideSnippet(file)).toBe(asInSource(file));
+    },
+  );
 
   it('should reject an anonymous call to a route without @Public() with the bare 401', async () => {
     const response = await t.get(ME);

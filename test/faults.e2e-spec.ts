@@ -10,8 +10,9 @@ import {
   registerUser,
   reloadUser,
 } from './factories/user.factory.js';
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { type TestApp, useSharedTestApp, useTestApp } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
+import { LOGIN, REFRESH, REGISTER } from './utils/routes.js';
 import { onPostgres } from './utils/test-database.js';
 
 const INTERNAL_ERROR = errorBody(500, 'Ocurrió un error interno.');
@@ -98,20 +99,12 @@ async function holdLockOnUser(t: TestApp, userId: string): Promise<HeldLock> {
 }
 
 describe('faults: a failing write fails closed', () => {
-  let t: TestApp;
-
-  beforeEach(async () => {
-    t = await createTestApp();
-  });
-
-  afterEach(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   it('should answer 500 when a failed login cannot be counted, and count nothing', async () => {
     const user = await createUser(t);
     const restore = await refuse(t, 'users', 'UPDATE');
-    const response = await t.post('/api/auth/login', {
+    const response = await t.post(LOGIN, {
       email: user.email,
       password: 'Wrong!pass1',
     });
@@ -124,7 +117,7 @@ describe('faults: a failing write fails closed', () => {
   it('should answer 500 and issue no tokens when a successful login cannot be written', async () => {
     const user = await createUser(t);
     const restore = await refuse(t, 'refresh_tokens', 'INSERT');
-    const response = await t.post('/api/auth/login', {
+    const response = await t.post(LOGIN, {
       email: user.email,
       password: DEFAULT_PASSWORD,
     });
@@ -139,7 +132,7 @@ describe('faults: a failing write fails closed', () => {
   it('should answer 500 when a rotation cannot be written, and keep the old token usable', async () => {
     const { refreshToken } = await registerUser(t);
     const restore = await refuse(t, 'refresh_tokens', 'INSERT');
-    const failed = await t.post('/api/auth/refresh', { refreshToken });
+    const failed = await t.post(REFRESH, { refreshToken });
     await restore();
     expect(failed.status).toBe(500);
     expect(failed.json()).toEqual(INTERNAL_ERROR);
@@ -148,13 +141,13 @@ describe('faults: a failing write fails closed', () => {
       replacedByTokenId: null,
     });
 
-    const retried = await t.post('/api/auth/refresh', { refreshToken });
+    const retried = await t.post(REFRESH, { refreshToken });
     expect(retried.status).toBe(200);
   });
 
   it('should answer 500 when a registration cannot be written, and leave no user behind', async () => {
     const restore = await refuse(t, 'refresh_tokens', 'INSERT');
-    const response = await t.post('/api/auth/register', {
+    const response = await t.post(REGISTER, {
       username: 'ghost',
       email: 'ghost@example.com',
       password: DEFAULT_PASSWORD,
@@ -163,7 +156,7 @@ describe('faults: a failing write fails closed', () => {
     expect(response.status).toBe(500);
     expect(response.json()).toEqual(INTERNAL_ERROR);
     expect(await t.dataSource.getRepository(User).count()).toBe(0);
-    const again = await t.post('/api/auth/register', {
+    const again = await t.post(REGISTER, {
       username: 'ghost',
       email: 'ghost@example.com',
       password: DEFAULT_PASSWORD,
@@ -173,16 +166,8 @@ describe('faults: a failing write fails closed', () => {
 });
 
 describe('faults: a write that waits for a lock held elsewhere', () => {
-  let t: TestApp;
-
-  beforeEach(async () => {
-    t = await createTestApp({
-      environment: { Database__StatementTimeoutMs: String(STATEMENT_TIMEOUT_MS) },
-    });
-  });
-
-  afterEach(async () => {
-    await t.close();
+  const t = useTestApp({
+    environment: { Database__StatementTimeoutMs: String(STATEMENT_TIMEOUT_MS) },
   });
 
   it('should fail within the statement timeout, not hang, and write nothing', async () => {
@@ -190,7 +175,7 @@ describe('faults: a write that waits for a lock held elsewhere', () => {
     const lock = await holdLockOnUser(t, user.id);
     try {
       const started = Date.now();
-      const response = await t.post('/api/auth/login', {
+      const response = await t.post(LOGIN, {
         email: user.email,
         password: 'Wrong!pass1',
       });
@@ -206,7 +191,7 @@ describe('faults: a write that waits for a lock held elsewhere', () => {
     expect((await reloadUser(t, user.id)).failedLoginAttempts).toBe(0);
 
     // Once the lock is gone the service carries on.
-    const response = await t.post('/api/auth/login', {
+    const response = await t.post(LOGIN, {
       email: user.email,
       password: DEFAULT_PASSWORD,
     });
@@ -215,15 +200,7 @@ describe('faults: a write that waits for a lock held elsewhere', () => {
 });
 
 describe('faults: lookups never run with a missing filter', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useSharedTestApp();
 
   it.each([undefined, null])(
     'should refuse a user lookup by %s instead of matching a row',

@@ -5,25 +5,16 @@ import {
   createTestApp,
   TEST_HASH_ITERATIONS,
   TEST_SECRET_KEY,
-  type TestApp,
+  useSharedTestApp,
 } from './utils/create-test-app.js';
 import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { accessTokenClaims, encodeSegment, signJwt } from './utils/jwt.js';
+import { LOGIN, ME, REGISTER } from './utils/routes.js';
 import { createTestDatabase } from './utils/test-database.js';
-
-const ME = '/api/auth/me';
 
 describe('hardening', () => {
   describe('access-token algorithms', () => {
-    let t: TestApp;
-
-    beforeAll(async () => {
-      t = await createTestApp();
-    });
-
-    afterAll(async () => {
-      await t.close();
-    });
+    const t = useSharedTestApp();
 
     it('should refuse an RS256 token, even one whose claims are right', async () => {
       const user = await registerUser(t);
@@ -77,20 +68,12 @@ describe('hardening', () => {
   });
 
   describe('e-mail normalisation', () => {
-    let t: TestApp;
-
-    beforeAll(async () => {
-      t = await createTestApp();
-    });
-
-    afterAll(async () => {
-      await t.close();
-    });
+    const t = useSharedTestApp();
 
     it('should store a decomposed e-mail in NFC and let its composed form log in', async () => {
       const decomposed = 'Jose\u0301@Example.com';
       const composed = 'josé@example.com';
-      const registered = await t.post('/api/auth/register', {
+      const registered = await t.post(REGISTER, {
         username: 'jose',
         email: decomposed,
         password: DEFAULT_PASSWORD,
@@ -98,12 +81,12 @@ describe('hardening', () => {
       expect(registered.status).toBe(201);
       expect(registered.json<{ user: { email: string } }>().user.email).toBe(composed);
 
-      const login = await t.post('/api/auth/login', {
+      const login = await t.post(LOGIN, {
         email: composed,
         password: DEFAULT_PASSWORD,
       });
       expect(login.status).toBe(200);
-      const again = await t.post('/api/auth/register', {
+      const again = await t.post(REGISTER, {
         username: 'jose2',
         email: 'JOSÉ@example.com',
         password: DEFAULT_PASSWORD,
@@ -130,14 +113,14 @@ describe('hardening', () => {
         const before = (await reloadUser(stronger, user.id)).passwordHash;
         expect(before.split('$')[1]).toBe('1000');
 
-        const wrong = await stronger.post('/api/auth/login', {
+        const wrong = await stronger.post(LOGIN, {
           email: user.email,
           password: 'Wrong!pass1',
         });
         expect(wrong.status).toBe(401);
         expect((await reloadUser(stronger, user.id)).passwordHash).toBe(before);
 
-        const login = await stronger.post('/api/auth/login', {
+        const login = await stronger.post(LOGIN, {
           email: user.email,
           password: user.password,
         });
@@ -148,7 +131,7 @@ describe('hardening', () => {
         expect(after.passwordHash.split('$')[1]).toBe(String(TEST_HASH_ITERATIONS * 2));
         expect(after.passwordHash).not.toBe(before);
 
-        const again = await stronger.post('/api/auth/login', {
+        const again = await stronger.post(LOGIN, {
           email: user.email,
           password: user.password,
         });

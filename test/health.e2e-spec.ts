@@ -1,5 +1,6 @@
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { createTestApp, type TestApp, useTestApp } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
+import { HEALTH_LIVE, HEALTH_READY } from './utils/routes.js';
 import { startTcpProxy, type TcpProxy } from './utils/tcp-proxy.js';
 import {
   createTestDatabase,
@@ -8,8 +9,6 @@ import {
   type TestDatabase,
 } from './utils/test-database.js';
 
-const LIVE = '/health/live';
-const READY = '/health/ready';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const NO_CACHE = 'no-cache, no-store, must-revalidate';
 const DATABASE_DOWN = 'The database did not answer.';
@@ -33,18 +32,10 @@ interface MigrationRow {
 }
 
 describe('health', () => {
-  let t: TestApp;
-
-  beforeEach(async () => {
-    t = await createTestApp();
-  });
-
-  afterEach(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   it('should answer live with 200 and an empty terminus result', async () => {
-    const response = await t.get(LIVE);
+    const response = await t.get(HEALTH_LIVE);
 
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(JSON_TYPE);
@@ -53,7 +44,7 @@ describe('health', () => {
   });
 
   it('should answer ready with 200 when the database answers and every migration has run', async () => {
-    const response = await t.get(READY);
+    const response = await t.get(HEALTH_READY);
 
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(JSON_TYPE);
@@ -65,7 +56,10 @@ describe('health', () => {
     ['no Authorization header', undefined],
     ['an invalid bearer token', 'not-a-jwt'],
   ])('should need no token: %s', async (_label, token) => {
-    const [live, ready] = await Promise.all([t.get(LIVE, token), t.get(READY, token)]);
+    const [live, ready] = await Promise.all([
+      t.get(HEALTH_LIVE, token),
+      t.get(HEALTH_READY, token),
+    ]);
 
     expect([live.status, ready.status]).toEqual([200, 200]);
   });
@@ -83,8 +77,8 @@ describe('health', () => {
   it('should answer ready with 503 and the failing indicators when the database is gone, live still 200', async () => {
     await t.dataSource.destroy();
 
-    const ready = await t.get(READY);
-    const live = await t.get(LIVE);
+    const ready = await t.get(HEALTH_READY);
+    const live = await t.get(HEALTH_LIVE);
 
     expect(ready.status).toBe(503);
     expect(ready.headers.get('content-type')).toBe(JSON_TYPE);
@@ -109,7 +103,7 @@ describe('health', () => {
     );
     await t.database.query('DELETE FROM migrations WHERE name = $1', [latest.name]);
 
-    const pending = await t.get(READY);
+    const pending = await t.get(HEALTH_READY);
 
     expect(pending.status).toBe(503);
     expect(pending.json()).toEqual({
@@ -124,7 +118,7 @@ describe('health', () => {
       latest.timestamp,
       latest.name,
     ]);
-    const applied = await t.get(READY);
+    const applied = await t.get(HEALTH_READY);
 
     expect(applied.status).toBe(200);
     expect(applied.json()).toEqual(READY_BODY);
@@ -159,10 +153,10 @@ describeOnPostgres('health: the PostgreSQL server becomes unreachable', () => {
   });
 
   it('should answer ready with 503 while the server is unreachable and 200 once it is back', async () => {
-    expect((await t.get(READY)).status).toBe(200);
+    expect((await t.get(HEALTH_READY)).status).toBe(200);
 
     await proxy.cut();
-    const gone = await t.get(READY);
+    const gone = await t.get(HEALTH_READY);
 
     expect(gone.status).toBe(503);
     const failing = {
@@ -170,10 +164,10 @@ describeOnPostgres('health: the PostgreSQL server becomes unreachable', () => {
       migrations: down(MIGRATIONS_UNREADABLE),
     };
     expect(gone.json()).toEqual({ status: 'error', info: {}, error: failing, details: failing });
-    expect((await t.get(LIVE)).status).toBe(200);
+    expect((await t.get(HEALTH_LIVE)).status).toBe(200);
 
     await proxy.restore();
-    const back = await t.get(READY);
+    const back = await t.get(HEALTH_READY);
 
     expect(back.status).toBe(200);
     expect(back.json()).toEqual(READY_BODY);

@@ -1,14 +1,9 @@
 import fc from 'fast-check';
 import { registerUser } from './factories/user.factory.js';
-import { createTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
+import { type TestResponse, useSharedTestApp } from './utils/create-test-app.js';
+import { LOGIN, ME, REFRESH, REGISTER, REVOKE, REVOKE_ALL_SESSIONS } from './utils/routes.js';
 
-const ENDPOINTS = [
-  '/api/auth/register',
-  '/api/auth/login',
-  '/api/auth/refresh',
-  '/api/auth/revoke',
-  '/api/auth/sessions/revoke-all',
-];
+const ENDPOINTS = [REGISTER, LOGIN, REFRESH, REVOKE, REVOKE_ALL_SESSIONS];
 
 const FIELD_NAMES = [
   'username',
@@ -93,16 +88,11 @@ const rawBody = fc.oneof(
 );
 
 describe('hostile input', () => {
-  let t: TestApp;
+  const t = useSharedTestApp();
   let accessToken: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
     ({ accessToken } = await registerUser(t));
-  });
-
-  afterAll(async () => {
-    await t.close();
   });
 
   it('should answer generated bodies on every endpoint with a documented shape, never a 500', async () => {
@@ -141,7 +131,7 @@ describe('hostile input', () => {
           fc.constant(`Bearer ${'a'.repeat(20)}.${'b'.repeat(20)}.${'c'.repeat(20)}`),
         ),
         async (header) => {
-          const response = await t.request('/api/auth/me', { headers: { authorization: header } });
+          const response = await t.request(ME, { headers: { authorization: header } });
           expect([200, 401]).toContain(response.status);
           expect(shapeOf(response)).toBeDefined();
         },
@@ -155,7 +145,7 @@ describe('hostile input', () => {
       '{"__proto__":{"polluted":1}}',
       '{"constructor":{"prototype":{"polluted":1}}}',
     ]) {
-      const response = await t.request('/api/auth/login', {
+      const response = await t.request(LOGIN, {
         method: 'POST',
         body,
         headers: { 'content-type': 'application/json' },

@@ -3,9 +3,9 @@ import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import { createTestApp, TEST_SECRET_KEY, type TestApp } from './utils/create-test-app.js';
 import { publicUser, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { accessTokenClaims, decodeJwt, signJwt } from './utils/jwt.js';
+import { ME, REFRESH } from './utils/routes.js';
 import { createTestDatabase, type TestDatabase } from './utils/test-database.js';
 
-const ME = '/api/auth/me';
 const NEW_SECRET = 'the-new-secret-after-rotation-0123456789abcdef';
 const OLDEST_SECRET = 'an-even-older-secret-0123456789abcdef-0123';
 
@@ -53,7 +53,7 @@ describe('signing-key rotation', () => {
   it("should put the signing secret's key id in the header of every access token", async () => {
     const app = await start(TEST_SECRET_KEY);
     const user = await registerUser(app);
-    const refreshed = await app.post('/api/auth/refresh', { refreshToken: user.refreshToken });
+    const refreshed = await app.post(REFRESH, { refreshToken: user.refreshToken });
 
     for (const token of [user.accessToken, refreshed.json<{ accessToken: string }>().accessToken]) {
       expect(decodeJwt(token).header).toEqual({

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import {
-  createTestApp,
   TEST_SECRET_KEY,
   type TestApp,
   type TestResponse,
+  useTestApp,
 } from './utils/create-test-app.js';
 import { httpRequest } from './utils/http.js';
 import { isRequestLine, type LogLine } from './utils/log-capture.js';
@@ -20,13 +20,9 @@ import {
   waitForExit,
   type ServerProcess,
 } from './utils/spawn-server.js';
+import { LOGIN, ME, REFRESH, REGISTER, REVOKE } from './utils/routes.js';
 import { describeOnSqlite, onPostgres } from './utils/test-database.js';
 
-const REGISTER = '/api/auth/register';
-const LOGIN = '/api/auth/login';
-const REFRESH = '/api/auth/refresh';
-const REVOKE = '/api/auth/revoke';
-const ME = '/api/auth/me';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** The id the service answered with; every log line of the request must carry it. */
@@ -86,15 +82,7 @@ function eventLine(t: TestApp, response: TestResponse, message: RegExp): LogLine
 }
 
 describe('logs', () => {
-  let t: TestApp;
-
-  beforeEach(async () => {
-    t = await createTestApp({ pinoLogs: true });
-  });
-
-  afterEach(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ pinoLogs: true });
 
   describe('request lines', () => {
     it('should write one line per request with method, route, status and duration only', async () => {

@@ -1,10 +1,10 @@
 import type { User } from '../src/users/entities/user.entity.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
 import { createUser, DEFAULT_PASSWORD, reloadUser } from './factories/user.factory.js';
-import { createTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
+import { type TestResponse, useSharedTestApp } from './utils/create-test-app.js';
 import { authResponse, errorBody, problemDetails } from './utils/expected-bodies.js';
+import { LOGIN, ME } from './utils/routes.js';
 
-const LOGIN = '/api/auth/login';
 const START = new Date('2026-02-03T10:00:00.000Z');
 const MINUTE_MS = 60 * 1000;
 const FIFTEEN_MINUTES_MS = 15 * MINUTE_MS;
@@ -20,15 +20,7 @@ interface AuthBody {
 const at = (ms: number): Date => new Date(START.getTime() + ms);
 
 describe('POST /api/auth/login', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useSharedTestApp();
 
   beforeEach(() => {
     t.clock.set(START);
@@ -65,7 +57,7 @@ describe('POST /api/auth/login', () => {
         },
       });
       expect(Object.keys(json.user).sort()).toEqual(['createdAt', 'email', 'id', 'username']);
-      const me = await t.get('/api/auth/me', json.accessToken);
+      const me = await t.get(ME, json.accessToken);
       expect(me.status).toBe(200);
       expect(me.json()).toEqual(json.user);
     });

@@ -1,15 +1,15 @@
 import { User } from '../src/users/entities/user.entity.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import {
-  createTestApp,
   TEST_SECRET_KEY,
   type TestApp,
   type TestResponse,
+  useTestApp,
 } from './utils/create-test-app.js';
 import { errorBody, publicUser, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { accessTokenClaims, signJwt, unsignedJwt, withPayload } from './utils/jwt.js';
+import { ME } from './utils/routes.js';
 
-const ME = '/api/auth/me';
 const MINUTE_MS = 60 * 1000;
 const OTHER_SECRET = 'another-secret-that-is-long-enough-0123456789abcdef';
 const HS256_HEADER = { alg: 'HS256', typ: 'JWT' };
@@ -31,15 +31,7 @@ function expectUnauthorized(response: TestResponse): void {
 }
 
 describe('GET /api/auth/me', () => {
-  let t: TestApp;
-
-  beforeEach(async () => {
-    t = await createTestApp();
-  });
-
-  afterEach(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   it('should answer 200 with exactly the public user of the access token', async () => {
     const createdAt = t.clock.now();

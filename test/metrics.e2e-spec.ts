@@ -12,6 +12,7 @@ import {
   TEST_HASH_ITERATIONS,
   TEST_SECRET_KEY,
   type TestApp,
+  useTestApp,
 } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
 import { httpRequest, type TestResponse } from './utils/http.js';
@@ -25,12 +26,9 @@ import {
   waitForExit,
   type ServerProcess,
 } from './utils/spawn-server.js';
+import { HEALTH_LIVE, LOGIN, ME, REFRESH, REGISTER, REVOKE } from './utils/routes.js';
 import { createTestDatabase, type TestDatabase } from './utils/test-database.js';
 
-const REGISTER = '/api/auth/register';
-const LOGIN = '/api/auth/login';
-const REFRESH = '/api/auth/refresh';
-const REVOKE = '/api/auth/revoke';
 const WRONG_PASSWORD = 'Wrong!pass1';
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A spawned server's start-up, on a busy machine, plus the test itself. */
@@ -73,15 +71,7 @@ function tokensOf(response: TestResponse): TokenPair {
 }
 
 describe('metrics', () => {
-  let t: TestApp;
-
-  beforeEach(async () => {
-    t = await createTestApp();
-  });
-
-  afterEach(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   it('should serve Prometheus text on the loopback management port, apart from the public port', async () => {
     const address = t.app.get(ManagementServer).address;
@@ -126,7 +116,7 @@ describe('metrics', () => {
 
     const [other, api, post] = await Promise.all([
       httpRequest(base, '/'),
-      httpRequest(base, '/api/auth/me'),
+      httpRequest(base, ME),
       httpRequest(base, '/metrics', { method: 'POST' }),
     ]);
 
@@ -256,9 +246,9 @@ describe('metrics', () => {
     await t.post(LOGIN, { email: user.email, password: user.password });
     await t.post(LOGIN, { email: user.email, password: WRONG_PASSWORD });
     await t.post(LOGIN, { email: user.email, password: WRONG_PASSWORD });
-    await t.get('/api/auth/me', user.accessToken);
-    await t.get('/api/auth/me');
-    await t.get('/health/live');
+    await t.get(ME, user.accessToken);
+    await t.get(ME);
+    await t.get(HEALTH_LIVE);
     await t.get(`/api/auth/me/${user.id}?email=${encodeURIComponent(user.email)}`);
     await t.get('/wp-login.php');
     await t.post(REGISTER, { username: 'x' });
@@ -269,9 +259,9 @@ describe('metrics', () => {
     expect([
       count('POST', LOGIN, '200'),
       count('POST', LOGIN, '401'),
-      count('GET', '/api/auth/me', '200'),
-      count('GET', '/api/auth/me', '401'),
-      count('GET', '/health/live', '200'),
+      count('GET', ME, '200'),
+      count('GET', ME, '401'),
+      count('GET', HEALTH_LIVE, '200'),
       count('GET', 'unmatched', '404'),
       count('POST', REGISTER, '400'),
     ]).toEqual([1, 2, 1, 1, 1, 2, 1]);
@@ -291,9 +281,7 @@ describe('metrics', () => {
       }),
     ).toBe(2);
     const routes = new Set(after.labelSets(`${REQUEST_DURATION}_count`).map((l) => l.route));
-    expect([...routes].sort()).toEqual(
-      ['/api/auth/login', '/api/auth/me', '/api/auth/register', '/health/live', 'unmatched'].sort(),
-    );
+    expect([...routes].sort()).toEqual([LOGIN, ME, REGISTER, HEALTH_LIVE, 'unmatched'].sort());
   });
 
   it('should stop listening when the app closes', async () => {
@@ -412,7 +400,7 @@ describe('metrics: the built server', () => {
 
       const output = await outputOf(server, 'Management listener off');
 
-      expect((await httpRequest(server.baseUrl, '/health/live')).status).toBe(200);
+      expect((await httpRequest(server.baseUrl, HEALTH_LIVE)).status).toBe(200);
       expect(await canConnect(managementPort)).toBe(false);
       expect(output).not.toContain('Metrics at');
     },

@@ -29,6 +29,7 @@ import {
   messages,
   REVOKED,
 } from './utils/race-outcomes.js';
+import { LOGIN, REFRESH, REGISTER, REVOKE } from './utils/routes.js';
 
 // Two (or four) real server processes on one PostgreSQL schema. Every burst is split between
 // the processes, request by request, so the per-process serialisation (AccountLock) cannot be
@@ -122,7 +123,7 @@ function bearer(accessToken: string): Record<string, string> {
 
 async function register(server: ServerProcess): Promise<Session> {
   const email = `multi-${randomUUID()}@example.com`;
-  const response = await post(server, '/api/auth/register', {
+  const response = await post(server, REGISTER, {
     username: 'multi',
     email,
     password: PASSWORD,
@@ -317,7 +318,7 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
     });
 
     const login = (i: number, email: string, password: string): Promise<TestResponse> =>
-      post(via(i), '/api/auth/login', { email, password });
+      post(via(i), LOGIN, { email, password });
 
     describe('lockout', () => {
       it.each([10, 50, 200])(
@@ -382,9 +383,7 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
         async (k) => {
           const { refreshToken } = await register(via(0));
           const responses = await Promise.all(
-            Array.from({ length: k }, (_, i) =>
-              post(via(i), '/api/auth/refresh', { refreshToken }),
-            ),
+            Array.from({ length: k }, (_, i) => post(via(i), REFRESH, { refreshToken })),
           );
           const winners = responses.filter((response) => response.status === 200);
           expect(winners).toHaveLength(1);
@@ -406,7 +405,7 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
           const next = winners[0].json<{ refreshToken: string }>().refreshToken;
           expect(await findToken(database, next)).toMatchObject({ id: family[1].id });
           for (const server of servers) {
-            const retry = await post(server, '/api/auth/refresh', { refreshToken: next });
+            const retry = await post(server, REFRESH, { refreshToken: next });
             expect(retry.json()).toEqual(errorBody(401, REVOKED));
           }
         },
@@ -417,10 +416,10 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
         for (let round = 0; round < 20; round += 1) {
           const user = await register(via(round));
           const [refresh, revoke] = await Promise.all([
-            post(via(round), '/api/auth/refresh', { refreshToken: user.refreshToken }),
+            post(via(round), REFRESH, { refreshToken: user.refreshToken }),
             post(
               via(round + 1),
-              '/api/auth/revoke',
+              REVOKE,
               { refreshToken: user.refreshToken, reason: 'logout' },
               bearer(user.accessToken),
             ),
@@ -453,9 +452,9 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
           let replay: Promise<TestResponse> | null = null;
           for (let i = 0; i < 30 && broken === null; i += 1) {
             if (rotated === replayAfter && replay === null) {
-              replay = post(servers[1], '/api/auth/refresh', { refreshToken: first.refreshToken });
+              replay = post(servers[1], REFRESH, { refreshToken: first.refreshToken });
             }
-            const response = await post(servers[0], '/api/auth/refresh', { refreshToken: current });
+            const response = await post(servers[0], REFRESH, { refreshToken: current });
             if (response.status === 200) {
               current = response.json<{ refreshToken: string }>().refreshToken;
               rotated += 1;
@@ -494,7 +493,7 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
         expect(new Set(variants.filter((_, i) => i % 2 === 1)).size).toBe(20);
         const responses = await Promise.all(
           variants.map((address, i) =>
-            post(via(i), '/api/auth/register', {
+            post(via(i), REGISTER, {
               username: `racer${i}`,
               email: address,
               password: PASSWORD,
@@ -609,7 +608,7 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
     ): Promise<string> => {
       const response = await post(
         server,
-        '/api/auth/login',
+        LOGIN,
         { email, password: PASSWORD },
         { 'x-forwarded-for': forwardedFor },
       );

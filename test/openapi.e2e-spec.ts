@@ -11,7 +11,7 @@ import {
   VALIDATION_PROBLEM_TITLE,
 } from '../src/common/errors/error-bodies.js';
 import { registerUser } from './factories/user.factory.js';
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { useSharedTestApp } from './utils/create-test-app.js';
 import { startDevelopmentServer } from './utils/development-server.js';
 import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { httpRequest } from './utils/http.js';
@@ -83,7 +83,7 @@ const DEACTIVATED = 'Cuenta desactivada.';
 const REFRESH_INVALID = 'Refresh token inválido.';
 
 /**
- * SPEC §4.2 and §7 (and the README's behaviour notes): which texts each endpoint answers with, per
+ * SPEC §4.2 and §7 (and docs/behaviour.md): which texts each endpoint answers with, per
  * status, written out literally so that a typo in a constant fails here.
  */
 const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
@@ -167,15 +167,7 @@ describe('openapi.json, the contract', () => {
   });
 
   describe('routes', () => {
-    let t: TestApp;
-
-    beforeAll(async () => {
-      t = await createTestApp();
-    });
-
-    afterAll(async () => {
-      await t.close();
-    });
+    const t = useSharedTestApp();
 
     /**
      * Every route the public port serves. Fastify answers HEAD for each GET route by itself

@@ -7,10 +7,11 @@ import {
   createTestApp,
   TEST_HASH_ITERATIONS,
   TEST_SECRET_KEY,
-  type TestApp,
+  useSharedTestApp,
 } from './utils/create-test-app.js';
 import { errorBody, publicUser } from './utils/expected-bodies.js';
 import { httpRequest, type TestResponse } from './utils/http.js';
+import { LOGIN, ME, REFRESH, REGISTER } from './utils/routes.js';
 import { startServer, stopAllServers } from './utils/spawn-server.js';
 import {
   createTestDatabase,
@@ -18,9 +19,6 @@ import {
   type TestDatabase,
 } from './utils/test-database.js';
 
-const ME = '/api/auth/me';
-const LOGIN = '/api/auth/login';
-const REFRESH = '/api/auth/refresh';
 const MINUTE_MS = 60 * 1000;
 const WRONG_PASSWORD = 'Wrong!pass1';
 const INVALID_CREDENTIALS = 'Credenciales inválidas.';
@@ -60,15 +58,7 @@ async function storedEpochMs(database: TestDatabase, sql: string, id: string): P
 
 describeOnPostgres('PostgreSQL', () => {
   describe('schema created by the migrations', () => {
-    let t: TestApp;
-
-    beforeAll(async () => {
-      t = await createTestApp();
-    });
-
-    afterAll(async () => {
-      await t.close();
-    });
+    const t = useSharedTestApp();
 
     it('should store every instant as timestamp with time zone', async () => {
       const rows = await t.database.query<ColumnRow>(
@@ -155,15 +145,7 @@ describeOnPostgres('PostgreSQL', () => {
   });
 
   describe('Database__PoolSize', () => {
-    let t: TestApp;
-
-    beforeAll(async () => {
-      t = await createTestApp({ environment: { Database__PoolSize: '2' } });
-    });
-
-    afterAll(async () => {
-      await t.close();
-    });
+    const t = useSharedTestApp({ environment: { Database__PoolSize: '2' } });
 
     it('should answer many parallel requests on a pool of 2 connections, never opening a third', async () => {
       const pool = (t.dataSource.driver as unknown as { master: pg.Pool }).master;
@@ -276,7 +258,7 @@ describeOnPostgres('PostgreSQL', () => {
             headers: { 'content-type': 'application/json' },
           });
         const credentials = { email: 'zoned@example.com', password: DEFAULT_PASSWORD };
-        const registered = await post('/api/auth/register', { username: 'zoned', ...credentials });
+        const registered = await post(REGISTER, { username: 'zoned', ...credentials });
         expect(registered.status).toBe(201);
         const { user } = registered.json<{ user: { id: string; createdAt: string } }>();
 

@@ -1,11 +1,10 @@
 import { User } from '../src/users/entities/user.entity.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
 import { reloadUser } from './factories/user.factory.js';
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { useSharedTestApp } from './utils/create-test-app.js';
 import { authResponse, errorBody, problemDetails } from './utils/expected-bodies.js';
+import { LOGIN, ME, REGISTER } from './utils/routes.js';
 
-const REGISTER = '/api/auth/register';
-const LOGIN = '/api/auth/login';
 const START = new Date('2026-02-03T10:00:00.000Z');
 const FIFTEEN_MINUTES_MS = 15 * 60 * 1000;
 const STRONG_PASSWORD = 'Str0ng!Passw0rd';
@@ -124,15 +123,7 @@ const INVALID_CASES: readonly InvalidCase[] = [
 ];
 
 describe('POST /api/auth/register', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useSharedTestApp();
 
   beforeEach(() => {
     t.clock.set(START);
@@ -190,7 +181,7 @@ describe('POST /api/auth/register', () => {
 
       expect(res.status).toBe(201);
       const json = res.json<AuthBody>();
-      const me = await t.get('/api/auth/me', json.accessToken);
+      const me = await t.get(ME, json.accessToken);
       expect(me.status).toBe(200);
       expect(me.json()).toEqual(json.user);
       const token = await findRefreshToken(t, json.refreshToken);

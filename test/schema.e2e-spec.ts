@@ -1,4 +1,4 @@
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { useSharedTestApp } from './utils/create-test-app.js';
 import { onPostgres } from './utils/test-database.js';
 
 /**
@@ -24,15 +24,7 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
 );
 
 describe('schema', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useSharedTestApp();
 
   it('should be exactly what the entities describe after the migrations', async () => {
     const pending = await t.dataSource.driver.createSchemaBuilder().log();

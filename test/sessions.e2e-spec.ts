@@ -5,16 +5,17 @@ import { AuthEvents } from '../src/events/auth-events.js';
 import { AccessTokenService } from '../src/tokens/access-token.service.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
 import { createUser, DEFAULT_PASSWORD } from './factories/user.factory.js';
-import { createTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
+import { type TestApp, type TestResponse, useTestApp } from './utils/create-test-app.js';
 import { errorBody, problemDetails, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
-
-const REGISTER = '/api/auth/register';
-const LOGIN = '/api/auth/login';
-const REFRESH = '/api/auth/refresh';
-const REVOKE = '/api/auth/revoke';
-const ME = '/api/auth/me';
-const SESSIONS = '/api/auth/sessions';
-const REVOKE_ALL = '/api/auth/sessions/revoke-all';
+import {
+  LOGIN,
+  ME,
+  REFRESH,
+  REGISTER,
+  REVOKE,
+  REVOKE_ALL_SESSIONS,
+  SESSIONS,
+} from './utils/routes.js';
 
 const MINUTE_MS = 60 * 1000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -117,7 +118,7 @@ function revokeAll(
   accessToken: string | undefined,
   body: unknown,
 ): Promise<TestResponse> {
-  return t.post(REVOKE_ALL, body, accessToken);
+  return t.post(REVOKE_ALL_SESSIONS, body, accessToken);
 }
 
 function revokeAllFrom(
@@ -126,7 +127,7 @@ function revokeAllFrom(
   body: unknown,
   headers: Record<string, string>,
 ): Promise<TestResponse> {
-  return t.request(REVOKE_ALL, {
+  return t.request(REVOKE_ALL_SESSIONS, {
     method: 'POST',
     body: JSON.stringify(body),
     headers: {
@@ -165,15 +166,7 @@ async function tokenRows(t: TestApp): Promise<unknown[]> {
 }
 
 describe('Sessions', () => {
-  let t: TestApp;
-
-  beforeEach(async () => {
-    t = await createTestApp({ environment: { TrustedProxies: '127.0.0.1' } });
-  });
-
-  afterEach(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ environment: { TrustedProxies: '127.0.0.1' } });
 
   describe('GET /api/auth/sessions', () => {
     it('should list one session per login with its start, last use, IP and user agent, most recent first', async () => {

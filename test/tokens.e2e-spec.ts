@@ -8,10 +8,10 @@ import {
 } from './factories/refresh-token.factory.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import {
-  createTestApp,
   TEST_SECRET_KEY,
   type TestApp,
   type TestResponse,
+  useTestApp,
 } from './utils/create-test-app.js';
 import {
   authResponse,
@@ -20,11 +20,7 @@ import {
   UNAUTHORIZED_BODY,
 } from './utils/expected-bodies.js';
 import { decodeJwt } from './utils/jwt.js';
-
-const LOGIN = '/api/auth/login';
-const REFRESH = '/api/auth/refresh';
-const REVOKE = '/api/auth/revoke';
-const ME = '/api/auth/me';
+import { LOGIN, ME, REFRESH, REGISTER, REVOKE } from './utils/routes.js';
 
 const MINUTE_MS = 60 * 1000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -121,15 +117,7 @@ function deactivate(t: TestApp, userId: string): Promise<unknown> {
 }
 
 describe('Refresh and access tokens', () => {
-  let t: TestApp;
-
-  beforeEach(async () => {
-    t = await createTestApp();
-  });
-
-  afterEach(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   describe('issuing (SPEC 3.2: none → active)', () => {
     it('should issue an active refresh token on register', async () => {
@@ -347,38 +335,42 @@ describe('Refresh and access tokens', () => {
   });
 
   describe('configuration', () => {
-    it('should honour Jwt__RefreshTokenExpiryDays', async () => {
-      await t.close();
-      t = await createTestApp({ environment: { Jwt__RefreshTokenExpiryDays: '1' } });
-      const user = await registerUser(t);
-      const secondSession = await loginOk(t, user);
-      expect(await storedToken(t, user.refreshToken)).toMatchObject({
-        expiresAt: new Date(t.clock.now().getTime() + DAY_MS),
+    describe('with Jwt__RefreshTokenExpiryDays=1', () => {
+      const t = useTestApp({ environment: { Jwt__RefreshTokenExpiryDays: '1' } });
+
+      it('should honour Jwt__RefreshTokenExpiryDays', async () => {
+        const user = await registerUser(t);
+        const secondSession = await loginOk(t, user);
+        expect(await storedToken(t, user.refreshToken)).toMatchObject({
+          expiresAt: new Date(t.clock.now().getTime() + DAY_MS),
+        });
+
+        t.clock.advance(DAY_MS - 1);
+        await refreshOk(t, user.refreshToken);
+        t.clock.advance(2);
+        const response = await refresh(t, secondSession.refreshToken);
+
+        expect(response.status).toBe(401);
+        expect(response.json()).toEqual(errorBody(401, 'Refresh token expirado.'));
       });
-
-      t.clock.advance(DAY_MS - 1);
-      await refreshOk(t, user.refreshToken);
-      t.clock.advance(2);
-      const response = await refresh(t, secondSession.refreshToken);
-
-      expect(response.status).toBe(401);
-      expect(response.json()).toEqual(errorBody(401, 'Refresh token expirado.'));
     });
 
-    it('should honour Jwt__AccessTokenExpiryMinutes', async () => {
-      await t.close();
-      t = await createTestApp({ environment: { Jwt__AccessTokenExpiryMinutes: '5' } });
-      const user = await registerUser(t);
-      const claims = claimsOf(user.accessToken);
-      expect(claims.exp - claims.iat).toBe(5 * 60);
+    describe('with Jwt__AccessTokenExpiryMinutes=5', () => {
+      const t = useTestApp({ environment: { Jwt__AccessTokenExpiryMinutes: '5' } });
 
-      t.clock.advance(5 * MINUTE_MS - 1000);
-      expect((await t.get(ME, user.accessToken)).status).toBe(200);
-      t.clock.advance(2000);
-      const response = await t.get(ME, user.accessToken);
+      it('should honour Jwt__AccessTokenExpiryMinutes', async () => {
+        const user = await registerUser(t);
+        const claims = claimsOf(user.accessToken);
+        expect(claims.exp - claims.iat).toBe(5 * 60);
 
-      expect(response.status).toBe(401);
-      expect(response.json()).toEqual(UNAUTHORIZED_BODY);
+        t.clock.advance(5 * MINUTE_MS - 1000);
+        expect((await t.get(ME, user.accessToken)).status).toBe(200);
+        t.clock.advance(2000);
+        const response = await t.get(ME, user.accessToken);
+
+        expect(response.status).toBe(401);
+        expect(response.json()).toEqual(UNAUTHORIZED_BODY);
+      });
     });
   });
 
@@ -625,7 +617,7 @@ describe('Refresh and access tokens', () => {
         email: 'expiry@example.com',
         password: 'S3cure!pass',
       };
-      const registered = await t.post('/api/auth/register', credentials);
+      const registered = await t.post(REGISTER, credentials);
       expect(registered.status).toBe(201);
       t.clock.advance(MINUTE_MS + 250);
       const login = await t.post(LOGIN, {

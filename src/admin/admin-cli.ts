@@ -9,7 +9,7 @@ import { CLI_USAGE, parseCliArguments, UsageError, type CliInvocation } from './
 import { CliLogger } from './cli-logger.js';
 import { CliOutput } from './cli-output.js';
 
-/** The documented exit codes (README, Admin CLI). */
+/** The documented exit codes (docs/operations/admin-cli.md). */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
 
 export interface CliStreams {

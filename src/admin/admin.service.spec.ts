@@ -1,4 +1,5 @@
 import { Test } from '@nestjs/testing';
+import { buildUser } from '../../test/factories/user.factory.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { originAt } from '../../test/utils/origin.js';
 import { rejectionOf } from '../../test/utils/rejection.js';
@@ -18,20 +19,14 @@ import { AdminService } from './admin.service.js';
 const ORIGIN = originAt('cli');
 const LOCKED_UNTIL = new Date('2026-01-01T00:15:00.000Z');
 
-function buildUser(overrides: Partial<User> = {}): User {
-  return {
-    id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-    username: 'alice',
-    email: 'alice@example.com',
-    passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
-    failedLoginAttempts: 0,
-    lockoutEnd: null,
-    isActive: true,
-    createdAt: new Date('2025-01-01T00:00:00.000Z'),
-    lastLoginAt: null,
-    ...overrides,
-  };
-}
+/** The account these tests act on; the rest of it comes from the shared factory. */
+const ALICE: Partial<User> = {
+  id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+  username: 'alice',
+  email: 'alice@example.com',
+};
+
+const buildAlice = (overrides: Partial<User> = {}): User => buildUser({ ...ALICE, ...overrides });
 
 /** Users held in memory, with every call written down in order. */
 class FakeUsers {
@@ -139,7 +134,7 @@ describe(AdminService.name, () => {
     ['revokeAllSessions', () => sut.revokeAllSessions('  Nobody@Example.COM ', ORIGIN)],
     ['auditOf', () => sut.auditOf('  Nobody@Example.COM ', 10, ORIGIN)],
   ])('should refuse %s for an unknown e-mail, normalised, and tell nothing', async (_name, act) => {
-    await build(buildUser());
+    await build(buildAlice());
 
     const error = await rejectionOf(act());
 
@@ -150,7 +145,7 @@ describe(AdminService.name, () => {
   });
 
   it('should find the account by its e-mail normalised as the API does', async () => {
-    await build(buildUser());
+    await build(buildAlice());
 
     await sut.activate(' ALICE@example.com\t', ORIGIN);
 
@@ -158,7 +153,7 @@ describe(AdminService.name, () => {
   });
 
   it('should deactivate before revoking the sessions, and tell it in that order', async () => {
-    await build(buildUser());
+    await build(buildAlice());
 
     const result = await sut.deactivate('alice@example.com', ORIGIN);
 
@@ -173,7 +168,7 @@ describe(AdminService.name, () => {
   });
 
   it('should still revoke the sessions of an account that already is deactivated', async () => {
-    await build(buildUser({ isActive: false }));
+    await build(buildAlice({ isActive: false }));
 
     const result = await sut.deactivate('alice@example.com', ORIGIN);
 
@@ -185,7 +180,7 @@ describe(AdminService.name, () => {
     [false, true],
     [true, false],
   ])('should activate an account whose isActive is %s (changed: %s)', async (isActive, changed) => {
-    await build(buildUser({ isActive }));
+    await build(buildAlice({ isActive }));
 
     await expect(sut.activate('alice@example.com', ORIGIN)).resolves.toEqual({ account, changed });
 
@@ -194,7 +189,7 @@ describe(AdminService.name, () => {
   });
 
   it('should clear the counter and the lockout and say what it cleared', async () => {
-    await build(buildUser({ failedLoginAttempts: 5, lockoutEnd: LOCKED_UNTIL }));
+    await build(buildAlice({ failedLoginAttempts: 5, lockoutEnd: LOCKED_UNTIL }));
 
     const result = await sut.unlock('alice@example.com', ORIGIN);
 
@@ -211,7 +206,7 @@ describe(AdminService.name, () => {
   });
 
   it('should read the account again when a login counted a failure meanwhile', async () => {
-    await build(buildUser({ failedLoginAttempts: 4 }));
+    await build(buildAlice({ failedLoginAttempts: 4 }));
     users.interleaved.push({ failedLoginAttempts: 5, lockoutEnd: LOCKED_UNTIL });
 
     const result = await sut.unlock('alice@example.com', ORIGIN);
@@ -228,7 +223,7 @@ describe(AdminService.name, () => {
   });
 
   it('should write nothing when there is nothing to clear, and still tell it', async () => {
-    await build(buildUser());
+    await build(buildAlice());
 
     const result = await sut.unlock('alice@example.com', ORIGIN);
 
@@ -237,7 +232,7 @@ describe(AdminService.name, () => {
   });
 
   it('should revoke every session of the account and tell how many', async () => {
-    await build(buildUser());
+    await build(buildAlice());
 
     const result = await sut.revokeAllSessions('alice@example.com', ORIGIN);
 
@@ -260,7 +255,7 @@ describe(AdminService.name, () => {
   });
 
   it('should read the newest entries of the account, then tell that they were viewed', async () => {
-    await build(buildUser());
+    await build(buildAlice());
     entries = [{ type: 'login_succeeded' } as AuditEntry, { type: 'registered' } as AuditEntry];
 
     const result = await sut.auditOf('alice@example.com', 2, ORIGIN);
@@ -271,7 +266,7 @@ describe(AdminService.name, () => {
   });
 
   it.each([0, -1, 1.5, 1001, Number.NaN])('should refuse the audit limit %p', async (limit) => {
-    await build(buildUser());
+    await build(buildAlice());
 
     const error = await rejectionOf(sut.auditOf('alice@example.com', limit, ORIGIN));
 

@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import { HttpException, Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { EntityManager } from 'typeorm';
+import { buildUser } from '../../test/factories/user.factory.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { originAt } from '../../test/utils/origin.js';
 import { errorOf } from '../../test/utils/rejection.js';
@@ -11,13 +12,13 @@ import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TokensService, type IssuedSession } from '../tokens/tokens.service.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersService, type LockoutState, type LoginState } from '../users/users.service.js';
 import { AccountLock } from './account-lock.js';
 import { AuthService } from './auth.service.js';
-import type { AuthResponseDto } from './dto/auth-response.dto.js';
 import { PasswordHasher } from './password-hasher.js';
 
 const NOW = new Date('2026-01-01T12:00:00.000Z');
@@ -187,20 +188,15 @@ class FakeUnitOfWork {
   }
 }
 
-function buildUser(overrides: Partial<User> = {}): User {
-  return {
-    id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-    username: 'alice',
-    email: EMAIL,
-    passwordHash: `h:${PASSWORD}`,
-    failedLoginAttempts: 0,
-    lockoutEnd: null,
-    isActive: true,
-    createdAt: new Date('2025-12-01T00:00:00.000Z'),
-    lastLoginAt: null,
-    ...overrides,
-  };
-}
+/** The account these tests act on; the rest of it comes from the shared factory. */
+const ALICE: Partial<User> = {
+  id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+  username: 'alice',
+  email: EMAIL,
+  passwordHash: `h:${PASSWORD}`,
+};
+
+const buildAlice = (overrides: Partial<User> = {}): User => buildUser({ ...ALICE, ...overrides });
 
 /** Services throw domain errors only; the filter alone knows HTTP. */
 async function expectDomainError(
@@ -352,7 +348,7 @@ describe(AuthService.name, () => {
     });
 
     it('should refuse a taken e-mail with a ConflictError before hashing anything', async () => {
-      users.add(buildUser({ email: EMAIL }));
+      users.add(buildAlice({ email: EMAIL }));
 
       await expectDomainError(
         sut.register({ ...request, email: ' ALICE@example.com ' }, ORIGIN),
@@ -388,7 +384,7 @@ describe(AuthService.name, () => {
     const request = { email: EMAIL, password: PASSWORD };
 
     it('should look the user up by the normalised e-mail', async () => {
-      users.add(buildUser());
+      users.add(buildAlice());
 
       await sut.login({ email: '  Alice@EXAMPLE.com ', password: PASSWORD }, ORIGIN);
 
@@ -413,7 +409,7 @@ describe(AuthService.name, () => {
     ])(
       'should refuse a deactivated account %s without checking the password',
       async (_l, password) => {
-        users.add(buildUser({ isActive: false }));
+        users.add(buildAlice({ isActive: false }));
 
         await expectDomainError(
           sut.login({ email: EMAIL, password }, ORIGIN),
@@ -428,7 +424,7 @@ describe(AuthService.name, () => {
     );
 
     it('should report a deactivated account before a lockout', async () => {
-      users.add(buildUser({ isActive: false, failedLoginAttempts: 5, lockoutEnd: at(MINUTE_MS) }));
+      users.add(buildAlice({ isActive: false, failedLoginAttempts: 5, lockoutEnd: at(MINUTE_MS) }));
 
       await expectDomainError(sut.login(request, ORIGIN), UnauthorizedError, 'Cuenta desactivada.');
     });
@@ -443,7 +439,7 @@ describe(AuthService.name, () => {
     ])(
       'should refuse a locked account (%i ms left) saying %i minute(s), without checking the password',
       async (left, minutes) => {
-        users.add(buildUser({ failedLoginAttempts: 5, lockoutEnd: at(left) }));
+        users.add(buildAlice({ failedLoginAttempts: 5, lockoutEnd: at(left) }));
 
         await expectDomainError(
           sut.login(request, ORIGIN),
@@ -459,7 +455,7 @@ describe(AuthService.name, () => {
     );
 
     it('should count a wrong password and refuse it with the generic message', async () => {
-      users.add(buildUser({ failedLoginAttempts: 2 }));
+      users.add(buildAlice({ failedLoginAttempts: 2 }));
 
       await expectDomainError(
         sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN),
@@ -469,14 +465,14 @@ describe(AuthService.name, () => {
 
       expect(hasher.calls).toEqual([`verify wrong h:${PASSWORD}`]);
       expect(users.updates).toEqual([
-        { id: buildUser().id, state: { failedLoginAttempts: 3, lockoutEnd: null } },
+        { id: buildAlice().id, state: { failedLoginAttempts: 3, lockoutEnd: null } },
       ]);
       expect(tokens.issued).toEqual([]);
       expect(logs.filter((l) => l.level === 'warn')).toEqual([]);
     });
 
     it('should lock the account for 15 minutes on the fifth wrong password, and warn', async () => {
-      users.add(buildUser({ failedLoginAttempts: 4 }));
+      users.add(buildAlice({ failedLoginAttempts: 4 }));
 
       await expectDomainError(
         sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN),
@@ -485,11 +481,11 @@ describe(AuthService.name, () => {
       );
 
       expect(users.updates).toEqual([
-        { id: buildUser().id, state: { failedLoginAttempts: 5, lockoutEnd: at(15 * MINUTE_MS) } },
+        { id: buildAlice().id, state: { failedLoginAttempts: 5, lockoutEnd: at(15 * MINUTE_MS) } },
       ]);
       const warnings = logs.filter((l) => l.level === 'warn');
       expect(warnings).toHaveLength(1);
-      expect(warnings[0].text).toContain(buildUser().id);
+      expect(warnings[0].text).toContain(buildAlice().id);
       expect(JSON.stringify(logs)).not.toContain('wrong');
     });
 
@@ -497,7 +493,7 @@ describe(AuthService.name, () => {
       ['just elapsed', 0],
       ['elapsed long ago', -24 * 60 * MINUTE_MS],
     ])('should lock again on a wrong password after a lockout that has %s', async (_l, offset) => {
-      users.add(buildUser({ failedLoginAttempts: 5, lockoutEnd: at(offset) }));
+      users.add(buildAlice({ failedLoginAttempts: 5, lockoutEnd: at(offset) }));
 
       await expectDomainError(
         sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN),
@@ -507,12 +503,12 @@ describe(AuthService.name, () => {
 
       expect(hasher.calls).toEqual([`verify wrong h:${PASSWORD}`]);
       expect(users.updates).toEqual([
-        { id: buildUser().id, state: { failedLoginAttempts: 6, lockoutEnd: at(15 * MINUTE_MS) } },
+        { id: buildAlice().id, state: { failedLoginAttempts: 6, lockoutEnd: at(15 * MINUTE_MS) } },
       ]);
     });
 
     it('should lock out after five wrong passwords in a row and then refuse even the right one', async () => {
-      users.add(buildUser());
+      users.add(buildAlice());
 
       for (let attempt = 1; attempt <= 5; attempt += 1) {
         await expectDomainError(
@@ -533,7 +529,7 @@ describe(AuthService.name, () => {
     });
 
     it('should reset the lockout state, set lastLoginAt and issue tokens on success', async () => {
-      const user = buildUser({ failedLoginAttempts: 7, lockoutEnd: at(-1) });
+      const user = buildAlice({ failedLoginAttempts: 7, lockoutEnd: at(-1) });
       users.add(user);
 
       const response = await sut.login(request, ORIGIN);
@@ -564,7 +560,7 @@ describe(AuthService.name, () => {
     });
 
     it('should verify and rehash outside the transaction', async () => {
-      users.add(buildUser({ passwordHash: `legacy:${PASSWORD}` }));
+      users.add(buildAlice({ passwordHash: `legacy:${PASSWORD}` }));
       const openDuring: string[] = [];
       const verify = hasher.verify.bind(hasher);
       const hash = hasher.hash.bind(hasher);
@@ -584,7 +580,7 @@ describe(AuthService.name, () => {
     });
 
     it('should upgrade a hash that needs a rehash, storing the new one', async () => {
-      users.add(buildUser({ passwordHash: `legacy:${PASSWORD}` }));
+      users.add(buildAlice({ passwordHash: `legacy:${PASSWORD}` }));
 
       await sut.login(request, ORIGIN);
 
@@ -594,7 +590,7 @@ describe(AuthService.name, () => {
     });
 
     it('should keep a current hash as it is', async () => {
-      users.add(buildUser());
+      users.add(buildAlice());
 
       await sut.login(request, ORIGIN);
 
@@ -603,7 +599,7 @@ describe(AuthService.name, () => {
     });
 
     it('should not rehash after a wrong password', async () => {
-      users.add(buildUser({ passwordHash: `legacy:${PASSWORD}` }));
+      users.add(buildAlice({ passwordHash: `legacy:${PASSWORD}` }));
 
       await expect(sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN)).rejects.toThrow(
         'Credenciales inválidas.',
@@ -616,7 +612,7 @@ describe(AuthService.name, () => {
     it('should check the parallel logins of one account one at a time', async () => {
       const gated = new GatedPasswordHasher();
       sut = await build(gated);
-      users.add(buildUser());
+      users.add(buildAlice());
 
       const attempts = [
         sut.login({ email: EMAIL, password: 'wrong-1' }, ORIGIN),
@@ -640,7 +636,7 @@ describe(AuthService.name, () => {
     it('should refuse queued guesses once the attempt before them locked the account', async () => {
       const gated = new GatedPasswordHasher();
       sut = await build(gated);
-      users.add(buildUser({ failedLoginAttempts: 4 }));
+      users.add(buildAlice({ failedLoginAttempts: 4 }));
 
       const attempts = [PASSWORD.slice(1), PASSWORD, 'wrong-3'].map((password) =>
         errorOf(sut.login({ email: EMAIL, password }, ORIGIN)),
@@ -661,7 +657,7 @@ describe(AuthService.name, () => {
 
     describe('when another instance writes the account while the password is checked', () => {
       it('should answer with the lockout that instance started, hashing once', async () => {
-        users.add(buildUser({ failedLoginAttempts: 4 }));
+        users.add(buildAlice({ failedLoginAttempts: 4 }));
         users.interleave = (user) => {
           user.failedLoginAttempts = 5;
           user.lockoutEnd = new Date(NOW.getTime() + 15 * 60_000);
@@ -675,7 +671,7 @@ describe(AuthService.name, () => {
       });
 
       it('should count a wrong password on top of the failure that instance counted', async () => {
-        users.add(buildUser({ failedLoginAttempts: 2 }));
+        users.add(buildAlice({ failedLoginAttempts: 2 }));
         users.interleave = (user) => {
           user.failedLoginAttempts = 3;
         };
@@ -688,7 +684,7 @@ describe(AuthService.name, () => {
       });
 
       it('should still log in when that instance only counted a failure', async () => {
-        users.add(buildUser({ failedLoginAttempts: 1 }));
+        users.add(buildAlice({ failedLoginAttempts: 1 }));
         users.interleave = (user) => {
           user.failedLoginAttempts = 2;
         };
@@ -703,9 +699,9 @@ describe(AuthService.name, () => {
     it('should not serialise logins of different accounts', async () => {
       const gated = new GatedPasswordHasher();
       sut = await build(gated);
-      users.add(buildUser());
+      users.add(buildAlice());
       users.add(
-        buildUser({ id: '9b2d6f7e-1c1a-4c55-8f3e-2f7b0d1e6a11', email: 'bob@example.com' }),
+        buildAlice({ id: '9b2d6f7e-1c1a-4c55-8f3e-2f7b0d1e6a11', email: 'bob@example.com' }),
       );
 
       const alice = errorOf(sut.login({ email: EMAIL, password: 'wrong' }, ORIGIN));
@@ -719,7 +715,7 @@ describe(AuthService.name, () => {
     });
   });
   describe('events', () => {
-    const user = buildUser();
+    const user = buildAlice();
     const login = (password: string): Promise<unknown> =>
       sut.login({ email: ' Alice@Example.com', password }, ORIGIN).catch(() => undefined);
 
@@ -751,7 +747,7 @@ describe(AuthService.name, () => {
       'should tell a refused login with its reason: %s',
       async (reason, state, userId) => {
         if (reason !== 'unknown_email') {
-          users.add(buildUser(state));
+          users.add(buildAlice(state));
         }
 
         await login(reason === 'bad_password' ? 'wrong' : PASSWORD);
@@ -761,7 +757,7 @@ describe(AuthService.name, () => {
     );
 
     it('should tell the lockout that a failure starts, before the failure itself', async () => {
-      users.add(buildUser({ failedLoginAttempts: 4 }));
+      users.add(buildAlice({ failedLoginAttempts: 4 }));
 
       await login('wrong');
 

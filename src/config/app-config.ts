@@ -6,6 +6,7 @@ import { parseAllowedOrigins, type AllowedOrigins } from './allowed-origins.js';
 import { parseConnectionString, type DatabaseTarget } from './connection-string.js';
 import {
   EnvironmentVariables,
+  MIN_SECRET_LENGTH,
   OWASP_PBKDF2_SHA256_ITERATIONS,
   SAMPLE_SECRET_KEY,
   type LoggingLevel,
@@ -91,35 +92,83 @@ export class ConfigurationError extends Error {
   }
 }
 
-const MIN_SECRET_CHARS = 32;
 const SECRET_KEYS = new Set(['Jwt__SecretKey', 'Jwt__PreviousSecretKeys']);
 
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
 export const APP_CONFIG_KEY = 'keygate';
 
-/** Validates the raw environment once and returns the typed configuration, or throws. */
+/**
+ * Validates the raw environment once and returns the typed configuration, or throws one
+ * ConfigurationError listing every problem: the signing secret's first, then each key's own, then
+ * those between keys.
+ */
 export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
+  const { env, problems: invalidKeys } = parse(raw);
+  const secret = signingSecret(env);
+  const checked = checkAcrossKeys(env);
+  const problems = [...secret.problems, ...invalidKeys, ...checked.problems];
+  if (problems.length > 0 || secret.value === undefined || checked.target === undefined) {
+    throw new ConfigurationError(problems);
+  }
+  return assemble(env, {
+    secret: secret.value,
+    target: checked.target,
+    previousSecrets: checked.previousSecrets,
+    trustedProxies: checked.trustedProxies,
+    allowedOrigins: checked.allowedOrigins,
+    threadPoolSize: raw.UV_THREADPOOL_SIZE,
+    warnings: [...secret.warnings, ...checked.warnings, ...costWarnings(env)],
+  });
+}
+
+/** Step 1: each key against its own rule, defaults applied. */
+function parse(raw: Record<string, unknown>): { env: EnvironmentVariables; problems: string[] } {
   const env = plainToInstance(EnvironmentVariables, withoutEmptyOptionalValues(raw), {
     enableImplicitConversion: false,
   });
   const problems = validateSync(env, { skipMissingProperties: false }).flatMap(describe(raw));
+  return { env, problems };
+}
 
+/** Step 2a: the signing secret, which depends on the mode. */
+function signingSecret(env: EnvironmentVariables): {
+  value?: string;
+  problems: string[];
+  warnings: string[];
+} {
   const isDevelopment = env.NODE_ENV === 'development';
-  const warnings: string[] = [];
-  let secret = env.Jwt__SecretKey;
-  if (secret === undefined) {
-    if (isDevelopment) {
-      secret = SAMPLE_SECRET_KEY;
-      warnings.push(
+  const secret = env.Jwt__SecretKey;
+  if (secret === undefined && isDevelopment) {
+    return {
+      value: SAMPLE_SECRET_KEY,
+      problems: [],
+      warnings: [
         'Jwt__SecretKey is not configured: using the sample placeholder, which is refused in production.',
-      );
-    } else {
-      problems.unshift('Jwt__SecretKey is not configured');
-    }
-  } else if (secret === SAMPLE_SECRET_KEY && !isDevelopment) {
-    problems.unshift('Jwt__SecretKey is the sample placeholder, which is refused in production');
+      ],
+    };
   }
+  if (secret === undefined) {
+    return { problems: ['Jwt__SecretKey is not configured'], warnings: [] };
+  }
+  if (secret === SAMPLE_SECRET_KEY && !isDevelopment) {
+    return {
+      problems: ['Jwt__SecretKey is the sample placeholder, which is refused in production'],
+      warnings: [],
+    };
+  }
+  return { value: secret, problems: [], warnings: [] };
+}
 
+/** Step 2b: the values read from several keys or from a list, and the rules between keys. */
+function checkAcrossKeys(env: EnvironmentVariables): {
+  target?: DatabaseTarget;
+  previousSecrets: string[];
+  trustedProxies: string[];
+  allowedOrigins: AllowedOrigins;
+  problems: string[];
+  warnings: readonly string[];
+} {
+  const problems: string[] = [];
   let target: DatabaseTarget | undefined;
   try {
     target = parseConnectionString(env.ConnectionStrings__DefaultConnection);
@@ -128,9 +177,9 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
   }
   const previousSecrets = splitList(env.Jwt__PreviousSecretKeys);
   previousSecrets.forEach((previous, index) => {
-    if (previous.length < MIN_SECRET_CHARS) {
+    if (previous.length < MIN_SECRET_LENGTH) {
       problems.push(
-        `Jwt__PreviousSecretKeys: key ${index + 1} is shorter than ${MIN_SECRET_CHARS} characters`,
+        `Jwt__PreviousSecretKeys: key ${index + 1} is shorter than ${MIN_SECRET_LENGTH} characters`,
       );
     }
   });
@@ -139,32 +188,53 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
   if (badProxy !== undefined) {
     problems.push(`TrustedProxies: "${badProxy}" is not an IP address or CIDR range`);
   }
-
-  const allowedOrigins = parseAllowedOrigins(splitList(env.Cors__AllowedOrigins), isDevelopment);
+  const allowedOrigins = parseAllowedOrigins(
+    splitList(env.Cors__AllowedOrigins),
+    env.NODE_ENV === 'development',
+  );
   problems.push(...allowedOrigins.problems);
-  warnings.push(...allowedOrigins.warnings);
-
   // Port 0 asks the system for a free port, so only a fixed port can collide.
   if (env.Management__Enabled && env.Management__Port !== 0 && env.Management__Port === env.PORT) {
     problems.push(`Management__Port must differ from PORT (both are ${env.PORT})`);
   }
+  return {
+    target,
+    previousSecrets,
+    trustedProxies,
+    allowedOrigins: allowedOrigins.origins,
+    problems,
+    warnings: allowedOrigins.warnings,
+  };
+}
 
-  if (problems.length > 0 || secret === undefined || target === undefined) {
-    throw new ConfigurationError(problems);
-  }
-  if (env.PasswordHashing__Iterations < OWASP_PBKDF2_SHA256_ITERATIONS) {
-    warnings.push(
-      `PasswordHashing__Iterations is ${env.PasswordHashing__Iterations}, below the OWASP level of ${OWASP_PBKDF2_SHA256_ITERATIONS}.`,
-    );
-  }
+function costWarnings(env: EnvironmentVariables): string[] {
+  return env.PasswordHashing__Iterations < OWASP_PBKDF2_SHA256_ITERATIONS
+    ? [
+        `PasswordHashing__Iterations is ${env.PasswordHashing__Iterations}, below the OWASP level of ${OWASP_PBKDF2_SHA256_ITERATIONS}.`,
+      ]
+    : [];
+}
 
+/** Step 3: the typed configuration, from keys that passed every check. */
+function assemble(
+  env: EnvironmentVariables,
+  checked: {
+    readonly secret: string;
+    readonly target: DatabaseTarget;
+    readonly previousSecrets: readonly string[];
+    readonly trustedProxies: readonly string[];
+    readonly allowedOrigins: AllowedOrigins;
+    readonly threadPoolSize: unknown;
+    readonly warnings: readonly string[];
+  },
+): AppConfig {
   return Object.assign(new AppConfig(), {
-    isDevelopment,
+    isDevelopment: env.NODE_ENV === 'development',
     port: env.PORT,
     host: env.HOST,
     jwt: {
-      secret,
-      previousSecrets,
+      secret: checked.secret,
+      previousSecrets: checked.previousSecrets,
       issuer: env.Jwt__Issuer,
       audience: env.Jwt__Audience,
       accessTokenExpiryMinutes: env.Jwt__AccessTokenExpiryMinutes,
@@ -173,7 +243,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       requireActiveSession: env.Jwt__RequireActiveSession,
     },
     database: {
-      target,
+      target: checked.target,
       poolSize: env.Database__PoolSize,
       connectionTimeoutMs: env.Database__ConnectionTimeoutMs,
       statementTimeoutMs: env.Database__StatementTimeoutMs,
@@ -182,7 +252,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       iterations: env.PasswordHashing__Iterations,
       concurrency:
         env.PasswordHashing__Concurrency ??
-        defaultHashingConcurrency(availableParallelism(), raw.UV_THREADPOOL_SIZE),
+        defaultHashingConcurrency(availableParallelism(), checked.threadPoolSize),
     },
     tokenCleanup: {
       enabled: env.TokenCleanup__Enabled,
@@ -196,14 +266,14 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       host: env.Management__Host,
     },
     logging: { level: env.Logging__Level },
-    allowedOrigins: allowedOrigins.origins,
+    allowedOrigins: checked.allowedOrigins,
     hsts: {
       enabled: env.Hsts__Enabled,
       maxAgeSeconds: env.Hsts__MaxAgeSeconds,
       includeSubDomains: env.Hsts__IncludeSubDomains,
     },
-    trustedProxies,
-    warnings,
+    trustedProxies: checked.trustedProxies,
+    warnings: checked.warnings,
   });
 }
 

@@ -14,6 +14,8 @@ import {
 export const SAMPLE_SECRET_KEY = 'keygate-sample-secret-replace-me-in-production-0123456789';
 export const DEFAULT_ISSUER = 'keygate';
 export const DEFAULT_AUDIENCE = 'keygate-clients';
+/** Spec §8: the shortest signing secret accepted, current or previous. */
+export const MIN_SECRET_LENGTH = 32;
 export const DEFAULT_CONNECTION_STRING = 'Data Source=data/keygate.db';
 /** The default port of the OpenTelemetry Prometheus exporter, a common choice for metrics. */
 export const DEFAULT_MANAGEMENT_PORT = 9464;
@@ -58,7 +60,7 @@ export class EnvironmentVariables {
   /** Left undefined here so that "not configured" can be told apart from the placeholder. */
   @IsOptional()
   @IsString()
-  @MinLength(32)
+  @MinLength(MIN_SECRET_LENGTH)
   Jwt__SecretKey?: string;
 
   /** Comma-separated secrets that verify tokens but never sign them: for rolling the secret. */

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
+import { buildUser } from '../../test/factories/user.factory.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { User } from '../users/entities/user.entity.js';
 import { UnitOfWork } from './unit-of-work.js';
@@ -24,20 +24,6 @@ async function eventLoopTurns(count: number): Promise<void> {
   }
 }
 
-function buildUser(email: string): User {
-  return {
-    id: randomUUID(),
-    username: email.split('@')[0],
-    email,
-    passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
-    failedLoginAttempts: 0,
-    lockoutEnd: null,
-    isActive: true,
-    createdAt: new Date('2026-01-01T00:00:00.000Z'),
-    lastLoginAt: null,
-  };
-}
-
 describe(UnitOfWork.name, () => {
   let dataSource: DataSource;
   let sut: UnitOfWork;
@@ -56,7 +42,7 @@ describe(UnitOfWork.name, () => {
 
   it('should return the result of a transaction', async () => {
     const result = await sut.transaction(async (m) => {
-      await m.insert(User, buildUser('a@example.com'));
+      await m.insert(User, buildUser({ email: 'a@example.com' }));
       return m.countBy(User, {});
     });
 
@@ -65,15 +51,15 @@ describe(UnitOfWork.name, () => {
   });
 
   it('should return the result of a run', async () => {
-    await sut.run((m) => m.insert(User, buildUser('a@example.com')));
+    await sut.run((m) => m.insert(User, buildUser({ email: 'a@example.com' })));
 
     await expect(sut.run((m) => m.countBy(User, {}))).resolves.toBe(1);
   });
 
   it('should roll back every write of a failing transaction', async () => {
     const failing = sut.transaction(async (m) => {
-      await m.insert(User, buildUser('a@example.com'));
-      await m.insert(User, buildUser('b@example.com'));
+      await m.insert(User, buildUser({ email: 'a@example.com' }));
+      await m.insert(User, buildUser({ email: 'b@example.com' }));
       throw new Error('second step failed');
     });
 
@@ -85,7 +71,7 @@ describe(UnitOfWork.name, () => {
     const failingTransaction = sut.transaction(() => Promise.reject(new Error('tx failed')));
     const failingRun = sut.run(() => Promise.reject(new Error('run failed')));
     const next = sut.transaction(async (m) => {
-      await m.insert(User, buildUser('c@example.com'));
+      await m.insert(User, buildUser({ email: 'c@example.com' }));
       return 'committed';
     });
 
@@ -110,7 +96,7 @@ describe(UnitOfWork.name, () => {
     const releaseA = deferred();
 
     const a = sut.transaction(async (m: EntityManager) => {
-      await m.insert(User, buildUser('a@example.com'));
+      await m.insert(User, buildUser({ email: 'a@example.com' }));
       events.push('A inserted');
       aInserted.resolve();
       await releaseA.promise;
@@ -122,7 +108,7 @@ describe(UnitOfWork.name, () => {
     // On the single shared better-sqlite3 connection, an unserialised B would execute inside A's
     // open transaction and be acknowledged here, then silently vanish with A's rollback.
     const b = sut.run(async (m) => {
-      await m.insert(User, buildUser('b@example.com'));
+      await m.insert(User, buildUser({ email: 'b@example.com' }));
       events.push('B acknowledged');
     });
     await Promise.race([b, eventLoopTurns(20)]);
@@ -141,11 +127,11 @@ describe(UnitOfWork.name, () => {
     const gate = deferred();
     const first = sut.transaction(async (m) => {
       await gate.promise;
-      await m.insert(User, buildUser('first@example.com'));
+      await m.insert(User, buildUser({ email: 'first@example.com' }));
       order.push('first');
     });
     const second = sut.run(async (m) => {
-      await m.insert(User, buildUser('second@example.com'));
+      await m.insert(User, buildUser({ email: 'second@example.com' }));
       order.push('second');
     });
     const third = sut.transaction(async (m) => {

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
-import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { buildUser } from '../../test/factories/user.factory.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { rejectionOf } from '../../test/utils/rejection.js';
@@ -38,17 +38,7 @@ describe(SessionsService.name, () => {
   let sut: SessionsService;
 
   const createUser = async (): Promise<User> => {
-    const user = Object.assign(new User(), {
-      id: randomUUID(),
-      username: 'alice',
-      email: `alice-${randomUUID().slice(0, 8)}@example.com`,
-      passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
-      failedLoginAttempts: 0,
-      lockoutEnd: null,
-      isActive: true,
-      createdAt: START,
-      lastLoginAt: null,
-    });
+    const user = buildUser({ createdAt: START });
     await dataSource.manager.insert(User, user);
     return user;
   };

@@ -1,6 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { Origin } from '../common/decorators/origin.decorator.js';
 import {
   CurrentUser,
@@ -10,6 +9,7 @@ import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { UsersMessages } from '../users/users.messages.js';
+import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from './dto/auth-response.dto.js';
 import { MessageResponseDto } from './dto/message-response.dto.js';
 import { RefreshDto } from './dto/refresh.dto.js';
 import { RevokeDto } from './dto/revoke.dto.js';

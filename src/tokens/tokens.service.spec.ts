@@ -1,7 +1,8 @@
 import { jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { buildUser } from '../../test/factories/user.factory.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { originAt } from '../../test/utils/origin.js';
@@ -21,23 +22,10 @@ import { TokensService } from './tokens.service.js';
 const START = new Date('2026-01-01T12:00:00.000Z');
 const DAY_MS = 24 * 60 * 60 * 1000;
 const ACCESS_EXPIRY = new Date('2026-01-01T12:15:00.000Z');
+/** Users are created a month before the tests' start. */
+const USER_CREATED_AT = new Date('2025-12-01T00:00:00.000Z');
 const LOGIN_IP = '203.0.113.7';
 const REFRESH_IP = '198.51.100.9';
-
-function buildUser(overrides: Partial<User> = {}): User {
-  return Object.assign(new User(), {
-    id: randomUUID(),
-    username: 'alice',
-    email: `alice-${randomUUID().slice(0, 8)}@example.com`,
-    passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
-    failedLoginAttempts: 0,
-    lockoutEnd: null,
-    isActive: true,
-    createdAt: new Date('2025-12-01T00:00:00.000Z'),
-    lastLoginAt: null,
-    ...overrides,
-  });
-}
 
 const sha256 = (raw: string): string => createHash('sha256').update(raw, 'utf8').digest('hex');
 
@@ -54,7 +42,7 @@ describe(TokensService.name, () => {
   const family = (familyId: string): Promise<RefreshToken[]> =>
     dataSource.manager.find(RefreshToken, { where: { familyId }, order: { generation: 'ASC' } });
   const createUser = async (overrides: Partial<User> = {}): Promise<User> => {
-    const user = buildUser(overrides);
+    const user = buildUser({ createdAt: USER_CREATED_AT, ...overrides });
     await dataSource.manager.insert(User, user);
     return user;
   };

@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { In, Not, type EntityManager } from 'typeorm';
-import { AuthResponseDto } from '../auth/dto/auth-response.dto.js';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
@@ -15,6 +14,7 @@ import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
 import { AccessTokenService } from './access-token.service.js';
+import { AuthResponseDto } from './dto/auth-response.dto.js';
 import type { MessageResponseDto } from './dto/message-response.dto.js';
 import type { RevokeDto } from './dto/revoke.dto.js';
 import { activeTokensOf, RefreshToken } from './entities/refresh-token.entity.js';

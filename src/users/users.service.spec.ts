@@ -1,29 +1,13 @@
 import { Test } from '@nestjs/testing';
 import { randomUUID } from 'node:crypto';
 import { DataSource, QueryFailedError } from 'typeorm';
+import { buildUser } from '../../test/factories/user.factory.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { rejectionOf } from '../../test/utils/rejection.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from './entities/user.entity.js';
 import { UsersService } from './users.service.js';
-
-const CREATED_AT = new Date('2026-01-01T00:00:00.000Z');
-
-function buildUser(overrides: Partial<User> = {}): User {
-  return Object.assign(new User(), {
-    id: randomUUID(),
-    username: 'alice',
-    email: 'alice@example.com',
-    passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
-    failedLoginAttempts: 0,
-    lockoutEnd: null,
-    isActive: true,
-    createdAt: CREATED_AT,
-    lastLoginAt: null,
-    ...overrides,
-  });
-}
 
 describe(UsersService.name, () => {
   let dataSource: DataSource;

@@ -13,14 +13,10 @@ import {
   reloadUser,
 } from '../factories/user.factory.js';
 import { auditRows, refuseAuditInserts, type AuditRow } from '../utils/audit-rows.js';
-import {
-  createTestApp,
-  TEST_HASH_ITERATIONS,
-  TEST_SECRET_KEY,
-  type TestApp,
-} from '../utils/create-test-app.js';
+import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY, useTestApp } from '../utils/create-test-app.js';
 import { authResponse, errorBody } from '../utils/expected-bodies.js';
 import { FakeClock } from '../utils/fake-clock.js';
+import { LOGIN, REFRESH, REGISTER } from '../utils/routes.js';
 import { onPostgres } from '../utils/test-database.js';
 
 /** The built CLI; `npx nest build` must have run first. */
@@ -74,7 +70,8 @@ function run(
 jest.setTimeout(60_000);
 
 describe('admin CLI', () => {
-  let t: TestApp;
+  // The CLI reads the real clock; each app starts there too, so both agree on what is expired.
+  const t = useTestApp(() => ({ clock: new FakeClock(new Date()) }));
   let cwd: string;
 
   /** The CLI on the test app's database, configured through the environment as the service is. */
@@ -91,17 +88,13 @@ describe('admin CLI', () => {
     (await auditRows(t.database)).filter((row) => row.ip === 'cli');
   const tokensOf = (userId: string): Promise<RefreshToken[]> =>
     t.dataSource.getRepository(RefreshToken).find({ where: { userId }, order: { id: 'ASC' } });
-  const login = (email: string, password = DEFAULT_PASSWORD) =>
-    t.post('/api/auth/login', { email, password });
+  const login = (email: string, password = DEFAULT_PASSWORD) => t.post(LOGIN, { email, password });
 
-  beforeEach(async () => {
-    // The CLI reads the real clock; the app starts there too, so both agree on what is expired.
-    t = await createTestApp({ clock: new FakeClock(new Date()) });
+  beforeEach(() => {
     cwd = mkdtempSync(join(tmpdir(), 'keygate-cli-'));
   });
 
-  afterEach(async () => {
-    await t.close();
+  afterEach(() => {
     rmSync(cwd, { recursive: true, force: true });
   });
 
@@ -254,9 +247,9 @@ describe('admin CLI', () => {
       }
       expect((await tokensOf(other.id)).map((token) => token.isRevoked)).toEqual([false]);
       expect((await login(registered.email)).json()).toEqual(errorBody(401, 'Cuenta desactivada.'));
-      expect(
-        (await t.post('/api/auth/refresh', { refreshToken: last.refreshToken })).json(),
-      ).toEqual(errorBody(401, 'Refresh token revocado.'));
+      expect((await t.post(REFRESH, { refreshToken: last.refreshToken })).json()).toEqual(
+        errorBody(401, 'Refresh token revocado.'),
+      );
 
       const [deactivated, revoked] = (await rowsOf(registered.id)).filter(
         (row) => row.ip === 'cli',
@@ -473,15 +466,15 @@ describe('admin CLI', () => {
       };
       const email = 'carol@example.com';
       const registered = await send(
-        '/api/auth/register',
+        REGISTER,
         { username: 'carol', email, password: DEFAULT_PASSWORD },
         'r-1',
       );
       const userId = registered.json<{ user: { id: string } }>().user.id;
-      await send('/api/auth/login', { email, password: WRONG_PASSWORD }, 'r-2');
-      const loggedIn = await send('/api/auth/login', { email, password: DEFAULT_PASSWORD }, 'r-3');
+      await send(LOGIN, { email, password: WRONG_PASSWORD }, 'r-2');
+      const loggedIn = await send(LOGIN, { email, password: DEFAULT_PASSWORD }, 'r-3');
       const { refreshToken } = loggedIn.json<{ refreshToken: string }>();
-      await send('/api/auth/refresh', { refreshToken }, 'r-4');
+      await send(REFRESH, { refreshToken }, 'r-4');
 
       const all = await cli(['audit', 'Carol@Example.com']);
 

@@ -19,10 +19,11 @@ import {
 import {
   createTestApp,
   TEST_SECRET_KEY,
-  type TestApp,
   type TestResponse,
+  useTestApp,
 } from '../utils/create-test-app.js';
 import { authResponse, errorBody } from '../utils/expected-bodies.js';
+import { LOGIN, REFRESH, REGISTER, REVOKE } from '../utils/routes.js';
 import { startServer, stopAllServers, waitForExit } from '../utils/spawn-server.js';
 import { createTestDatabase, describeOnPostgres } from '../utils/test-database.js';
 
@@ -37,7 +38,7 @@ function fromRequest(requestId: string): Partial<AuditRow> {
 }
 
 describe('audit trail', () => {
-  let t: TestApp;
+  const t = useTestApp();
 
   /** POSTs JSON with a user agent and the given X-Request-Id. */
   const send = (
@@ -63,17 +64,9 @@ describe('audit trail', () => {
     return auditRows(t.database, userId);
   };
 
-  beforeEach(async () => {
-    t = await createTestApp();
-  });
-
-  afterEach(async () => {
-    await t.close();
-  });
-
   it('should record a registration with the client, its request id and the time', async () => {
     const response = await send(
-      '/api/auth/register',
+      REGISTER,
       { username: 'alice', email: 'Alice@Example.com', password: DEFAULT_PASSWORD },
       'req-register-1',
     );
@@ -96,7 +89,7 @@ describe('audit trail', () => {
 
   it('should write rows that TypeORM reads back exactly as they were told', async () => {
     const response = await send(
-      '/api/auth/register',
+      REGISTER,
       { username: 'alice', email: 'alice@example.com', password: DEFAULT_PASSWORD },
       'req-read-back',
     );
@@ -113,7 +106,7 @@ describe('audit trail', () => {
     t.clock.advance(MINUTE_MS);
 
     const response = await send(
-      '/api/auth/login',
+      LOGIN,
       { email: user.email, password: DEFAULT_PASSWORD },
       'req-login-ok',
     );
@@ -146,7 +139,7 @@ describe('audit trail', () => {
       ['req-locked', locked.email, DEFAULT_PASSWORD],
     ];
     for (const [requestId, email, password] of attempts) {
-      const response = await send('/api/auth/login', { email, password }, requestId);
+      const response = await send(LOGIN, { email, password }, requestId);
       expect(response.status).toBe(401);
     }
 
@@ -168,7 +161,7 @@ describe('audit trail', () => {
 
   it('should not keep a password typed into the e-mail field', async () => {
     const response = await send(
-      '/api/auth/login',
+      LOGIN,
       { email: 'Typed!My!Password9', password: DEFAULT_PASSWORD },
       'req-typo',
     );
@@ -185,7 +178,7 @@ describe('audit trail', () => {
 
     for (let attempt = 1; attempt <= 5; attempt += 1) {
       const response = await send(
-        '/api/auth/login',
+        LOGIN,
         { email: user.email, password: WRONG_PASSWORD },
         `req-wrong-${attempt}`,
       );
@@ -216,11 +209,7 @@ describe('audit trail', () => {
     const registered = await registerUser(t);
     t.clock.advance(MINUTE_MS);
 
-    const response = await send(
-      '/api/auth/refresh',
-      { refreshToken: registered.refreshToken },
-      'req-refresh',
-    );
+    const response = await send(REFRESH, { refreshToken: registered.refreshToken }, 'req-refresh');
     expect(response.status).toBe(200);
 
     const old = await findRefreshToken(t, registered.refreshToken);
@@ -237,21 +226,13 @@ describe('audit trail', () => {
 
   it('should record reuse detection with the chain it revoked', async () => {
     const registered = await registerUser(t);
-    const rotated = await send(
-      '/api/auth/refresh',
-      { refreshToken: registered.refreshToken },
-      'req-rotate',
-    );
+    const rotated = await send(REFRESH, { refreshToken: registered.refreshToken }, 'req-rotate');
     const descendant = await findRefreshToken(
       t,
       rotated.json<{ refreshToken: string }>().refreshToken,
     );
 
-    const replay = await send(
-      '/api/auth/refresh',
-      { refreshToken: registered.refreshToken },
-      'req-replay',
-    );
+    const replay = await send(REFRESH, { refreshToken: registered.refreshToken }, 'req-replay');
     expect(replay.json()).toEqual(errorBody(401, 'Refresh token revocado.'));
 
     const first = await findRefreshToken(t, registered.refreshToken);
@@ -272,7 +253,7 @@ describe('audit trail', () => {
     const registered = await registerUser(t);
 
     const response = await send(
-      '/api/auth/revoke',
+      REVOKE,
       { refreshToken: registered.refreshToken, reason: 'logout' },
       'req-revoke',
       registered.accessToken,
@@ -290,7 +271,7 @@ describe('audit trail', () => {
   });
 
   it('should record a refused refresh, with no user for an unknown token', async () => {
-    const response = await send('/api/auth/refresh', { refreshToken: 'x'.repeat(43) }, 'req-bad');
+    const response = await send(REFRESH, { refreshToken: 'x'.repeat(43) }, 'req-bad');
     expect(response.json()).toEqual(errorBody(401, 'Refresh token inválido.'));
 
     expect(await rows()).toEqual([
@@ -327,7 +308,7 @@ describe('audit trail', () => {
     ['no X-Request-Id', undefined],
     ['an X-Request-Id with spaces', 'not tame'],
   ])('should record a request id of its own when the client sent %s', async (_case, header) => {
-    const response = await t.request('/api/auth/refresh', {
+    const response = await t.request(REFRESH, {
       method: 'POST',
       body: JSON.stringify({ refreshToken: 'x'.repeat(43) }),
       headers: {
@@ -344,20 +325,16 @@ describe('audit trail', () => {
 
   it('should never store a password, a token or a token hash', async () => {
     const registered = await registerUser(t);
-    await send('/api/auth/login', { email: registered.email, password: WRONG_PASSWORD }, 'r1');
-    const login = await send(
-      '/api/auth/login',
-      { email: registered.email, password: DEFAULT_PASSWORD },
-      'r2',
-    );
+    await send(LOGIN, { email: registered.email, password: WRONG_PASSWORD }, 'r1');
+    const login = await send(LOGIN, { email: registered.email, password: DEFAULT_PASSWORD }, 'r2');
     const { refreshToken, accessToken } = login.json<{
       refreshToken: string;
       accessToken: string;
     }>();
-    const rotated = await send('/api/auth/refresh', { refreshToken }, 'r3');
+    const rotated = await send(REFRESH, { refreshToken }, 'r3');
     const latest = rotated.json<{ refreshToken: string; accessToken: string }>();
-    await send('/api/auth/refresh', { refreshToken }, 'r4');
-    await send('/api/auth/revoke', { refreshToken: latest.refreshToken }, 'r5', latest.accessToken);
+    await send(REFRESH, { refreshToken }, 'r4');
+    await send(REVOKE, { refreshToken: latest.refreshToken }, 'r5', latest.accessToken);
 
     const text = await auditTableText(t.database);
     const hashes = (await t.dataSource.getRepository(RefreshToken).find()).map((r) => r.tokenHash);
@@ -425,17 +402,17 @@ describe('audit trail', () => {
     const restore = await refuseAuditInserts(t.database);
 
     const registered = await send(
-      '/api/auth/register',
+      REGISTER,
       { username: 'bob', email: 'bob@example.com', password: DEFAULT_PASSWORD },
       'req-lost-1',
     );
     const loggedIn = await send(
-      '/api/auth/login',
+      LOGIN,
       { email: user.email, password: DEFAULT_PASSWORD },
       'req-lost-2',
     );
     const refused = await send(
-      '/api/auth/login',
+      LOGIN,
       { email: user.email, password: WRONG_PASSWORD },
       'req-lost-3',
     );
@@ -465,7 +442,7 @@ describe('audit trail', () => {
     expect(await rows()).toEqual([]);
 
     // The writer goes on once the database accepts rows again.
-    await send('/api/auth/login', { email: user.email, password: DEFAULT_PASSWORD }, 'req-back');
+    await send(LOGIN, { email: user.email, password: DEFAULT_PASSWORD }, 'req-back');
     expect((await rows()).map((row) => row.requestId)).toEqual(['req-back']);
   });
 });
@@ -519,13 +496,9 @@ describe('audit trail on shutdown', () => {
           },
           body: JSON.stringify(body),
         });
-      expect(
-        (await post('/api/auth/register', { username: 'drain', ...credentials }, 'reg')).status,
-      ).toBe(201);
+      expect((await post(REGISTER, { username: 'drain', ...credentials }, 'reg')).status).toBe(201);
 
-      const inFlight = Array.from({ length: 6 }, (_, n) =>
-        post('/api/auth/login', credentials, `login-${n}`),
-      );
+      const inFlight = Array.from({ length: 6 }, (_, n) => post(LOGIN, credentials, `login-${n}`));
       await delay(100);
       server.child.kill('SIGTERM');
 

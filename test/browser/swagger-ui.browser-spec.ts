@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { startDevelopmentServer, type DevelopmentServer } from '../utils/development-server.js';
+import { ME, REGISTER } from '../utils/routes.js';
 import { stopAllServers } from '../utils/spawn-server.js';
 
 // The development Swagger UI at `/`, in a real browser: Debian's Chromium driven by
@@ -73,7 +74,7 @@ describe('Swagger UI in development', () => {
   }
 
   it('should list the operations of the specification', async () => {
-    await operation('GET', '/api/auth/me').waitFor();
+    await operation('GET', ME).waitFor();
 
     const shown: string[] = [];
     for (const summary of await page.locator('.opblock-summary').all()) {
@@ -87,7 +88,7 @@ describe('Swagger UI in development', () => {
 
   it('should register a user with "Try it out" and show the 201 answer', async () => {
     const email = `browser-${Date.now()}@example.com`;
-    const register = operation('POST', '/api/auth/register');
+    const register = operation('POST', REGISTER);
 
     await register.locator('.opblock-summary').click();
     await register.getByRole('button', { name: 'Try it out' }).click();

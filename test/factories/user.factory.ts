@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PasswordHasher } from '../../src/auth/password-hasher.js';
 import { User } from '../../src/users/entities/user.entity.js';
 import type { TestApp } from '../utils/create-test-app.js';
+import { REGISTER } from '../utils/routes.js';
 
 export const DEFAULT_PASSWORD = 'S3cure!pass';
 
@@ -62,7 +63,7 @@ export async function registerUser(
     password: DEFAULT_PASSWORD,
     ...overrides,
   };
-  const response = await testApp.post('/api/auth/register', body);
+  const response = await testApp.post(REGISTER, body);
   if (response.status !== 201) {
     throw new Error(`registerUser: expected 201, got ${response.status} ${response.text}`);
   }

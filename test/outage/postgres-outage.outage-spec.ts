@@ -7,6 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
+import { LOGIN, ME, REFRESH, REGISTER } from '../utils/routes.js';
 import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
 import {
   createTestDatabase,
@@ -200,17 +201,17 @@ class Load {
     let uncertain = false;
     while (!this.stopped) {
       await this.record(client, 'me', false, () =>
-        call(this.server, '/api/auth/me', { accessToken: account.accessToken }),
+        call(this.server, ME, { accessToken: account.accessToken }),
       );
       const refresh = await this.record(client, 'refresh', uncertain, () =>
-        call(this.server, '/api/auth/refresh', { body: { refreshToken: account.refreshToken } }),
+        call(this.server, REFRESH, { body: { refreshToken: account.refreshToken } }),
       );
       uncertain = refresh.status === 500 || refresh.status === 0;
       if (refresh.status === 200) {
         this.adopt(account, refresh.body);
       }
       const login = await this.record(client, 'login', false, () =>
-        call(this.server, '/api/auth/login', {
+        call(this.server, LOGIN, {
           body: { email: account.email, password: PASSWORD },
         }),
       );
@@ -320,7 +321,7 @@ describeOutage('PostgreSQL outage under load', () => {
     accounts = [];
     for (let i = 0; i < CLIENTS; i += 1) {
       const email = `outage-${randomUUID()}@example.com`;
-      const response = await call(server, '/api/auth/register', {
+      const response = await call(server, REGISTER, {
         body: { username: `outage${i}`, email, password: PASSWORD },
       });
       expect(response.status).toBe(201);
@@ -483,7 +484,7 @@ describeOutage('PostgreSQL outage under load', () => {
     expect(server.child.exitCode).toBeNull();
     expect(server.child.signalCode).toBeNull();
     // And the instance answers normally after all that.
-    const me = await call(server, '/api/auth/me', { accessToken: accounts[0].accessToken });
+    const me = await call(server, ME, { accessToken: accounts[0].accessToken });
     expect(me.status).toBe(200);
   }, 60_000);
 });

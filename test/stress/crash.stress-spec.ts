@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TEST_SECRET_KEY } from '../utils/create-test-app.js';
+import { LOGIN, REFRESH, REGISTER } from '../utils/routes.js';
 import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
 import { describeOnSqlite } from '../utils/test-database.js';
 
@@ -51,7 +52,7 @@ async function work(
     const kind = step % 3;
     if (kind === 0) {
       const email = `u-${randomUUID()}@example.com`;
-      const response = await post(server, '/api/auth/register', {
+      const response = await post(server, REGISTER, {
         username: 'crash',
         email,
         password: PASSWORD,
@@ -67,7 +68,7 @@ async function work(
         continue;
       }
       ledger.failuresSent.set(victim, (ledger.failuresSent.get(victim) ?? 0) + 1);
-      const response = await post(server, '/api/auth/login', {
+      const response = await post(server, LOGIN, {
         email: victim,
         password: 'Wrong!pass1',
       });
@@ -78,7 +79,7 @@ async function work(
       }
     } else {
       const index = step % ledger.chains.length;
-      const response = await post(server, '/api/auth/refresh', {
+      const response = await post(server, REFRESH, {
         refreshToken: ledger.chains[index],
       });
       if (response?.status === 200) {
@@ -120,7 +121,7 @@ describeOnSqlite('crashes: kill -9 in the middle of writes loses nothing acknowl
     const victims: string[] = [];
     for (let i = 0; i < VICTIMS; i += 1) {
       const email = `victim${i}@example.com`;
-      const response = await post(server, '/api/auth/register', {
+      const response = await post(server, REGISTER, {
         username: 'victim',
         email,
         password: PASSWORD,
@@ -146,7 +147,7 @@ describeOnSqlite('crashes: kill -9 in the middle of writes loses nothing acknowl
     // Every acknowledged registration can log in after the restarts.
     expect(ledger.registered.size).toBeGreaterThan(20);
     for (const [email, password] of ledger.registered) {
-      const response = await post(server, '/api/auth/login', { email, password });
+      const response = await post(server, LOGIN, { email, password });
       expect(response?.status).toBe(200);
     }
     await server.stop('SIGTERM');

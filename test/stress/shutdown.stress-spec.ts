@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TEST_SECRET_KEY } from '../utils/create-test-app.js';
+import { LOGIN, REGISTER } from '../utils/routes.js';
 import { startServer, stopAllServers, waitForExit } from '../utils/spawn-server.js';
 import { createTestDatabase, type TestDatabase } from '../utils/test-database.js';
 
@@ -32,7 +33,7 @@ describe('shutdown: SIGTERM drains in-flight requests', () => {
       },
     });
     const credentials = { email: 'drain@example.com', password: 'S3cure!pass' };
-    const registered = await fetch(`${server.baseUrl}/api/auth/register`, {
+    const registered = await fetch(`${server.baseUrl}${REGISTER}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ username: 'drain', ...credentials }),
@@ -40,7 +41,7 @@ describe('shutdown: SIGTERM drains in-flight requests', () => {
     expect(registered.status).toBe(201);
 
     const inFlight = Array.from({ length: 8 }, () =>
-      fetch(`${server.baseUrl}/api/auth/login`, {
+      fetch(`${server.baseUrl}${LOGIN}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', connection: 'close' },
         body: JSON.stringify(credentials),

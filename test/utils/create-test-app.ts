@@ -56,7 +56,7 @@ export interface TestAppOptions {
   readonly clock?: FakeClock;
   /** Replaces providers, e.g. to inject a failure: `(b) => b.overrideProvider(X).useValue(y)`. */
   readonly override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
-  /** Modules mounted next to AppModule, as a team would add its own (see README, Extending). */
+  /** Modules mounted next to AppModule, as a team would add its own (see docs/development.md, Extending). */
   readonly imports?: ReadonlyArray<Type | DynamicModule>;
   /**
    * Nest's Logger writes through pino into `logs`, as in production, instead of into `logger`.
@@ -141,4 +141,41 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       }
     },
   };
+}
+
+/** Options, or a function that makes them anew for each app (a clock set to the real now). */
+type Options = TestAppOptions | (() => TestAppOptions);
+
+/**
+ * A fresh test app for every test of the enclosing block, closed after each. What it returns
+ * stands for the app of the running test, so a test writes `t.post(...)` as with its own.
+ */
+export function useTestApp(options: Options = {}): TestApp {
+  return appOfHooks(options, beforeEach, afterEach);
+}
+
+/** One test app shared by every test of the enclosing block, closed after the last. */
+export function useSharedTestApp(options: Options = {}): TestApp {
+  return appOfHooks(options, beforeAll, afterAll);
+}
+
+type Hook = (run: () => Promise<void>) => void;
+
+function appOfHooks(options: Options, open: Hook, close: Hook): TestApp {
+  let current: TestApp | undefined;
+  open(async () => {
+    current = await createTestApp(typeof options === 'function' ? options() : options);
+  });
+  close(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return new Proxy({} as TestApp, {
+    get: (_target, property) => {
+      if (current === undefined) {
+        throw new Error('The test app exists only while the tests of its block run');
+      }
+      return Reflect.get(current, property) as unknown;
+    },
+  });
 }

@@ -1,6 +1,7 @@
 /**
- * Matchers for whole response bodies. Message texts are written out literally from SPEC.md, not
- * imported from the *.messages.ts constants, so a typo in a constant fails a test.
+ * Matchers for whole response bodies. Message texts are written out literally from the interface
+ * (docs/api.md), not imported from the *.messages.ts constants, so a typo in a constant fails a
+ * test.
  */
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 

@@ -19,5 +19,8 @@ export const INTERNAL_ERROR_MESSAGE = 'Ocurrió un error interno.';
 export const UNAUTHORIZED_MESSAGE = 'Unauthorized';
 /** The `errors` key for a failure of the body as a whole rather than of one field. */
 export const BODY_ERROR_KEY = '$';
-/** Reported under BODY_ERROR_KEY when the body is absent, an array or a scalar. */
+/**
+ * Reported under BODY_ERROR_KEY when the body is not a JSON object: absent, malformed, an array
+ * or a scalar.
+ */
 export const BODY_NOT_AN_OBJECT_MESSAGE = 'The request body must be a JSON object.';

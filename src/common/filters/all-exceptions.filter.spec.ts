@@ -171,7 +171,7 @@ describe(AllExceptionsFilter.name, () => {
         type: 'https://tools.ietf.org/html/rfc9110#section-15.5.1',
         title: 'One or more validation errors occurred.',
         status: 400,
-        errors: { $: ['The request body is not a valid JSON object.'] },
+        errors: { $: ['The request body must be a JSON object.'] },
       },
       contentType: PROBLEM_TYPE,
     });

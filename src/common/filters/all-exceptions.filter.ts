@@ -21,6 +21,7 @@ import {
 } from '../errors/domain-errors.js';
 import {
   BODY_ERROR_KEY,
+  BODY_NOT_AN_OBJECT_MESSAGE,
   INTERNAL_ERROR_MESSAGE,
   UNAUTHORIZED_MESSAGE,
   VALIDATION_PROBLEM_TITLE,
@@ -126,7 +127,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (status === Number(HttpStatus.BAD_REQUEST)) {
       // The only 400s the framework raises come from reading the body: malformed JSON,
       // an empty JSON body, or a forbidden `__proto__`/`constructor` key.
-      return problemDetails({ [BODY_ERROR_KEY]: ['The request body is not a valid JSON object.'] });
+      return problemDetails({ [BODY_ERROR_KEY]: [BODY_NOT_AN_OBJECT_MESSAGE] });
     }
     return this.errorBody(status, STATUS_CODES[status] ?? 'Error');
   }

@@ -70,7 +70,7 @@ export class RefreshToken {
   sessionStartedAt: Date;
 
   // The migration wrote the default as the literal `false`; saying the same here keeps the
-  // entities and the migrated schema identical on both engines (src/database/schema.spec.ts).
+  // entities and the migrated schema identical on both engines (test/schema.e2e-spec.ts).
   @Column({ type: Boolean, default: () => 'false' })
   isRevoked: boolean;
 

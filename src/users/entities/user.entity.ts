@@ -27,7 +27,7 @@ export class User {
   @Column({ type: Date, nullable: true })
   lockoutEnd: Date | null;
 
-  // Written as the migration wrote it, so entities and schema match (src/database/schema.spec.ts).
+  // Written as the migration wrote it, so entities and schema match (test/schema.e2e-spec.ts).
   @Column({ type: Boolean, default: () => 'true' })
   isActive: boolean;
 
