@@ -10,11 +10,13 @@ import {
   createTestApp,
   TEST_SECRET_KEY,
   type TestApp,
-  type TestAppOptions,
   type TestResponse,
+  useSharedTestApp,
+  useTestApp,
 } from './utils/create-test-app.js';
 import { errorBody, publicUser } from './utils/expected-bodies.js';
 import { accessTokenClaims, decodeJwt, signJwt } from './utils/jwt.js';
+import { LOGIN, ME, REFRESH, REVOKE, REVOKE_ALL_SESSIONS, SESSIONS } from './utils/routes.js';
 import { onPostgres } from './utils/test-database.js';
 
 // Access tokens name their session (`sid`, the refresh-token family). With
@@ -37,27 +39,24 @@ const PROTECTED: ReadonlyArray<
     (t: TestApp, user: RegisteredUser, accessToken: string) => Promise<TestResponse>,
   ]
 > = [
-  ['GET /api/auth/me', (t, _user, token) => t.get('/api/auth/me', token)],
-  ['GET /api/auth/sessions', (t, _user, token) => t.get('/api/auth/sessions', token)],
+  [`GET ${ME}`, (t, _user, token) => t.get(ME, token)],
+  [`GET ${SESSIONS}`, (t, _user, token) => t.get(SESSIONS, token)],
+  [`POST ${REVOKE}`, (t, _user, token) => t.post(REVOKE, { refreshToken: 'not-a-token' }, token)],
   [
-    'POST /api/auth/revoke',
-    (t, _user, token) => t.post('/api/auth/revoke', { refreshToken: 'not-a-token' }, token),
-  ],
-  [
-    'POST /api/auth/sessions/revoke-all',
+    `POST ${REVOKE_ALL_SESSIONS}`,
     (t, _user, token) =>
-      t.post('/api/auth/sessions/revoke-all', { keepCurrent: true, refreshToken: 'x' }, token),
+      t.post(REVOKE_ALL_SESSIONS, { keepCurrent: true, refreshToken: 'x' }, token),
   ],
 ];
 
 async function login(t: TestApp, user: RegisteredUser): Promise<Pair> {
-  const response = await t.post('/api/auth/login', { email: user.email, password: user.password });
+  const response = await t.post(LOGIN, { email: user.email, password: user.password });
   expect(response.status).toBe(200);
   return response.json<Pair>();
 }
 
 async function refresh(t: TestApp, refreshToken: string): Promise<Pair> {
-  const response = await t.post('/api/auth/refresh', { refreshToken });
+  const response = await t.post(REFRESH, { refreshToken });
   expect(response.status).toBe(200);
   return response.json<Pair>();
 }
@@ -102,21 +101,12 @@ async function planOf(t: TestApp, sessionId: string): Promise<string> {
   }
 }
 
-async function open(options: TestAppOptions = {}): Promise<TestApp> {
-  return createTestApp({ ...options, imports: [AdminModule] });
-}
+/** The admin CLI's module is mounted too, to deactivate accounts as an operator does. */
+const WITH_ADMIN = { imports: [AdminModule] };
 
 describe('The session of an access token', () => {
   describe('the sid claim', () => {
-    let t: TestApp;
-
-    beforeAll(async () => {
-      t = await open();
-    });
-
-    afterAll(async () => {
-      await t.close();
-    });
+    const t = useSharedTestApp();
 
     it('should name the family of the refresh token issued with it, on every issue', async () => {
       const user = await registerUser(t);
@@ -140,31 +130,19 @@ describe('The session of an access token', () => {
       const claims = accessTokenClaims(user, t.clock.now(), { sid: 'not-a-session' });
       const token = signJwt({ alg: 'HS256', typ: 'JWT' }, claims, TEST_SECRET_KEY);
 
-      expectRefused(await t.get('/api/auth/me', token));
+      expectRefused(await t.get(ME, token));
     });
   });
 
   describe('by default (Jwt__RequireActiveSession=false)', () => {
-    let t: TestApp;
-
-    beforeAll(async () => {
-      t = await open();
-    });
-
-    afterAll(async () => {
-      await t.close();
-    });
+    const t = useSharedTestApp();
 
     it('should keep accepting the access token of a session that has ended, until it expires', async () => {
       const user = await registerUser(t);
-      const revoke = await t.post(
-        '/api/auth/revoke',
-        { refreshToken: user.refreshToken },
-        user.accessToken,
-      );
+      const revoke = await t.post(REVOKE, { refreshToken: user.refreshToken }, user.accessToken);
       expect(revoke.status).toBe(200);
 
-      const response = await t.get('/api/auth/me', user.accessToken);
+      const response = await t.get(ME, user.accessToken);
 
       expect({ status: response.status, body: response.json() }).toEqual({
         status: 200,
@@ -177,26 +155,18 @@ describe('The session of an access token', () => {
       const claims = accessTokenClaims(user, t.clock.now());
       const token = signJwt({ alg: 'HS256', typ: 'JWT' }, claims, TEST_SECRET_KEY);
 
-      expect((await t.get('/api/auth/me', token)).status).toBe(200);
+      expect((await t.get(ME, token)).status).toBe(200);
     });
   });
 
   describe('with Jwt__RequireActiveSession=true', () => {
-    let t: TestApp;
-
-    beforeEach(async () => {
-      t = await open({ environment: REQUIRE });
-    });
-
-    afterEach(async () => {
-      await t.close();
-    });
+    const t = useTestApp({ ...WITH_ADMIN, environment: REQUIRE });
 
     it('should serve the token of an active session on every protected route', async () => {
       const user = await registerUser(t);
 
-      const me = await t.get('/api/auth/me', user.accessToken);
-      const sessions = await t.get('/api/auth/sessions', user.accessToken);
+      const me = await t.get(ME, user.accessToken);
+      const sessions = await t.get(SESSIONS, user.accessToken);
 
       expect({ status: me.status, body: me.json() }).toEqual({
         status: 200,
@@ -210,7 +180,7 @@ describe('The session of an access token', () => {
       const refreshed = await refresh(t, user.refreshToken);
 
       for (const token of [user.accessToken, refreshed.accessToken]) {
-        expect((await t.get('/api/auth/me', token)).status).toBe(200);
+        expect((await t.get(ME, token)).status).toBe(200);
       }
     });
 
@@ -219,15 +189,11 @@ describe('The session of an access token', () => {
       async (_route, call) => {
         const user = await registerUser(t);
         const other = await login(t, user);
-        const revoke = await t.post(
-          '/api/auth/revoke',
-          { refreshToken: user.refreshToken },
-          user.accessToken,
-        );
+        const revoke = await t.post(REVOKE, { refreshToken: user.refreshToken }, user.accessToken);
         expect(revoke.status).toBe(200);
 
         expectRefused(await call(t, user, user.accessToken));
-        const stillServed = await t.get('/api/auth/me', other.accessToken);
+        const stillServed = await t.get(ME, other.accessToken);
         expect(stillServed.status).toBe(200);
       },
     );
@@ -238,7 +204,7 @@ describe('The session of an access token', () => {
       const third = await login(t, user);
 
       const response = await t.post(
-        '/api/auth/sessions/revoke-all',
+        REVOKE_ALL_SESSIONS,
         { keepCurrent: true, refreshToken: third.refreshToken },
         third.accessToken,
       );
@@ -247,19 +213,19 @@ describe('The session of an access token', () => {
         message: 'Sesiones revocadas exitosamente.',
         revokedSessions: 2,
       });
-      expectRefused(await t.get('/api/auth/me', user.accessToken));
-      expectRefused(await t.get('/api/auth/me', second.accessToken));
-      expect((await t.get('/api/auth/me', third.accessToken)).status).toBe(200);
+      expectRefused(await t.get(ME, user.accessToken));
+      expectRefused(await t.get(ME, second.accessToken));
+      expect((await t.get(ME, third.accessToken)).status).toBe(200);
     });
 
     it('should refuse the tokens of a session ended by reuse detection', async () => {
       const user = await registerUser(t);
       const rotated = await refresh(t, user.refreshToken);
-      const replay = await t.post('/api/auth/refresh', { refreshToken: user.refreshToken });
+      const replay = await t.post(REFRESH, { refreshToken: user.refreshToken });
       expect(replay.json()).toEqual(errorBody(401, 'Refresh token revocado.'));
 
-      expectRefused(await t.get('/api/auth/me', rotated.accessToken));
-      expectRefused(await t.get('/api/auth/me', user.accessToken));
+      expectRefused(await t.get(ME, rotated.accessToken));
+      expectRefused(await t.get(ME, user.accessToken));
     });
 
     it('should refuse the tokens of an account an administrator deactivated', async () => {
@@ -268,15 +234,15 @@ describe('The session of an access token', () => {
 
       await t.app.get(AdminService).deactivate(user.email, internalOrigin('cli'));
 
-      expectRefused(await t.get('/api/auth/me', user.accessToken));
-      expectRefused(await t.get('/api/auth/me', second.accessToken));
+      expectRefused(await t.get(ME, user.accessToken));
+      expectRefused(await t.get(ME, second.accessToken));
     });
 
     it('should refuse the tokens of a deleted account', async () => {
       const user = await registerUser(t);
       await t.dataSource.getRepository(User).delete({ id: user.id });
 
-      expectRefused(await t.get('/api/auth/me', user.accessToken));
+      expectRefused(await t.get(ME, user.accessToken));
     });
 
     it('should refuse a token without sid, and one naming a session that does not exist', async () => {
@@ -290,8 +256,8 @@ describe('The session of an access token', () => {
         TEST_SECRET_KEY,
       );
 
-      expectRefused(await t.get('/api/auth/me', withoutSid));
-      expectRefused(await t.get('/api/auth/me', unknownSid));
+      expectRefused(await t.get(ME, withoutSid));
+      expectRefused(await t.get(ME, unknownSid));
     });
 
     it("should refuse a token naming another user's active session", async () => {
@@ -304,15 +270,15 @@ describe('The session of an access token', () => {
         TEST_SECRET_KEY,
       );
 
-      expectRefused(await t.get('/api/auth/me', token));
+      expectRefused(await t.get(ME, token));
     });
 
     it('should leave the open routes alone', async () => {
       const user = await registerUser(t);
-      await t.post('/api/auth/revoke', { refreshToken: user.refreshToken }, user.accessToken);
+      await t.post(REVOKE, { refreshToken: user.refreshToken }, user.accessToken);
 
       const response = await t.post(
-        '/api/auth/login',
+        LOGIN,
         { email: user.email, password: user.password },
         user.accessToken,
       );
@@ -323,7 +289,7 @@ describe('The session of an access token', () => {
 
   it('should refuse the access token of a session whose refresh token expired', async () => {
     // Access tokens that outlive refresh tokens: only an operator's odd settings allow it.
-    const t = await open({
+    const t = await createTestApp({
       environment: {
         ...REQUIRE,
         Jwt__AccessTokenExpiryMinutes: String(10 * 24 * 60),
@@ -333,10 +299,10 @@ describe('The session of an access token', () => {
     try {
       const user = await registerUser(t);
       t.clock.advance(7 * DAY_MS - 1000);
-      expect((await t.get('/api/auth/me', user.accessToken)).status).toBe(200);
+      expect((await t.get(ME, user.accessToken)).status).toBe(200);
       t.clock.advance(2000);
 
-      expectRefused(await t.get('/api/auth/me', user.accessToken));
+      expectRefused(await t.get(ME, user.accessToken));
     } finally {
       await t.close();
     }
@@ -344,7 +310,7 @@ describe('The session of an access token', () => {
 
   describe('the cost of the check', () => {
     it('should read one row through the family index, without sorting, whatever the family size', async () => {
-      const t = await open({ environment: REQUIRE });
+      const t = await createTestApp({ environment: REQUIRE });
       try {
         const user = await registerUser(t);
         let refreshToken = user.refreshToken;

@@ -1,12 +1,13 @@
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import {
-  createTestApp,
   TEST_SECRET_KEY,
   type TestApp,
   type TestResponse,
+  useSharedTestApp,
 } from './utils/create-test-app.js';
 import { errorBody, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { accessTokenClaims, signJwt, unsignedJwt } from './utils/jwt.js';
+import { LOGIN, ME, REFRESH, REVOKE, REVOKE_ALL_SESSIONS, SESSIONS } from './utils/routes.js';
 
 // RFC 6750 §3: every 401 of the bearer-token guard says how to authenticate, and whether the
 // token presented was the problem; the body stays SPEC §7's `{"status":401,"message":"Unauthorized"}`.
@@ -17,12 +18,7 @@ const BEARER = 'Bearer';
 const INVALID_TOKEN = 'Bearer error="invalid_token"';
 
 /** The protected routes: every route of the service that a request without a token cannot use. */
-const PROTECTED = [
-  'GET /api/auth/me',
-  'POST /api/auth/revoke',
-  'GET /api/auth/sessions',
-  'POST /api/auth/sessions/revoke-all',
-];
+const PROTECTED = [`GET ${ME}`, `POST ${REVOKE}`, `GET ${SESSIONS}`, `POST ${REVOKE_ALL_SESSIONS}`];
 
 const CASES: ReadonlyArray<
   readonly [string, (t: TestApp, user: RegisteredUser) => string | undefined, string]
@@ -58,16 +54,11 @@ const CASES: ReadonlyArray<
 ];
 
 describe("WWW-Authenticate on the bearer-token guard's 401", () => {
-  let t: TestApp;
+  const t = useSharedTestApp();
   let user: RegisteredUser;
 
   beforeAll(async () => {
-    t = await createTestApp();
     user = await registerUser(t);
-  });
-
-  afterAll(async () => {
-    await t.close();
   });
 
   function call(route: string, authorization: string | undefined): Promise<TestResponse> {
@@ -123,12 +114,12 @@ describe("WWW-Authenticate on the bearer-token guard's 401", () => {
 
   it('should not challenge a 401 about other credentials than the bearer token', async () => {
     const revoke = await t.post(
-      '/api/auth/revoke',
+      REVOKE,
       { refreshToken: 'not-a-token-of-the-bearer' },
       user.accessToken,
     );
-    const login = await t.post('/api/auth/login', { email: user.email, password: 'Wr0ng!pass' });
-    const refresh = await t.post('/api/auth/refresh', { refreshToken: 'unknown' });
+    const login = await t.post(LOGIN, { email: user.email, password: 'Wr0ng!pass' });
+    const refresh = await t.post(REFRESH, { refreshToken: 'unknown' });
 
     expect(
       [revoke, login, refresh].map((response) => ({
@@ -144,7 +135,7 @@ describe("WWW-Authenticate on the bearer-token guard's 401", () => {
   });
 
   it('should send no challenge on a success', async () => {
-    const response = await t.get('/api/auth/me', user.accessToken);
+    const response = await t.get(ME, user.accessToken);
 
     expect(response.status).toBe(200);
     expect(response.headers.get('www-authenticate')).toBeNull();

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
-import { createTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
+import {
+  createTestApp,
+  type TestApp,
+  type TestResponse,
+  useSharedTestApp,
+} from './utils/create-test-app.js';
 import {
   authResponse,
   errorBody,
@@ -8,6 +13,7 @@ import {
   publicUser,
   UNAUTHORIZED_BODY,
 } from './utils/expected-bodies.js';
+import { HEALTH_LIVE, LOGIN, ME, REFRESH, REGISTER, REVOKE, SESSIONS } from './utils/routes.js';
 
 // The headers of every answer (SPEC bodies unchanged): no caching, the security headers, and
 // CORS for the front ends named in Cors__AllowedOrigins only.
@@ -15,6 +21,7 @@ import {
 const FRONT_END = 'https://app.example.com';
 const DEV_FRONT_END = 'http://localhost:5173';
 const FOREIGN = 'https://evil.example';
+const UNKNOWN_API_PATH = '/api/auth/nothing';
 
 const API_CSP = "default-src 'none';base-uri 'none';form-action 'none';frame-ancestors 'none'";
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Request-Id, X-Refresh-Token';
@@ -46,7 +53,7 @@ function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
   return [
     {
       name: 'register 201',
-      path: '/api/auth/register',
+      path: REGISTER,
       init: () =>
         post({
           username: 'carol',
@@ -58,42 +65,42 @@ function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
     },
     {
       name: 'register 409',
-      path: '/api/auth/register',
+      path: REGISTER,
       init: post({ username: 'x', ...credentials }),
       status: 409,
       body: errorBody(409, 'Ya existe una cuenta con ese email.'),
     },
     {
       name: 'register 400',
-      path: '/api/auth/register',
+      path: REGISTER,
       init: post({}),
       status: 400,
       body: problemDetails(['username', 'email', 'password']),
     },
     {
       name: 'login 200',
-      path: '/api/auth/login',
+      path: LOGIN,
       init: post(credentials),
       status: 200,
       body: authResponse(user),
     },
     {
       name: 'login 401',
-      path: '/api/auth/login',
+      path: LOGIN,
       init: post({ ...credentials, password: 'Wr0ng!pass' }),
       status: 401,
       body: errorBody(401, 'Credenciales inválidas.'),
     },
     {
       name: 'login 400 (malformed JSON)',
-      path: '/api/auth/login',
+      path: LOGIN,
       init: { method: 'POST', body: '{"email":', headers: { 'content-type': 'application/json' } },
       status: 400,
       body: problemDetails(['$']),
     },
     {
       name: 'login 413',
-      path: '/api/auth/login',
+      path: LOGIN,
       init: {
         method: 'POST',
         body: JSON.stringify({ email: 'a'.repeat(70_000), password: 'x' }),
@@ -104,42 +111,42 @@ function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
     },
     {
       name: 'login 415',
-      path: '/api/auth/login',
+      path: LOGIN,
       init: { method: 'POST', body: 'email=a', headers: { 'content-type': 'text/plain' } },
       status: 415,
       body: errorBody(415, 'Unsupported Media Type'),
     },
     {
       name: 'refresh 401',
-      path: '/api/auth/refresh',
+      path: REFRESH,
       init: post({ refreshToken: 'unknown' }),
       status: 401,
       body: errorBody(401, 'Refresh token inválido.'),
     },
     {
       name: 'me 200',
-      path: '/api/auth/me',
+      path: ME,
       init: { headers: bearer },
       status: 200,
       body: publicUser(user),
     },
     {
       name: 'me 401',
-      path: '/api/auth/me',
+      path: ME,
       init: {},
       status: 401,
       body: UNAUTHORIZED_BODY,
     },
     {
       name: 'sessions 200',
-      path: '/api/auth/sessions',
+      path: SESSIONS,
       init: { headers: bearer },
       status: 200,
       body: { sessions: expect.any(Array) as unknown },
     },
     {
       name: 'revoke 200',
-      path: '/api/auth/revoke',
+      path: REVOKE,
       init: post(
         { refreshToken: spare.refreshToken },
         { authorization: `Bearer ${spare.accessToken}` },
@@ -149,7 +156,7 @@ function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
     },
     {
       name: 'unknown /api path 404',
-      path: '/api/auth/nothing',
+      path: UNKNOWN_API_PATH,
       init: {},
       status: 404,
       body: errorBody(404, 'Not Found'),
@@ -163,7 +170,7 @@ function probes(user: RegisteredUser, spare: RegisteredUser): Probe[] {
     },
     {
       name: 'health probe 200',
-      path: '/health/live',
+      path: HEALTH_LIVE,
       init: {},
       status: 200,
       body: { status: 'ok', info: {}, error: {}, details: {} },
@@ -204,16 +211,11 @@ function preflight(
 
 describe('HTTP headers', () => {
   describe('by default', () => {
-    let t: TestApp;
+    const t = useSharedTestApp();
     let all: Probe[];
 
     beforeAll(async () => {
-      t = await createTestApp();
       all = probes(await registerUser(t), await registerUser(t));
-    });
-
-    afterAll(async () => {
-      await t.close();
     });
 
     it('should answer every probe with its specified status and body', async () => {
@@ -238,7 +240,7 @@ describe('HTTP headers', () => {
           pragma: response.headers.get('pragma'),
         }).toEqual({
           probe: probe.name,
-          cacheControl: probe.path.startsWith('/health/') ? TERMINUS_NO_CACHE : 'no-store',
+          cacheControl: probe.path === HEALTH_LIVE ? TERMINUS_NO_CACHE : 'no-store',
           pragma: 'no-cache',
         });
       }
@@ -277,7 +279,7 @@ describe('HTTP headers', () => {
         expect(response.headers.get('vary') ?? '').not.toMatch(/origin/i);
       }
 
-      const response = await preflight(t, '/api/auth/login', FRONT_END);
+      const response = await preflight(t, LOGIN, FRONT_END);
 
       expect({ status: response.status, body: response.json() }).toEqual({
         status: 404,
@@ -297,7 +299,7 @@ describe('HTTP headers', () => {
     ])('should be sent on every answer with %j', async (environment, expected) => {
       const t = await createTestApp({ environment });
       try {
-        for (const path of ['/api/auth/me', '/api/auth/nothing', '/health/live']) {
+        for (const path of [ME, UNKNOWN_API_PATH, HEALTH_LIVE]) {
           const response = await t.get(path);
 
           expect({ path, hsts: response.headers.get('strict-transport-security') }).toEqual({
@@ -312,18 +314,13 @@ describe('HTTP headers', () => {
   });
 
   describe('CORS for the configured front ends', () => {
-    let t: TestApp;
+    const t = useSharedTestApp({
+      environment: { Cors__AllowedOrigins: `${FRONT_END}, ${DEV_FRONT_END}/` },
+    });
     let all: Probe[];
 
     beforeAll(async () => {
-      t = await createTestApp({
-        environment: { Cors__AllowedOrigins: `${FRONT_END}, ${DEV_FRONT_END}/` },
-      });
       all = probes(await registerUser(t), await registerUser(t));
-    });
-
-    afterAll(async () => {
-      await t.close();
     });
 
     /** The methods each path is served with, as Fastify registered them. */
@@ -339,7 +336,7 @@ describe('HTTP headers', () => {
 
     it('should answer a preflight for every route with 204 and the methods of that route', async () => {
       const byPath = methodsByPath();
-      expect(byPath.get('/api/auth/login')).toEqual(['POST']);
+      expect(byPath.get(LOGIN)).toEqual(['POST']);
 
       for (const [path, methods] of byPath) {
         for (const origin of [FRONT_END, DEV_FRONT_END]) {
@@ -411,9 +408,9 @@ describe('HTTP headers', () => {
     });
 
     it.each([
-      ['a foreign origin', '/api/auth/login', FOREIGN],
-      ['no origin', '/api/auth/login', undefined],
-      ['a path no route serves', '/api/auth/nothing', FRONT_END],
+      ['a foreign origin', LOGIN, FOREIGN],
+      ['no origin', LOGIN, undefined],
+      ['a path no route serves', UNKNOWN_API_PATH, FRONT_END],
     ])(
       'should answer a preflight from %s with the 404 of an unknown route and no CORS header',
       async (_label, path, origin) => {
@@ -428,7 +425,7 @@ describe('HTTP headers', () => {
     );
 
     it('should answer an OPTIONS request that is no preflight with the 404 of an unknown route', async () => {
-      const response = await t.request('/api/auth/login', {
+      const response = await t.request(LOGIN, {
         method: 'OPTIONS',
         headers: { origin: FRONT_END },
       });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import { useSharedTestApp } from './utils/create-test-app.js';
 
 // What a front-end team does with the contract: generate a typed client from openapi.json
 // (openapi-typescript + openapi-fetch), type-check its own code against it with tsc, and run it.
@@ -19,11 +19,10 @@ const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const TIMEOUT_MS = 120_000;
 
 describe('A client generated from openapi.json', () => {
-  let t: TestApp;
+  const t = useSharedTestApp();
   let directory: string;
 
-  beforeAll(async () => {
-    t = await createTestApp();
+  beforeAll(() => {
     directory = mkdtempSync(join(tmpdir(), 'keygate-typed-client-'));
     symlinkSync(join(ROOT, 'node_modules'), join(directory, 'node_modules'), 'dir');
     writeFileSync(join(directory, 'package.json'), '{ "type": "module", "private": true }\n');
@@ -32,8 +31,7 @@ describe('A client generated from openapi.json', () => {
     }
   });
 
-  afterAll(async () => {
-    await t.close();
+  afterAll(() => {
     rmSync(directory, { recursive: true, force: true });
   });
 
