@@ -1,10 +1,10 @@
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
 import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
 
@@ -25,9 +25,31 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/** docs/web-front-ends.md's client, which the page loads as a module. */
+const CLIENT = readFileSync(new URL('./front-end/keygate-client.js', import.meta.url), 'utf8');
+const GUIDE = readFileSync(new URL('../../docs/web-front-ends.md', import.meta.url), 'utf8');
+
 const PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Front end</title></head>
+<html lang="en"><head><meta charset="utf-8"><title>Front end</title>
+<script type="module">
+  import { createKeygateClient } from './keygate-client.js';
+  window.createKeygateClient = createKeygateClient;
+</script></head>
 <body><h1>A front end on its own origin</h1></body></html>`;
+
+/**
+ * The page's globals as the code evaluated in it sees them: the client module, and the storage
+ * it keeps the refresh token in (this project compiles without the DOM's types).
+ */
+interface PageGlobals {
+  readonly localStorage: { getItem(key: string): string | null };
+  createKeygateClient(baseUrl: string): {
+    register(username: string, email: string, password: string): Promise<unknown>;
+    refresh(): Promise<boolean>;
+    request(path: string, init?: object): Promise<{ status: number; body: unknown }>;
+    logout(): Promise<{ status: number; body: unknown }>;
+  };
+}
 
 /** What the page reports of each step: the status, or the error that stopped it. */
 type Outcome = Record<string, unknown>;
@@ -138,8 +160,12 @@ describe('A web front end on another origin', () => {
     if (!existsSync(CHROMIUM)) {
       throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
     }
-    pageServer = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
+    pageServer = createServer((request, response) => {
+      if (request.url === '/keygate-client.js') {
+        response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(CLIENT);
+      } else {
+        response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
+      }
     });
     pageServer.listen(0, '127.0.0.1');
     await once(pageServer, 'listening');
@@ -211,5 +237,121 @@ describe('A web front end on another origin', () => {
       body: JSON.stringify({ email: results.email, password: 'S3cure!pass' }),
     });
     expect(login.status).toBe(401);
+  });
+
+  describe("the guide's client", () => {
+    let keygate: ServerProcess;
+    let context: BrowserContext;
+
+    beforeAll(async () => {
+      keygate = await startKeygate(pageOrigin);
+    });
+
+    beforeEach(async () => {
+      context = await browser.newContext();
+    });
+
+    afterEach(async () => {
+      await context.close();
+    });
+
+    /** A tab of the front end, with the client module loaded. */
+    async function openTab(): Promise<Page> {
+      const page = await context.newPage();
+      await page.goto(`${pageOrigin}/`);
+      await page.waitForFunction(() => 'createKeygateClient' in globalThis);
+      return page;
+    }
+
+    it('should be the code docs/web-front-ends.md shows', () => {
+      const start = GUIDE.indexOf('`keygate-client.js`');
+      const snippet = /```js\n([\s\S]*?)```/.exec(GUIDE.slice(start))?.[1];
+
+      expect(snippet).toBe(CLIENT);
+    });
+
+    it('should refresh and retry once when a reload lost the access token', async () => {
+      const tab = await openTab();
+      const email = `reload-${Date.now()}@example.com`;
+      await tab.evaluate(
+        async ({ baseUrl, email }) => {
+          const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
+          await client.register('reload', email, 'S3cure!pass');
+        },
+        { baseUrl: keygate.baseUrl, email },
+      );
+      const before = await tab.evaluate(() =>
+        (globalThis as unknown as PageGlobals).localStorage.getItem('keygate.refreshToken'),
+      );
+      await tab.reload();
+      await tab.waitForFunction(() => 'createKeygateClient' in globalThis);
+
+      const me = await tab.evaluate(async (baseUrl) => {
+        const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
+        const { status, body } = await client.request('/api/auth/me');
+        return { status, body };
+      }, keygate.baseUrl);
+      const after = await tab.evaluate(() =>
+        (globalThis as unknown as PageGlobals).localStorage.getItem('keygate.refreshToken'),
+      );
+
+      expect(me).toEqual({
+        status: 200,
+        body: expect.objectContaining({ email, username: 'reload' }),
+      });
+      expect(after).not.toBe(before);
+    });
+
+    it('should let two tabs refresh at once without tripping reuse detection', async () => {
+      const first = await openTab();
+      const second = await openTab();
+      await first.evaluate(async (baseUrl) => {
+        const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
+        await client.register('tabs', `tabs-${Date.now()}@example.com`, 'S3cure!pass');
+      }, keygate.baseUrl);
+      const refreshIn = (tab: Page) =>
+        tab.evaluate(async (baseUrl) => {
+          const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
+          const refreshed = await client.refresh();
+          const me = await client.request('/api/auth/me');
+          return { refreshed, me: me.status };
+        }, keygate.baseUrl);
+
+      const results = await Promise.all([refreshIn(first), refreshIn(second)]);
+      const later = await refreshIn(first);
+
+      expect([...results, later]).toEqual([
+        { refreshed: true, me: 200 },
+        { refreshed: true, me: 200 },
+        { refreshed: true, me: 200 },
+      ]);
+    });
+
+    it('should log out: the refresh token is revoked and forgotten', async () => {
+      const tab = await openTab();
+
+      const outcome = await tab.evaluate(async (baseUrl) => {
+        const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
+        await client.register('logout', `logout-${Date.now()}@example.com`, 'S3cure!pass');
+        const stored = (globalThis as unknown as PageGlobals).localStorage.getItem(
+          'keygate.refreshToken',
+        );
+        const { status, body } = await client.logout();
+        const logout = { status, body };
+        const refreshedAfter = await client.refresh();
+        const replay = await fetch(`${baseUrl}/api/auth/refresh`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ refreshToken: stored }),
+        });
+        return { logout, refreshedAfter, replay: replay.status };
+      }, keygate.baseUrl);
+
+      expect(outcome).toEqual({
+        logout: { status: 200, body: { message: 'Token revocado exitosamente.' } },
+        refreshedAfter: false,
+        replay: 401,
+      });
+    });
   });
 });
