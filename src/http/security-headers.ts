@@ -44,10 +44,9 @@ const DOCUMENTATION_PAGES: ReadonlySet<string> = new Set(['/', '/index.html']);
  * helmet's headers for every answer, as an onRequest hook: the API's policy everywhere, the
  * documentation's on the Swagger UI's pages; Strict-Transport-Security only when configured.
  *
- * helmet's middleware is built once per policy, here. @fastify/helmet builds it again inside
- * every request, which cost about 30 µs of CPU per GET /me here, against about 9 µs for the same
- * headers set this way (docs/decisions: security headers); helmet itself considered precomputing
- * (https://github.com/helmetjs/helmet/issues/430).
+ * helmet's middleware is built once per policy, here: @fastify/helmet builds it again inside
+ * every request, which made the headers cost several times the CPU per request
+ * (docs/decisions/0013-security-headers-built-once.md; https://github.com/helmetjs/helmet/issues/430).
  */
 export function securityHeaders(hsts: HstsConfig): onRequestHookHandler {
   const shared: HelmetOptions = {
