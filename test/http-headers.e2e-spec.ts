@@ -6,6 +6,7 @@ import {
   type TestResponse,
   useSharedTestApp,
 } from './utils/create-test-app.js';
+import { startDevelopmentServer } from './utils/development-server.js';
 import {
   authResponse,
   errorBody,
@@ -13,6 +14,7 @@ import {
   publicUser,
   UNAUTHORIZED_BODY,
 } from './utils/expected-bodies.js';
+import { httpRequest } from './utils/http.js';
 import { HEALTH_LIVE, LOGIN, ME, REFRESH, REGISTER, REVOKE, SESSIONS } from './utils/routes.js';
 
 // The headers of every answer (SPEC bodies unchanged): no caching, the security headers, and
@@ -21,6 +23,8 @@ import { HEALTH_LIVE, LOGIN, ME, REFRESH, REGISTER, REVOKE, SESSIONS } from './u
 const FRONT_END = 'https://app.example.com';
 const DEV_FRONT_END = 'http://localhost:5173';
 const FOREIGN = 'https://evil.example';
+/** A start of the real process in development mode, on a busy machine. */
+const PROCESS_TEST_TIMEOUT_MS = 30_000;
 const UNKNOWN_API_PATH = '/api/auth/nothing';
 
 const API_CSP = "default-src 'none';base-uri 'none';form-action 'none';frame-ancestors 'none'";
@@ -439,5 +443,48 @@ describe('HTTP headers', () => {
         'access-control-expose-headers': EXPOSED_HEADERS,
       });
     });
+  });
+
+  describe('CORS in development, with a loopback port wildcard', () => {
+    it(
+      'should allow localhost on any port, and nothing else',
+      async () => {
+        const development = await startDevelopmentServer({
+          Cors__AllowedOrigins: 'http://localhost:*',
+        });
+        try {
+          const answers: Record<string, unknown> = {};
+          for (const origin of [
+            'http://localhost:5173',
+            'http://localhost:3001',
+            'http://localhost',
+            'https://localhost:5173',
+            'http://localhost.evil.example:5173',
+            'http://127.0.0.1:5173',
+          ]) {
+            const response = await httpRequest(development.server.baseUrl, LOGIN, {
+              method: 'OPTIONS',
+              headers: { origin, 'access-control-request-method': 'POST' },
+            });
+            answers[origin] = {
+              status: response.status,
+              allowOrigin: response.headers.get('access-control-allow-origin'),
+            };
+          }
+
+          expect(answers).toEqual({
+            'http://localhost:5173': { status: 204, allowOrigin: 'http://localhost:5173' },
+            'http://localhost:3001': { status: 204, allowOrigin: 'http://localhost:3001' },
+            'http://localhost': { status: 204, allowOrigin: 'http://localhost' },
+            'https://localhost:5173': { status: 404, allowOrigin: null },
+            'http://localhost.evil.example:5173': { status: 404, allowOrigin: null },
+            'http://127.0.0.1:5173': { status: 404, allowOrigin: null },
+          });
+        } finally {
+          await development.stop();
+        }
+      },
+      PROCESS_TEST_TIMEOUT_MS,
+    );
   });
 });
