@@ -29,7 +29,7 @@ export class AppModule {
         ClockModule,
         EventsModule,
         MetricsModule,
-        DatabaseModule,
+        DatabaseModule.forRoot(),
         UsersModule,
         TokensModule,
         AuthModule,

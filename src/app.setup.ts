@@ -1,22 +1,26 @@
 import type { IncomingMessage } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { ACCOUNT_REFUSALS } from './auth/jwt-auth.guard.js';
 import { ClientAddressResolver } from './common/network/client-address.js';
+import { Clock } from './common/time/clock.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
 import { buildOpenApiDocument } from './common/swagger/openapi-document.js';
 import { AppConfig } from './config/app-config.js';
 import { HEALTH_PATHS } from './health/health.controller.js';
+import { answerFrameworkError, installHttpEdge } from './http/http-edge.js';
 import { configureHttpHeaders } from './http/http-headers.js';
+import { useStrictJsonBodies } from './http/json-body-parser.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 
 /** Largest accepted request body. Every valid body of this API is far smaller. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 /**
- * The HTTP adapter. Only `application/json` bodies are parsed: Fastify's own JSON parser, which
- * refuses `__proto__` and `constructor.prototype` keys; any other body type is a 415. The app
- * must be created with `bodyParser: false` so Nest does not add parsers of its own.
+ * The HTTP adapter. Only `application/json` bodies are parsed, strictly (useStrictJsonBodies);
+ * any other body type is a 415. The app must be created with `bodyParser: false` so Nest does
+ * not add parsers of its own.
  */
 export function createHttpAdapter(): FastifyAdapter {
   const adapter = new FastifyAdapter({
@@ -24,14 +28,21 @@ export function createHttpAdapter(): FastifyAdapter {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     genReqId: (request: IncomingMessage) => requestIdFrom(request.headers['x-request-id']),
+    frameworkErrors: answerFrameworkError,
   });
   adapter.getInstance().removeContentTypeParser('text/plain');
+  useStrictJsonBodies(adapter.getInstance());
   return adapter;
 }
 
+/** The API document of the app, with what the global guard answers on every protected route. */
+export function openApiDocumentOf(app: NestFastifyApplication): OpenAPIObject {
+  return buildOpenApiDocument(app, ACCOUNT_REFUSALS);
+}
+
 /**
- * Everything main.ts and the tests share: prefix, headers, documentation, request timing,
- * start-up warnings.
+ * Everything main.ts and the tests share: prefix, documentation, request timing, the headers
+ * and the answers of the HTTP layer, start-up warnings. Call before listening.
  */
 export function configureApp(app: NestFastifyApplication): NestFastifyApplication {
   const config = app.get(AppConfig);
@@ -50,11 +61,13 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
       done();
     });
   app.get(HttpMetrics).attach(app.getHttpAdapter().getInstance());
+  // Headers first: a preflight is answered (CORS) before the edge would call its method a 405.
   configureHttpHeaders(app, config);
+  installHttpEdge(app.getHttpAdapter().getInstance(), app.get(Clock), config.http);
 
   app.setGlobalPrefix('api', { exclude: HEALTH_PATHS });
   if (config.isDevelopment) {
-    const document = buildOpenApiDocument(app);
+    const document = openApiDocumentOf(app);
     SwaggerModule.setup('/', app, document, { jsonDocumentUrl: 'openapi.json' });
   }
   return app;

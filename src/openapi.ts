@@ -5,11 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { AppModule } from './app.module.js';
-import { configureApp, createHttpAdapter } from './app.setup.js';
-import {
-  buildOpenApiDocument,
-  serializeOpenApiDocument,
-} from './common/swagger/openapi-document.js';
+import { configureApp, createHttpAdapter, openApiDocumentOf } from './app.setup.js';
+import { serializeOpenApiDocument } from './common/swagger/openapi-document.js';
 
 // `npm run openapi`: writes the contract, openapi.json, from the code, whatever the mode; the
 // application is built (on a throwaway in-memory database) but never listens. An optional
@@ -37,7 +34,7 @@ async function writeContract(output: string): Promise<void> {
   );
   try {
     configureApp(app);
-    const document = buildOpenApiDocument(app);
+    const document = openApiDocumentOf(app);
     await writeFile(output, serializeOpenApiDocument(document));
     process.stdout.write(`Wrote ${output} (${Object.keys(document.paths).length} paths)\n`);
   } finally {

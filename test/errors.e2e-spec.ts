@@ -516,7 +516,6 @@ describe('errors (SPEC §7)', () => {
       { method: 'GET', path: '/api/nope' },
       { method: 'POST', path: '/nope' },
       { method: 'GET', path: '/api/auth' },
-      { method: 'DELETE', path: ME },
     ])('should answer $method $path with a 404 error body', async ({ method, path }) => {
       const response = await ctx.api.request(path, {
         method,
@@ -527,6 +526,17 @@ describe('errors (SPEC §7)', () => {
 
       expectErrorBody(response, 404, ANY_TEXT);
       expect(response.json<{ message: string }>().message).not.toContain('nope');
+    });
+  });
+
+  describe('a known path with another method', () => {
+    const ctx = useApp();
+
+    it('should answer DELETE /api/auth/me with a 405 error body and the methods it has', async () => {
+      const response = await ctx.api.request(ME, { method: 'DELETE' });
+
+      expectErrorBody(response, 405, 'Method Not Allowed');
+      expect(response.headers.get('allow')).toBe('GET, HEAD');
     });
   });
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { registerUser } from './factories/user.factory.js';
+import { DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import { type TestResponse, useSharedTestApp } from './utils/create-test-app.js';
 import { LOGIN, ME, REFRESH, REGISTER, REVOKE, REVOKE_ALL_SESSIONS } from './utils/routes.js';
 
@@ -69,8 +69,56 @@ const objectBody = fc.dictionary(fc.constantFrom(...FIELD_NAMES, 'extra'), jsonV
   maxKeys: 6,
 });
 
+/** JSON nested deeper than the 32 levels a body may have, in objects, arrays, or at a field. */
+const tooDeep = fc
+  .tuple(
+    fc.integer({ min: 33, max: 4000 }),
+    fc.constantFrom(['[', ']'], ['{"a":', '}'], ['[{"b":', '}]']),
+    fc.constantFrom(...FIELD_NAMES),
+  )
+  .map(([depth, [open, close], field]) => {
+    const levels = open === '[{"b":' ? Math.ceil(depth / 2) : depth;
+    return `{"${field}":${open.repeat(levels)}1${close.repeat(levels)}}`;
+  });
+
+/** An object naming one key twice, possibly spelled with an escape the second time. */
+const repeatedKey = fc
+  .tuple(fc.constantFrom(...FIELD_NAMES, 'x'), jsonValue, jsonValue, fc.boolean())
+  .map(([key, first, second, escaped]) => {
+    const again = escaped
+      ? `\\u${key.charCodeAt(0).toString(16).padStart(4, '0')}${key.slice(1)}`
+      : key;
+    return `{"${key}":${JSON.stringify(first)},"${again}":${JSON.stringify(second)}}`;
+  });
+
+/** A string with a lone UTF-16 surrogate, escaped (a client cannot send it raw as UTF-8). */
+const loneSurrogate = fc
+  .tuple(
+    fc.constantFrom(...FIELD_NAMES),
+    fc.integer({ min: 0xd800, max: 0xdfff }),
+    fc.string({ maxLength: 10 }),
+  )
+  .map(
+    ([field, unit, text]) =>
+      `{"${field}":${JSON.stringify(text).slice(0, -1)}\\u${unit.toString(16)}"}`,
+  );
+
+/**
+ * Bodies the strict parser refuses as a whole: each answer is one of these messages on `$` (the
+ * last one when a `__proto__` or `constructor` key is refused first).
+ */
+const REFUSED_BODY_MESSAGES = [
+  'The request body must be a JSON object.',
+  'The request body is nested more than 32 levels deep.',
+  'The request body names the same key twice in one object.',
+  'The request body has a string with a lone UTF-16 surrogate.',
+];
+
 const rawBody = fc.oneof(
   objectBody.map((body) => JSON.stringify(body)),
+  tooDeep,
+  repeatedKey,
+  loneSurrogate,
   jsonValue.map((value) => JSON.stringify(value)),
   fc.string({ maxLength: 200 }),
   fc.constant('{"__proto__":{"isAdmin":true}}'),
@@ -86,6 +134,41 @@ const rawBody = fc.oneof(
   fc.constant('{"constructor":{"prototype":{"isAdmin":true}}}'),
   fc.constant(''),
 );
+
+/** Letters of a base identity, each with the spellings a person cannot tell from it. */
+const LOOK_ALIKES: Readonly<Record<string, readonly string[]>> = {
+  a: ['a', 'A', '\uFF41', '\uFF21'],
+  e: ['e', 'E', '\uFF45'],
+  k: ['k', 'K', '\u212A', '\uFF4B'],
+  s: ['s', 'S', '\uFF53'],
+  ß: ['ß', 'SS', 'ss', 'Ss', '\u1E9E'],
+  é: ['é', 'e\u0301', 'É', 'E\u0301'],
+  σ: ['σ', 'Σ', 'ς'],
+  ö: ['ö', 'o\u0308', 'Ö', 'O\u0308'],
+  fi: ['fi', '\uFB01', 'FI'],
+};
+const DOMAINS: Readonly<Record<string, readonly string[]>> = {
+  'mail.test': ['mail.test', 'MAIL.TEST', '\uFF4D\uFF41\uFF49\uFF4C\uFF0E\uFF54\uFF45\uFF53\uFF54'],
+  'bücher.test': ['bücher.test', 'BÜCHER.test', 'bu\u0308cher.test', 'xn--bcher-kva.test'],
+};
+const INVISIBLE = ['\u200B', '\u2060', '\uFEFF', '\u00AD', '\u200E', '\u202E', '\u2066', '\u061C'];
+
+/** A base identity: its letters and domain, from which look-alike spellings are drawn. */
+const identity = fc.record({
+  letters: fc.array(fc.constantFrom(...Object.keys(LOOK_ALIKES)), { minLength: 2, maxLength: 8 }),
+  domain: fc.constantFrom(...Object.keys(DOMAINS)),
+});
+type Identity = { readonly letters: readonly string[]; readonly domain: string };
+
+/** One spelling of `identity`, with a suffix that keeps runs apart; `pick` chooses each variant. */
+function spell(base: Identity, suffix: string, pick: (count: number) => number): string {
+  const local = base.letters.map((letter) => {
+    const variants = LOOK_ALIKES[letter];
+    return variants[pick(variants.length)];
+  });
+  const domains = DOMAINS[base.domain];
+  return `${local.join('')}${suffix}@${domains[pick(domains.length)]}`;
+}
 
 describe('hostile input', () => {
   const t = useSharedTestApp();
@@ -119,6 +202,95 @@ describe('hostile input', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it('should refuse generated deep, repeated-key and lone-surrogate bodies as a whole, on every endpoint', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...ENDPOINTS),
+        fc.oneof(tooDeep, repeatedKey, loneSurrogate),
+        async (path, body) => {
+          const response = await t.request(path, {
+            method: 'POST',
+            body,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` },
+          });
+          expect(response.status).toBe(400);
+          const { errors } = response.json<{ errors: Record<string, string[]> }>();
+          expect(Object.keys(errors)).toEqual(['$']);
+          expect(REFUSED_BODY_MESSAGES).toContain(errors.$[0]);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('should make look-alike e-mails one account that logs in as the API echoes it', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        identity,
+        fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
+        fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
+        async (base, firstPicks, secondPicks) => {
+          run += 1;
+          const picker = (picks: number[]) => {
+            let next = 0;
+            return (count: number) => picks[next++ % picks.length] % count;
+          };
+          const first = spell(base, `x${run}`, picker(firstPicks));
+          const second = spell(base, `x${run}`, picker(secondPicks));
+          const registered = await t.post('/api/auth/register', {
+            username: `look-alike ${run}`,
+            email: first,
+            password: DEFAULT_PASSWORD,
+          });
+          expect(registered.status).toBe(201);
+          const echoed = registered.json<{ user: { id: string; email: string } }>().user;
+
+          for (const email of [echoed.email, first, second]) {
+            const login = await t.post('/api/auth/login', { email, password: DEFAULT_PASSWORD });
+            expect(login.status).toBe(200);
+            expect(login.json<{ user: { id: string; email: string } }>().user).toEqual(
+              expect.objectContaining({ id: echoed.id, email: echoed.email }),
+            );
+          }
+          const again = await t.post('/api/auth/register', {
+            username: 'twin',
+            email: second,
+            password: DEFAULT_PASSWORD,
+          });
+          expect(again.status).toBe(409);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('should refuse generated identities that carry an invisible or direction-changing character', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        identity,
+        fc.constantFrom(...INVISIBLE),
+        fc.nat(),
+        fc.boolean(),
+        async (base, invisible, position, inUsername) => {
+          const email = spell(base, 'inv', () => 0);
+          const at = position % email.length;
+          const spoiled = `${email.slice(0, at)}${invisible}${email.slice(at)}`;
+          const body = inUsername
+            ? { username: `na${invisible}me`, email, password: DEFAULT_PASSWORD }
+            : { username: 'name', email: spoiled, password: DEFAULT_PASSWORD };
+          const response = await t.post('/api/auth/register', body);
+          expect(response.status).toBe(400);
+          const field = inUsername ? 'username' : 'email';
+          expect(response.json<{ errors: Record<string, string[]> }>().errors[field]).toContain(
+            `${field} must not contain invisible or direction-changing characters`,
+          );
+        },
+      ),
+      { numRuns: 60 },
     );
   });
 

@@ -26,6 +26,10 @@ const FOREIGN = 'https://evil.example';
 /** A start of the real process in development mode, on a busy machine. */
 const PROCESS_TEST_TIMEOUT_MS = 30_000;
 const UNKNOWN_API_PATH = '/api/auth/nothing';
+const STATUS_TEXTS: Readonly<Record<number, string>> = {
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+};
 
 const API_CSP = "default-src 'none';base-uri 'none';form-action 'none';frame-ancestors 'none'";
 const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Request-Id, X-Refresh-Token';
@@ -272,7 +276,7 @@ describe('HTTP headers', () => {
       }
     });
 
-    it('should send no CORS header and answer a preflight with 404, as without CORS', async () => {
+    it('should send no CORS header, and answer a preflight as any OPTIONS request: 405', async () => {
       for (const probe of all) {
         const response = await send(t, probe, FRONT_END);
 
@@ -285,10 +289,11 @@ describe('HTTP headers', () => {
 
       const response = await preflight(t, LOGIN, FRONT_END);
 
-      expect({ status: response.status, body: response.json() }).toEqual({
-        status: 404,
-        body: errorBody(404, 'Not Found'),
-      });
+      expect({
+        status: response.status,
+        allow: response.headers.get('allow'),
+        body: response.json(),
+      }).toEqual({ status: 405, allow: 'POST', body: errorBody(405, 'Method Not Allowed') });
       expect(corsHeadersOf(response)).toEqual({});
     });
   });
@@ -412,32 +417,34 @@ describe('HTTP headers', () => {
     });
 
     it.each([
-      ['a foreign origin', LOGIN, FOREIGN],
-      ['no origin', LOGIN, undefined],
-      ['a path no route serves', UNKNOWN_API_PATH, FRONT_END],
+      ['a foreign origin', LOGIN, FOREIGN, 405, 'POST'],
+      ['no origin', LOGIN, undefined, 405, 'POST'],
+      ['an allowed origin, for a path no route serves', UNKNOWN_API_PATH, FRONT_END, 404, null],
     ])(
-      'should answer a preflight from %s with the 404 of an unknown route and no CORS header',
-      async (_label, path, origin) => {
+      'should answer a preflight from %s as any OPTIONS request, without a CORS header',
+      async (_label, path, origin, status, allow) => {
         const response = await preflight(t, path, origin);
 
-        expect({ status: response.status, body: response.json() }).toEqual({
-          status: 404,
-          body: errorBody(404, 'Not Found'),
-        });
+        expect({
+          status: response.status,
+          allow: response.headers.get('allow'),
+          body: response.json(),
+        }).toEqual({ status, allow, body: errorBody(status, STATUS_TEXTS[status] ?? '') });
         expect(corsHeadersOf(response)).toEqual({});
       },
     );
 
-    it('should answer an OPTIONS request that is no preflight with the 404 of an unknown route', async () => {
+    it('should answer an OPTIONS request that is no preflight as any OPTIONS request: 405', async () => {
       const response = await t.request(LOGIN, {
         method: 'OPTIONS',
         headers: { origin: FRONT_END },
       });
 
-      expect({ status: response.status, body: response.json() }).toEqual({
-        status: 404,
-        body: errorBody(404, 'Not Found'),
-      });
+      expect({
+        status: response.status,
+        allow: response.headers.get('allow'),
+        body: response.json(),
+      }).toEqual({ status: 405, allow: 'POST', body: errorBody(405, 'Method Not Allowed') });
       expect(corsHeadersOf(response)).toEqual({
         'access-control-allow-origin': FRONT_END,
         'access-control-expose-headers': EXPOSED_HEADERS,
@@ -476,9 +483,9 @@ describe('HTTP headers', () => {
             'http://localhost:5173': { status: 204, allowOrigin: 'http://localhost:5173' },
             'http://localhost:3001': { status: 204, allowOrigin: 'http://localhost:3001' },
             'http://localhost': { status: 204, allowOrigin: 'http://localhost' },
-            'https://localhost:5173': { status: 404, allowOrigin: null },
-            'http://localhost.evil.example:5173': { status: 404, allowOrigin: null },
-            'http://127.0.0.1:5173': { status: 404, allowOrigin: null },
+            'https://localhost:5173': { status: 405, allowOrigin: null },
+            'http://localhost.evil.example:5173': { status: 405, allowOrigin: null },
+            'http://127.0.0.1:5173': { status: 405, allowOrigin: null },
           });
         } finally {
           await development.stop();

@@ -40,6 +40,7 @@ const PASSWORD = 'S3cure!pass';
 const WRONG_PASSWORD = 'Wrong!pass1';
 const MIGRATIONS = [
   'AddRefreshTokenSessionColumns1795305600000',
+  'CanonicalEmails1795392000000',
   'CreateAuthEvents1735689600100',
   'CreateRefreshTokens1735689600001',
   'CreateUsers1735689600000',

@@ -77,8 +77,10 @@ const RESPONSE_TEXTS: ReadonlyArray<{ readonly text: string; readonly pattern: R
 
 const PROBLEM = 'One or more validation errors occurred.';
 const INTERNAL = 'Ocurrió un error interno.';
-/** Fastify refuses these bodies before any handler runs (README, Behaviour notes). */
-const BODY_REFUSALS = { 413: ['Payload Too Large'], 415: ['Unsupported Media Type'] };
+/** The HTTP layer answers a request that does not arrive in time, on every route. */
+const LATE = { 408: ['Request Timeout'] };
+/** Fastify refuses these bodies before any handler runs (docs/behaviour.md). */
+const BODY_REFUSALS = { ...LATE, 413: ['Payload Too Large'], 415: ['Unsupported Media Type'] };
 const DEACTIVATED = 'Cuenta desactivada.';
 const REFRESH_INVALID = 'Refresh token inválido.';
 
@@ -113,10 +115,13 @@ const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, reado
     ...BODY_REFUSALS,
     200: ['Token revocado exitosamente.'],
     400: [PROBLEM],
-    401: [REFRESH_INVALID, 'Unauthorized'],
+    // The guard answers for the token's account on every protected route, as `me` does.
+    401: [REFRESH_INVALID, 'Unauthorized', DEACTIVATED],
+    404: ['Usuario no encontrado.'],
     500: [INTERNAL],
   },
   'GET /api/auth/me': {
+    ...LATE,
     401: [DEACTIVATED, 'Unauthorized'],
     404: ['Usuario no encontrado.'],
     500: [INTERNAL],

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ClockModule } from '../common/time/clock.module.js';
 import { AppConfigModule } from '../config/app-config.module.js';
-import { DatabaseModule } from '../database/database.module.js';
+import { DatabaseModule, type DatabaseOptions } from '../database/database.module.js';
 import { EventsModule } from '../events/events.module.js';
 import { AdminModule } from './admin.module.js';
 
@@ -11,15 +11,18 @@ import { AdminModule } from './admin.module.js';
  */
 @Module({})
 export class AdminCliModule {
-  /** Rejects with a ConfigurationError when the configuration is invalid. */
-  static async forRoot(): Promise<DynamicModule> {
+  /**
+   * Rejects with a ConfigurationError when the configuration is invalid. Without `migrate`, the
+   * database is used as it is, pending migrations left pending: for diagnostics a migration needs.
+   */
+  static async forRoot({ migrate = true }: DatabaseOptions = {}): Promise<DynamicModule> {
     return {
       module: AdminCliModule,
       imports: [
         await AppConfigModule.forRoot({ overrides: { TokenCleanup__Enabled: 'false' } }),
         ClockModule,
         EventsModule,
-        DatabaseModule,
+        DatabaseModule.forRoot({ migrate }),
         AdminModule,
       ],
     };

@@ -41,7 +41,9 @@ export async function runCli(argv: readonly string[], streams: CliStreams): Prom
 
   let app: INestApplicationContext | undefined;
   try {
-    app = await NestFactory.createApplicationContext(await AdminCliModule.forRoot(), {
+    // The collision report is what a failed e-mail migration asks for: it must run before it.
+    const migrate = invocation.command !== 'users:email-collisions';
+    app = await NestFactory.createApplicationContext(await AdminCliModule.forRoot({ migrate }), {
       logger: new CliLogger(),
       abortOnError: false,
     });
@@ -74,6 +76,8 @@ function execute(
       return admin.unlock(invocation.email, origin).then(CliOutput.unlocked);
     case 'sessions:revoke-all':
       return admin.revokeAllSessions(invocation.email, origin).then(CliOutput.sessionsRevoked);
+    case 'users:email-collisions':
+      return admin.emailCollisions().then(CliOutput.emailCollisions);
     case 'tokens:purge':
       return admin.purgeExpiredTokens(origin).then(CliOutput.purged);
     case 'audit':

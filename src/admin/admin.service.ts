@@ -5,9 +5,10 @@ import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
-import { normalizeEmail } from '../users/email.js';
+import { normalizeEmail } from '../common/identity/email.js';
+import { emailCollisions, type EmailCollision } from '../common/identity/email-collisions.js';
 import type { User } from '../users/entities/user.entity.js';
-import { UsersService } from '../users/users.service.js';
+import { UsersService, type AccountSummary } from '../users/users.service.js';
 import { AdminMessages } from './admin.messages.js';
 
 export const DEFAULT_AUDIT_LIMIT = 50;
@@ -137,6 +138,15 @@ export class AdminService {
     );
     this.logger.log(`Sessions of user ${user.id} revoked by an administrator`);
     return { account: accountOf(user), revokedTokenCount: revoked.revokedTokenIds.length };
+  }
+
+  /**
+   * The accounts whose stored addresses are one address in canonical form, which the e-mail
+   * migration refuses to merge. A read-only diagnostic that runs before migrations, so it
+   * records no audit event (the trail may not be writable at that schema version).
+   */
+  async emailCollisions(): Promise<EmailCollision<AccountSummary>[]> {
+    return emailCollisions(await this.usersService.listAccounts());
   }
 
   /** The scheduled expired-token cleanup, run once now; returns how many tokens it deleted. */

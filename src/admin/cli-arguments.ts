@@ -16,6 +16,11 @@ export const CLI_COMMANDS = {
     usage: 'sessions:revoke-all <email>',
     summary: 'Revoke every active refresh token of an account (log it out everywhere).',
   },
+  'users:email-collisions': {
+    usage: 'users:email-collisions',
+    summary:
+      'List accounts whose e-mails are one address in canonical form (runs before migrations).',
+  },
   'tokens:purge': {
     usage: 'tokens:purge',
     summary: 'Run the expired-token cleanup once (TokenCleanup__RetentionDays applies).',
@@ -28,12 +33,14 @@ export const CLI_COMMANDS = {
 
 export type CliCommand = keyof typeof CLI_COMMANDS;
 
+type CommandWithoutArguments = 'tokens:purge' | 'users:email-collisions';
+
 export type CliInvocation =
   | { readonly kind: 'help' }
-  | { readonly kind: 'run'; readonly command: 'tokens:purge' }
+  | { readonly kind: 'run'; readonly command: CommandWithoutArguments }
   | {
       readonly kind: 'run';
-      readonly command: Exclude<CliCommand, 'tokens:purge' | 'audit'>;
+      readonly command: Exclude<CliCommand, CommandWithoutArguments | 'audit'>;
       readonly email: string;
     }
   | {
@@ -61,7 +68,7 @@ export const CLI_USAGE = [
   `  ${'--limit N'.padEnd(30)}audit only: how many events to show.`,
   `  ${'-h, --help'.padEnd(30)}Show this help.`,
   '',
-  'E-mails are matched as the API matches them: trimmed and in lower case.',
+  'E-mails are matched as the API matches them: in canonical form (see docs/behaviour.md).',
   'Configuration comes from the environment and .env, exactly as for the service.',
   '',
   'Exit codes: 0 done; 1 failed (unknown account, invalid configuration, database error);',
@@ -97,7 +104,7 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
   if (values.limit !== undefined && command !== 'audit') {
     throw new UsageError(`--limit applies only to audit, not to ${command}.`);
   }
-  if (command === 'tokens:purge') {
+  if (command === 'tokens:purge' || command === 'users:email-collisions') {
     expectArguments(command, rest, 0);
     return { kind: 'run', command };
   }

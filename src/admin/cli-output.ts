@@ -1,4 +1,6 @@
 import type { AuditEntry } from '../audit/audit-trail.service.js';
+import type { EmailCollision } from '../common/identity/email-collisions.js';
+import type { AccountSummary } from '../users/users.service.js';
 import type {
   Account,
   ActivationResult,
@@ -30,6 +32,29 @@ export const CliOutput = {
     `Revoked ${revokedTokenCount} refresh token(s) of ${name(account)}.`,
 
   purged: (deletedCount: number): string => `Deleted ${deletedCount} expired refresh token(s).`,
+
+  emailCollisions: (collisions: readonly EmailCollision<AccountSummary>[]): string => {
+    if (collisions.length === 0) {
+      return 'No two accounts share an e-mail address in canonical form.';
+    }
+    const groups = collisions.map(({ canonical, accounts }) =>
+      [
+        `${printable(canonical)} (canonical form) is the address of ${accounts.length} accounts:`,
+        ...accounts.map(
+          (account) =>
+            `  user ${account.id}  ${printable(account.email)}  created ` +
+            `${account.createdAt.toISOString()}  last login ` +
+            `${account.lastLoginAt?.toISOString() ?? 'never'}`,
+        ),
+      ].join('\n'),
+    );
+    return [
+      `${collisions.length} canonical address(es) belong to more than one account. Leave one ` +
+        'account on each (give the others another address, or remove them), then migrate.',
+      '',
+      groups.join('\n\n'),
+    ].join('\n');
+  },
 
   audit: ({ account, entries }: AuditResult): string => {
     if (entries.length === 0) {

@@ -9,7 +9,7 @@ import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
-import { normalizeEmail } from '../users/email.js';
+import { normalizeEmail } from '../common/identity/email.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';

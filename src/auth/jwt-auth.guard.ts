@@ -1,24 +1,58 @@
 import { Injectable, UnauthorizedException, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
+import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
 import { IS_PUBLIC_KEY } from '../common/decorators/public.decorator.js';
+import type { RequestWithAccount } from '../users/current-account.decorator.js';
+import type { GuardRefusal } from '../common/swagger/openapi-document.js';
+import { UsersMessages } from '../users/users.messages.js';
+import { UsersService } from '../users/users.service.js';
+
+/** The guard's answers for a valid token whose account may not act, for the API document. */
+export const ACCOUNT_REFUSALS: readonly GuardRefusal[] = [
+  {
+    status: 401,
+    description: 'Not authorized; the message says why.',
+    messages: { deactivated: UsersMessages.deactivated },
+  },
+  {
+    status: 404,
+    description: "The access token's account no longer exists.",
+    messages: { notFound: UsersMessages.notFound },
+  },
+];
 
 /**
  * Global guard: every route needs a valid bearer token unless it is marked @Public(), so a
- * forgotten decorator fails closed. Every failure is the same bare 401.
+ * forgotten decorator fails closed. Every token failure is the same bare 401. Then the token's
+ * account must still exist and be active, on every protected route, extension modules' included:
+ * otherwise the answers of SPEC §4.2 `me`, 404 `Usuario no encontrado.` and 401
+ * `Cuenta desactivada.`. The account read here is the request's (see CurrentAccount).
  */
 @Injectable()
 export class JwtAuthGuard extends AuthGuard('jwt') {
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly usersService: UsersService,
+  ) {
     super();
   }
 
-  override canActivate(context: ExecutionContext) {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
       context.getHandler(),
       context.getClass(),
     ]);
-    return isPublic === true ? true : super.canActivate(context);
+    if (isPublic === true) {
+      return true;
+    }
+    // AuthGuard resolves true or throws (handleRequest below).
+    await super.canActivate(context);
+    const request = context
+      .switchToHttp()
+      .getRequest<RequestWithAccount & { user: AccessTokenClaims }>();
+    request.account = await this.usersService.requireActiveAccount(request.user.sub);
+    return true;
   }
 
   override handleRequest<TUser>(error: unknown, user: TUser | false | null): TUser {

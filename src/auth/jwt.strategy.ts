@@ -25,15 +25,18 @@ export function bearerToken(request: RequestWithHeaders): string | null {
 }
 
 /**
- * Verifies bearer tokens: HS256 only, a key chosen by the token's `kid` among the current and
- * previous secrets, issuer and audience as configured. Expiry is checked here against the
- * injected Clock, because jsonwebtoken would use the wall clock; `exp` is therefore required.
- * A token verified once is remembered (VerifiedTokenCache), and only its expiry is checked when
- * it comes back.
+ * Verifies bearer tokens: HS256 only, header `typ` JWT and no `crit`, a key chosen by the
+ * token's `kid` among the current and previous secrets, issuer and audience as configured.
+ * Times are checked here against the injected Clock, because jsonwebtoken would use the wall
+ * clock; `exp` and `iat` are therefore required. A token verified once is remembered
+ * (VerifiedTokenCache), and only its expiry is checked when it comes back: nothing else about it
+ * can change. Whether its account may still act is the guard's to check, on every request.
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy) {
   private readonly clockSkewSeconds: number;
+  /** The lifetime this service gives its tokens, plus the tolerance. */
+  private readonly maxLifetimeSeconds: number;
   private readonly verified = new VerifiedTokenCache();
 
   constructor(
@@ -50,6 +53,7 @@ export class JwtStrategy extends PassportStrategy(Strategy) {
       passReqToCallback: true,
     });
     this.clockSkewSeconds = config.jwt.clockSkewSeconds;
+    this.maxLifetimeSeconds = config.jwt.accessTokenExpiryMinutes * 60 + this.clockSkewSeconds;
   }
 
   override authenticate(request: PassportRequest, options?: unknown): void {
@@ -65,19 +69,30 @@ export class JwtStrategy extends PassportStrategy(Strategy) {
     }
   }
 
-  /** Called by passport-jwt with a token it verified; returning null rejects the token. */
+  /**
+   * Called by passport-jwt with a token it verified; returning null rejects the token. Besides
+   * expiry, a token issued in the future or living longer than this service issues them is
+   * refused: neither can come from this service, so the secret has leaked or a clock is wrong.
+   */
   validate(
     request: RequestWithHeaders,
     payload: Record<string, unknown>,
   ): AccessTokenClaims | null {
-    const { sub, sid, email, jti, exp } = payload;
+    const { sub, sid, email, jti, exp, iat } = payload;
     if (typeof sub !== 'string' || !UUID.test(sub)) {
       return null;
     }
     if (sid !== undefined && (typeof sid !== 'string' || !UUID.test(sid))) {
       return null;
     }
-    if (typeof email !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') {
+    if (typeof email !== 'string' || typeof jti !== 'string') {
+      return null;
+    }
+    if (typeof exp !== 'number' || typeof iat !== 'number') {
+      return null;
+    }
+    const nowSeconds = this.clock.now().getTime() / 1000;
+    if (iat > nowSeconds + this.clockSkewSeconds || exp - iat > this.maxLifetimeSeconds) {
       return null;
     }
     if (this.hasExpired(exp)) {
@@ -99,13 +114,20 @@ export class JwtStrategy extends PassportStrategy(Strategy) {
 type KeyCallback = (error: Error | null, key?: string | Buffer) => void;
 
 /**
- * Picks the key by the token's header; an unknown `kid` fails the token. passport-jwt hands the
- * key straight to jsonwebtoken, which accepts a KeyObject; its typings only list string and
- * Buffer.
+ * Picks the key by the token's header; an unknown `kid` fails the token, and so does a header
+ * this service would not write: a `typ` other than `JWT` (SPEC §5), or any `crit` member (RFC
+ * 7515 §4.1.11: the extensions it names must be understood, and this service understands none).
+ * passport-jwt hands the key straight to jsonwebtoken, which accepts a KeyObject; its typings
+ * only list string and Buffer.
  */
 function keyProvider(keys: VerificationKeys) {
   return (_request: unknown, rawToken: string, done: KeyCallback): void => {
-    const key: KeyObject | undefined = keys.forHeader(headerOf(rawToken));
+    const header = headerOf(rawToken);
+    if (header.typ !== 'JWT' || 'crit' in header) {
+      done(new Error('The token header is not one this service writes'));
+      return;
+    }
+    const key: KeyObject | undefined = keys.forHeader(header);
     if (key === undefined) {
       done(new Error('The token was signed with an unknown key'));
     } else {
@@ -114,12 +136,12 @@ function keyProvider(keys: VerificationKeys) {
   };
 }
 
-function headerOf(rawToken: string): { readonly kid?: unknown } {
+function headerOf(rawToken: string): { readonly kid?: unknown; readonly typ?: unknown } {
   try {
     const header: unknown = JSON.parse(
       Buffer.from(rawToken.slice(0, rawToken.indexOf('.')), 'base64url').toString('utf8'),
     );
-    return typeof header === 'object' && header !== null ? header : {};
+    return typeof header === 'object' && header !== null && !Array.isArray(header) ? header : {};
   } catch {
     // jsonwebtoken rejects the malformed token on its own.
     return {};

@@ -58,6 +58,8 @@ describe(loadAppConfig.name, () => {
       tokenCleanup: { enabled: true, intervalSeconds: 3_600, batchSize: 1_000, retentionDays: 7 },
       management: { enabled: true, port: 9464, host: '127.0.0.1' },
       logging: { level: 'info' },
+      http: { requestTimeoutMs: 30_000 },
+      sessions: { maxActivePerUser: 100 },
       allowedOrigins: { exact: [], anyPortOf: [], any: false },
       hsts: { enabled: false, maxAgeSeconds: 31_536_000, includeSubDomains: false },
       trustedProxies: [],

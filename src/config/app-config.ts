@@ -60,6 +60,16 @@ export interface HstsConfig {
   readonly includeSubDomains: boolean;
 }
 
+export interface HttpConfig {
+  /** Longest a client may take to send a whole request (headers and body) before a 408. */
+  readonly requestTimeoutMs: number;
+}
+
+export interface SessionsConfig {
+  /** Active sessions one account may hold; a login past it ends the least recently used one. */
+  readonly maxActivePerUser: number;
+}
+
 export interface LoggingConfig {
   readonly level: LoggingLevel;
 }
@@ -75,6 +85,8 @@ export class AppConfig {
   readonly tokenCleanup: TokenCleanupConfig;
   readonly management: ManagementConfig;
   readonly logging: LoggingConfig;
+  readonly http: HttpConfig;
+  readonly sessions: SessionsConfig;
   /** The web front ends that may call the API from a browser; none by default. */
   readonly allowedOrigins: AllowedOrigins;
   readonly hsts: HstsConfig;
@@ -266,6 +278,8 @@ function assemble(
       host: env.Management__Host,
     },
     logging: { level: env.Logging__Level },
+    http: { requestTimeoutMs: env.Http__RequestTimeoutSeconds * 1000 },
+    sessions: { maxActivePerUser: env.Sessions__MaxActivePerUser },
     allowedOrigins: checked.allowedOrigins,
     hsts: {
       enabled: env.Hsts__Enabled,

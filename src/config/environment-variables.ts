@@ -153,6 +153,20 @@ export class EnvironmentVariables {
   @Min(0)
   TokenCleanup__RetentionDays = 7;
 
+  /** Longest a client may take to send one whole request, headers and body; then 408. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(600)
+  Http__RequestTimeoutSeconds = 30;
+
+  /** Active sessions one account may hold; a login past it ends the least recently used. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  Sessions__MaxActivePerUser = 100;
+
   /** Comma-separated addresses or CIDR ranges of proxies whose X-Forwarded-For is believed. */
   @IsString()
   TrustedProxies = '';

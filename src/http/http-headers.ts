@@ -27,6 +27,15 @@ export function configureHttpHeaders(app: NestFastifyApplication, config: AppCon
   });
 
   if (allowsSomeOrigin(config.allowedOrigins)) {
+    // @fastify/cors adds an `OPTIONS *` route before Nest installs its error handler, so a
+    // failure there (the HTTP edge's 405 for a preflight it does not answer) would get Fastify's
+    // own body: the route hands its failures to the handler in place when they happen.
+    fastify.addHook('onRoute', (route) => {
+      if (route.method === 'OPTIONS' && route.url.endsWith('*')) {
+        route.errorHandler = (error, request, reply) =>
+          request.server.errorHandler(error, request, reply);
+      }
+    });
     // In preParsing rather than onRequest: after the request has its id and its log line, so a
     // preflight gets both, and still before the body is read, so a 413 or 415 carries the CORS
     // headers and the page can read why it failed.

@@ -58,7 +58,10 @@ describe(SessionsService.name, () => {
   beforeEach(async () => {
     dataSource = await createInMemoryDataSource();
     clock = new FakeClock(START);
-    const config = { jwt: { refreshTokenExpiryDays: 7 } } as AppConfig;
+    const config = {
+      jwt: { refreshTokenExpiryDays: 7 },
+      sessions: { maxActivePerUser: 100 },
+    } as AppConfig;
     const moduleRef = await Test.createTestingModule({
       providers: [
         { provide: DataSource, useValue: dataSource },

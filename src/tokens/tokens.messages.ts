@@ -6,4 +6,5 @@ export const TokensMessages = {
   reuseDetectedReason: 'Token reuse detectado',
   replacedReason: 'Replaced by new token',
   defaultRevokeReason: 'Revoked by user',
+  sessionLimitReason: 'Session limit reached',
 } as const;

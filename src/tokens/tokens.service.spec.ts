@@ -76,6 +76,7 @@ describe(TokensService.name, () => {
         clockSkewSeconds: 0,
         requireActiveSession: false,
       },
+      sessions: { maxActivePerUser: 3 },
     } as AppConfig;
     const moduleRef = await Test.createTestingModule({
       providers: [
@@ -183,6 +184,48 @@ describe(TokensService.name, () => {
       ).rejects.toThrow('the login failed later');
 
       await expect(dataSource.manager.countBy(RefreshToken, {})).resolves.toBe(0);
+    });
+
+    it('should end the least recently used session when one more than the limit starts', async () => {
+      const user = await createUser();
+      const other = await createUser({ email: 'other@example.com' });
+      const tokens: RefreshToken[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        tokens.push(await tokenOf(await issue(user)));
+        clock.advance(1000);
+      }
+      await issue(other);
+
+      const fourth = await tokenOf(await issue(user));
+
+      const stored = await dataSource.manager.findBy(RefreshToken, { userId: user.id });
+      const active = stored.filter((token) => !token.isRevoked).map((token) => token.id);
+      expect(active.sort()).toEqual([tokens[1].id, tokens[2].id, fourth.id].sort());
+      expect(stored.find((token) => token.id === tokens[0].id)).toMatchObject({
+        isRevoked: true,
+        revokedAt: clock.now(),
+        revokedByIp: LOGIN_IP,
+        reasonRevoked: 'Session limit reached',
+      });
+      await expect(
+        dataSource.manager.countBy(RefreshToken, { userId: other.id, isRevoked: false }),
+      ).resolves.toBe(1);
+    });
+
+    it('should count only active sessions against the limit', async () => {
+      const user = await createUser();
+      const first = await tokenOf(await issue(user));
+      await dataSource.manager.update(RefreshToken, { id: first.id }, { isRevoked: true });
+      for (let i = 0; i < 3; i += 1) {
+        await issue(user);
+      }
+
+      await expect(
+        dataSource.manager.countBy(RefreshToken, { userId: user.id, isRevoked: false }),
+      ).resolves.toBe(3);
+      await expect(
+        dataSource.manager.countBy(RefreshToken, { reasonRevoked: 'Session limit reached' }),
+      ).resolves.toBe(0);
     });
   });
 

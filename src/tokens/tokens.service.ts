@@ -61,6 +61,7 @@ export interface RevokedSessions {
 export class TokensService {
   private readonly logger = new Logger(TokensService.name);
   private readonly refreshLifetimeMs: number;
+  private readonly maxActiveSessions: number;
   private sqliteStatements: SqliteTokenStatements | undefined;
 
   constructor(
@@ -72,6 +73,7 @@ export class TokensService {
     config: AppConfig,
   ) {
     this.refreshLifetimeMs = config.jwt.refreshTokenExpiryDays * DAY_MS;
+    this.maxActiveSessions = config.sessions.maxActivePerUser;
   }
 
   /**
@@ -87,7 +89,41 @@ export class TokensService {
       familyId,
       generation: 0,
     });
+    await this.endSessionsOverLimit(user.id, origin, manager);
     return { response: this.respond(user, familyId, raw), familyId };
+  }
+
+  /**
+   * Keeps an account at `Sessions__MaxActivePerUser` active sessions: the sessions past it, least
+   * recently used first (the session list's order, from its end), are ended with a recorded
+   * reason. Called when a session starts, in its transaction; returns the revoked token ids.
+   */
+  private async endSessionsOverLimit(
+    userId: string,
+    origin: RequestOrigin,
+    manager: EntityManager,
+  ): Promise<string[]> {
+    // Logins of one account take turns here on PostgreSQL, so each one counts the sessions the
+    // others committed and together they never leave more than the limit.
+    await this.unitOfWork.lock(manager, `user-sessions:${userId}`);
+    const now = this.clock.now();
+    const overLimit = await manager.find(RefreshToken, {
+      select: { id: true },
+      where: activeTokensOf(userId, now),
+      order: { createdAt: 'DESC', sessionStartedAt: 'DESC', familyId: 'ASC' },
+      skip: this.maxActiveSessions,
+      // One session starts at a time, so at most one is over the limit; a bound all the same.
+      take: 100,
+    });
+    const ids = overLimit.map((token) => token.id);
+    if (ids.length > 0) {
+      await manager.update(
+        RefreshToken,
+        { id: In(ids), isRevoked: false },
+        revokedColumns({ at: now, ip: origin.ip, reason: TokensMessages.sessionLimitReason }),
+      );
+    }
+    return ids;
   }
 
   /** Spec §3.2: rotates a valid token, or says why not. */

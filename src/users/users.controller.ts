@@ -1,12 +1,8 @@
-import { Controller, Get, HttpStatus } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import {
-  CurrentUser,
-  type AccessTokenClaims,
-} from '../common/decorators/current-user.decorator.js';
-import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
+import { CurrentAccount } from './current-account.decorator.js';
 import { USER_RESPONSE_EXAMPLE, UserResponseDto } from './dto/user-response.dto.js';
-import { UsersMessages } from './users.messages.js';
+import type { User } from './entities/user.entity.js';
 import { UsersService } from './users.service.js';
 
 @ApiTags('auth')
@@ -15,6 +11,8 @@ import { UsersService } from './users.service.js';
 export class UsersController {
   constructor(private readonly usersService: UsersService) {}
 
+  // Its 401 `Cuenta desactivada.` and 404 `Usuario no encontrado.` come from the global guard,
+  // like every protected route's (see buildOpenApiDocument).
   /** The profile of the user the access token identifies. */
   @Get('me')
   @ApiOkResponse({
@@ -22,11 +20,7 @@ export class UsersController {
     type: UserResponseDto,
     examples: { profile: { summary: 'The signed-in user', value: USER_RESPONSE_EXAMPLE } },
   })
-  @ApiErrorResponses(
-    { status: HttpStatus.UNAUTHORIZED, messages: { deactivated: UsersMessages.deactivated } },
-    { status: HttpStatus.NOT_FOUND, messages: { notFound: UsersMessages.notFound } },
-  )
-  me(@CurrentUser() user: AccessTokenClaims): Promise<UserResponseDto> {
-    return this.usersService.getProfile(user.sub);
+  me(@CurrentAccount() account: User): UserResponseDto {
+    return this.usersService.profileOf(account);
   }
 }

@@ -228,12 +228,34 @@ describe(UsersService.name, () => {
     });
   });
 
-  describe('getProfile', () => {
-    it('should return only the public representation', async () => {
-      const user = buildUser({ username: 'alice', email: 'alice@example.com' });
+  describe('requireActiveAccount', () => {
+    it('should return the account of an existing, active user', async () => {
+      const user = buildUser();
       await insert(user);
 
-      const profile = await sut.getProfile(user.id);
+      await expect(sut.requireActiveAccount(user.id)).resolves.toEqual(user);
+    });
+
+    it('should throw NotFoundError for an unknown user', async () => {
+      const error = await rejectionOf(sut.requireActiveAccount(randomUUID()));
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(error).toHaveProperty('message', 'Usuario no encontrado.');
+    });
+
+    it('should throw UnauthorizedError for a deactivated user', async () => {
+      const user = buildUser({ isActive: false });
+      await insert(user);
+      const error = await rejectionOf(sut.requireActiveAccount(user.id));
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(error).toHaveProperty('message', 'Cuenta desactivada.');
+    });
+  });
+
+  describe('profileOf', () => {
+    it('should return only the public representation', () => {
+      const user = buildUser({ username: 'alice', email: 'alice@example.com' });
+
+      const profile = sut.profileOf(user);
 
       expect(profile).toEqual({
         id: user.id,
@@ -242,23 +264,6 @@ describe(UsersService.name, () => {
         createdAt: '2026-01-01T00:00:00.000Z',
       });
       expect(profile).not.toHaveProperty('passwordHash');
-    });
-
-    it('should throw NotFoundError for an unknown user', async () => {
-      const error = await rejectionOf(sut.getProfile(randomUUID()));
-
-      expect(error).toBeInstanceOf(NotFoundError);
-      expect(error).toHaveProperty('message', 'Usuario no encontrado.');
-    });
-
-    it('should throw UnauthorizedError for a deactivated user', async () => {
-      const user = buildUser({ isActive: false });
-      await insert(user);
-
-      const error = await rejectionOf(sut.getProfile(user.id));
-
-      expect(error).toBeInstanceOf(UnauthorizedError);
-      expect(error).toHaveProperty('message', 'Cuenta desactivada.');
     });
   });
 });

@@ -12,6 +12,9 @@ import { UsersMessages } from './users.messages.js';
 /** The lockout columns: what a login reads before it decides, and expects unchanged when it writes. */
 export type LockoutState = Pick<User, 'failedLoginAttempts' | 'lockoutEnd'>;
 
+/** What the admin CLI shows of an account next to its address. */
+export type AccountSummary = Pick<User, 'id' | 'email' | 'createdAt' | 'lastLoginAt'>;
+
 /** The login bookkeeping columns, written together. */
 export type LoginState = LockoutState & Partial<Pick<User, 'lastLoginAt' | 'passwordHash'>>;
 
@@ -37,6 +40,19 @@ export class UsersService {
   /** `email` must already be normalised (see normalizeEmail). */
   findByEmail(email: string): Promise<User | null> {
     return this.unitOfWork.run((m) => m.findOneBy(User, { email }));
+  }
+
+  /**
+   * Every account, by id: only columns the first migration made, so it also works on a database
+   * whose later migrations are pending. For the admin CLI, not a request path.
+   */
+  listAccounts(): Promise<AccountSummary[]> {
+    return this.unitOfWork.run((m) =>
+      m.find(User, {
+        select: { id: true, email: true, createdAt: true, lastLoginAt: true },
+        order: { id: 'ASC' },
+      }),
+    );
   }
 
   /** Inserts a new user; a taken e-mail, even one taken a moment ago, is a ConflictError. */
@@ -84,8 +100,12 @@ export class UsersService {
     return result.affected === 1;
   }
 
-  /** Spec §4.2 `me`: the public profile of an existing, active user. */
-  async getProfile(id: string): Promise<UserResponseDto> {
+  /**
+   * The account a verified access token names, if it may still act: SPEC §4.2 `me`'s answers,
+   * which the global guard gives on every protected route. A deleted account is NotFoundError
+   * (`Usuario no encontrado.`), a deactivated one UnauthorizedError (`Cuenta desactivada.`).
+   */
+  async requireActiveAccount(id: string): Promise<User> {
     const user = await this.findById(id);
     if (user === null) {
       throw new NotFoundError(UsersMessages.notFound);
@@ -93,7 +113,12 @@ export class UsersService {
     if (!user.isActive) {
       throw new UnauthorizedError(UsersMessages.deactivated);
     }
-    return UserResponseDto.from(user);
+    return user;
+  }
+
+  /** Spec §4.2 `me`: the public profile of the account the guard let through. */
+  profileOf(account: User): UserResponseDto {
+    return UserResponseDto.from(account);
   }
 
   private within<T>(

@@ -7,6 +7,7 @@ import {
   VALIDATION_PROBLEM_TITLE,
 } from '../../src/common/errors/error-bodies.js';
 import { DATABASE_UNREACHABLE } from '../../src/health/database.health.js';
+import { BodyMessages } from '../../src/http/body-problems.js';
 import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
@@ -29,6 +30,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ['UNAUTHORIZED_MESSAGE', UNAUTHORIZED_MESSAGE],
   ['VALIDATION_PROBLEM_TITLE', VALIDATION_PROBLEM_TITLE],
   ['BODY_NOT_AN_OBJECT_MESSAGE', BODY_NOT_AN_OBJECT_MESSAGE],
+  ...prefixed('BodyMessages', BodyMessages),
 ]);
 
 /** Texts of other answers that the pages may quote: the readiness probe's. */

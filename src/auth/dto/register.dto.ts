@@ -1,5 +1,11 @@
-import { IsEmail, IsNotEmpty, IsString } from 'class-validator';
-import { HasNoControlCharacters, MaxChars, Trim } from '../../common/validation/string-rules.js';
+import { IsNotEmpty, IsString } from 'class-validator';
+import {
+  HasNoControlCharacters,
+  HasNoInvisibleCharacters,
+  MaxChars,
+  Trim,
+} from '../../common/validation/string-rules.js';
+import { IsAcceptableEmail } from '../../users/acceptable-email.js';
 import { EMAIL_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
 import { IsAcceptablePassword } from '../password-policy.js';
 
@@ -10,13 +16,19 @@ export class RegisterDto {
   @IsNotEmpty()
   @MaxChars(USERNAME_MAX_LENGTH)
   @HasNoControlCharacters()
+  @HasNoInvisibleCharacters()
   readonly username: string;
 
-  /** Login identifier; trimmed and stored in lower case. @example "alice@example.com" */
+  /**
+   * Login identifier; stored in its canonical form (lower case, NFKC, the domain in ASCII), which
+   * is what the responses show. @example "alice@example.com"
+   */
   @Trim()
   @IsString()
-  @IsEmail()
+  @IsAcceptableEmail()
   @MaxChars(EMAIL_MAX_LENGTH)
+  @HasNoControlCharacters()
+  @HasNoInvisibleCharacters()
   readonly email: string;
 
   /**

@@ -13,6 +13,14 @@ export interface ProblemDetailsBody {
   readonly errors: Readonly<Record<string, readonly string[]>>;
 }
 
+/** The content type of every error body. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** The error body of a failure at `now`. */
+export function errorBodyAt(status: number, message: string, now: Date): ErrorBody {
+  return { status, message, timestamp: now.toISOString() };
+}
+
 export const VALIDATION_PROBLEM_TYPE = 'https://tools.ietf.org/html/rfc9110#section-15.5.1';
 export const VALIDATION_PROBLEM_TITLE = 'One or more validation errors occurred.';
 export const INTERNAL_ERROR_MESSAGE = 'Ocurrió un error interno.';

@@ -161,22 +161,19 @@ describe(AllExceptionsFilter.name, () => {
 
   it.each([
     ['a BadRequestException', new BadRequestException('Unexpected token } in JSON at position 9')],
-    ['a 400 HttpException', new HttpException({ reason: 'Body cannot be empty' }, 400)],
-  ])('should map %s from body parsing to problem details on "$"', (_label, error) => {
-    const reply = sut.toReply(error);
+    ['a 400 HttpException', new HttpException({ reason: "'/api/%zz' is not valid" }, 400)],
+  ])(
+    'should answer %s raised before a handler (the body parser reports its own) with the bare phrase',
+    (_label, error) => {
+      const reply = sut.toReply(error);
 
-    expect(reply).toEqual({
-      status: 400,
-      body: {
-        type: 'https://tools.ietf.org/html/rfc9110#section-15.5.1',
-        title: 'One or more validation errors occurred.',
+      expect(reply).toEqual({
         status: 400,
-        errors: { $: ['The request body must be a JSON object.'] },
-      },
-      contentType: PROBLEM_TYPE,
-    });
-    expect(JSON.stringify(reply.body)).not.toContain('Unexpected token');
-  });
+        body: { status: 400, message: 'Bad Request', timestamp: TIMESTAMP },
+        contentType: JSON_TYPE,
+      });
+    },
+  );
 
   it.each([
     [
@@ -248,7 +245,7 @@ describe(AllExceptionsFilter.name, () => {
     const status = jest.fn(() => ({ headers }));
     const host = {
       switchToHttp: () => ({
-        getRequest: () => ({ id: 'r-1', headers: {} }),
+        getRequest: () => ({ id: 'r-1', headers: {}, raw: { destroyed: false, complete: true } }),
         getResponse: () => ({ status }),
       }),
     } as unknown as ArgumentsHost;
@@ -262,5 +259,20 @@ describe(AllExceptionsFilter.name, () => {
       message: 'Ya existe una cuenta con ese email.',
       timestamp: TIMESTAMP,
     });
+  });
+
+  it('should neither answer nor log when the client hung up before its request was read', () => {
+    const status = jest.fn();
+    const host = {
+      switchToHttp: () => ({
+        getRequest: () => ({ id: 'r-2', raw: { destroyed: true, complete: false } }),
+        getResponse: () => ({ status }),
+      }),
+    } as unknown as ArgumentsHost;
+
+    sut.catch(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }), host);
+
+    expect(status).not.toHaveBeenCalled();
+    expect(loggedErrors).toEqual([]);
   });
 });

@@ -20,9 +20,9 @@ import {
   UnauthorizedError,
 } from '../errors/domain-errors.js';
 import {
-  BODY_ERROR_KEY,
-  BODY_NOT_AN_OBJECT_MESSAGE,
+  errorBodyAt,
   INTERNAL_ERROR_MESSAGE,
+  JSON_CONTENT_TYPE,
   UNAUTHORIZED_MESSAGE,
   VALIDATION_PROBLEM_TITLE,
   VALIDATION_PROBLEM_TYPE,
@@ -56,7 +56,6 @@ interface FailedRequest {
   readonly headers: IncomingHttpHeaders;
 }
 
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
 /** The one place that turns a failure into an HTTP answer. */
@@ -68,10 +67,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const { status, body, contentType, headers } = this.toReply(
-      exception,
-      http.getRequest<FastifyRequest>(),
-    );
+    const request = http.getRequest<FastifyRequest>();
+    if (hungUpBeforeItsEnd(request)) {
+      // No handler ran and no one is left to answer: not a failure of the service. The request
+      // line says `request aborted`; an error line here would let anyone inflate error alerts.
+      return;
+    }
+    const { status, body, contentType, headers } = this.toReply(exception, request);
     const reply = http.getResponse<FastifyReply>();
     void reply
       .status(status)
@@ -120,21 +122,20 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   /**
-   * Failures raised by Fastify or Nest before a handler runs. Their own messages can echo the
-   * request (a path, a header, a JSON parser's excerpt), so only the status phrase is returned.
+   * Failures raised by Fastify or Nest before a handler runs (a body that cannot be read as
+   * JSON is not one: the body parser reports it as a RequestValidationError). Their own messages
+   * can echo the request (a path, a header), so only the status phrase is returned.
    */
   private frameworkError(status: number): Reply {
-    if (status === Number(HttpStatus.BAD_REQUEST)) {
-      // The only 400s the framework raises come from reading the body: malformed JSON,
-      // an empty JSON body, or a forbidden `__proto__`/`constructor` key.
-      return problemDetails({ [BODY_ERROR_KEY]: [BODY_NOT_AN_OBJECT_MESSAGE] });
-    }
     return this.errorBody(status, STATUS_CODES[status] ?? 'Error');
   }
 
   private errorBody(status: number, message: string): Reply {
-    const timestamp = this.clock.now().toISOString();
-    return { status, body: { status, message, timestamp }, contentType: JSON_CONTENT_TYPE };
+    return {
+      status,
+      body: errorBodyAt(status, message, this.clock.now()),
+      contentType: JSON_CONTENT_TYPE,
+    };
   }
 }
 
@@ -156,6 +157,11 @@ function failedHealthCheckOf(exception: unknown): HealthCheckResult | undefined 
   return isFailure && typeof details === 'object' && details !== null
     ? (response as HealthCheckResult)
     : undefined;
+}
+
+/** The connection closed before the whole request had arrived. */
+function hungUpBeforeItsEnd(request: FastifyRequest): boolean {
+  return request.raw.destroyed && !request.raw.complete;
 }
 
 function problemDetails(errors: Readonly<Record<string, readonly string[]>>): Reply {

@@ -13,7 +13,11 @@ import {
 import { STATUS_CODES } from 'node:http';
 import { INTERNAL_ERROR_MESSAGE } from '../errors/error-bodies.js';
 import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../filters/bearer-challenge.js';
-import { BEARER_REJECTED_EXAMPLES, errorBodyExamples } from './error-examples.js';
+import {
+  BEARER_REJECTED_EXAMPLES,
+  errorBodyExamples,
+  type NamedMessages,
+} from './error-examples.js';
 import { ErrorResponseDto, ProblemDetailsResponseDto } from './error-response.schemas.js';
 
 /** The security scheme name that `@ApiBearerAuth()` uses when given none. */
@@ -21,12 +25,22 @@ export const BEARER_SCHEME = 'bearer';
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
+/** An answer the global guard gives on every protected route besides the bare 401. */
+export interface GuardRefusal {
+  readonly status: number;
+  readonly description: string;
+  readonly messages: NamedMessages;
+}
+
 /**
  * The OpenAPI document of the application: what the development server serves at /openapi.json
  * and what `npm run openapi` writes to openapi.json. Call it after configureApp(), which sets the
  * global prefix the paths carry.
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(
+  app: INestApplication,
+  guardRefusals: readonly GuardRefusal[] = [],
+): OpenAPIObject {
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -63,7 +77,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     for (const method of HTTP_METHODS) {
       const operation = path[method];
       if (operation !== undefined) {
-        documentSharedFailures(operation);
+        documentSharedFailures(operation, guardRefusals);
       }
     }
   }
@@ -77,16 +91,27 @@ export function serializeOpenApiDocument(document: OpenAPIObject): string {
 
 /**
  * Answers that come from global components rather than from a handler, so no handler declares
- * them: the filter turns any unexpected failure into a 500; Fastify refuses a body that is too
- * large (413) or not JSON (415) before any handler runs; and the global guard rejects a missing
- * or invalid token on every route that is not @Public() (those carry bearer security).
+ * them: the filter turns any unexpected failure into a 500; the HTTP layer answers 408 to a
+ * request that does not arrive in time; Fastify refuses a body that is too large (413) or not
+ * JSON (415) before any handler runs; and the global guard rejects a missing
+ * or invalid token, and a token whose account is deactivated or deleted, on every route that is
+ * not @Public() (those carry bearer security).
  */
-function documentSharedFailures(operation: OperationObject): void {
+function documentSharedFailures(
+  operation: OperationObject,
+  guardRefusals: readonly GuardRefusal[],
+): void {
   addErrorExamples(
     operation.responses,
     500,
     'Unexpected failure; details are only logged.',
     errorBodyExamples(500, { internalError: INTERNAL_ERROR_MESSAGE }),
+  );
+  addErrorExamples(
+    operation.responses,
+    408,
+    'The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed.',
+    errorBodyExamples(408, { requestTimeout: STATUS_CODES[408] ?? '' }),
   );
   if (operation.requestBody !== undefined) {
     addErrorExamples(
@@ -113,6 +138,14 @@ function documentSharedFailures(operation: OperationObject): void {
       BEARER_REJECTED_EXAMPLES,
       BEARER_CHALLENGE_HEADERS,
     );
+    for (const { status, description, messages } of guardRefusals) {
+      addErrorExamples(
+        operation.responses,
+        status,
+        description,
+        errorBodyExamples(status, messages),
+      );
+    }
   }
 }
 

@@ -3,6 +3,7 @@ import { CreateRefreshTokens1735689600001 } from './1735689600001-CreateRefreshT
 import { IndexRefreshTokenExpiry1735689600002 } from './1735689600002-IndexRefreshTokenExpiry.js';
 import { CreateAuthEvents1735689600100 } from './1735689600100-CreateAuthEvents.js';
 import { AddRefreshTokenSessionColumns1795305600000 } from './1795305600000-AddRefreshTokenSessionColumns.js';
+import { CanonicalEmails1795392000000 } from './1795392000000-CanonicalEmails.js';
 
 /** Every migration, in order. Listed explicitly so the build needs no glob at run time. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   IndexRefreshTokenExpiry1735689600002,
   CreateAuthEvents1735689600100,
   AddRefreshTokenSessionColumns1795305600000,
+  CanonicalEmails1795392000000,
 ];
