@@ -13,7 +13,7 @@ import {
   useSharedTestApp,
   useTestApp,
 } from './utils/create-test-app.js';
-import { errorBody, publicUser } from './utils/expected-bodies.js';
+import { bearerRefusal, challengeOf, errorBody, publicUser } from './utils/expected-bodies.js';
 import { accessTokenClaims, decodeJwt, signJwt } from './utils/jwt.js';
 import { LOGIN, ME, REFRESH, REVOKE, REVOKE_ALL_SESSIONS, SESSIONS } from './utils/routes.js';
 import { onPostgres } from './utils/test-database.js';
@@ -60,17 +60,9 @@ async function refresh(t: TestApp, refreshToken: string): Promise<Pair> {
   return response.json<Pair>();
 }
 
-/** The bearer guard's refusal: SPEC §7's bare 401, with the RFC 6750 challenge. */
+/** The bearer guard's refusal of a token: SPEC §7's bare 401, with the RFC 6750 challenge. */
 function expectRefused(response: TestResponse): void {
-  expect({
-    status: response.status,
-    body: response.text,
-    challenge: response.headers.get('www-authenticate'),
-  }).toEqual({
-    status: 401,
-    body: '{"status":401,"message":"Unauthorized"}',
-    challenge: INVALID_TOKEN,
-  });
+  expect(challengeOf(response)).toEqual(bearerRefusal(INVALID_TOKEN));
 }
 
 /**

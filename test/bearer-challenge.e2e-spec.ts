@@ -5,7 +5,12 @@ import {
   type TestResponse,
   useSharedTestApp,
 } from './utils/create-test-app.js';
-import { errorBody, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
+import {
+  bearerRefusal,
+  challengeOf,
+  errorBody,
+  UNAUTHORIZED_BODY,
+} from './utils/expected-bodies.js';
 import { accessTokenClaims, signJwt, unsignedJwt } from './utils/jwt.js';
 import { LOGIN, ME, REFRESH, REVOKE, REVOKE_ALL_SESSIONS, SESSIONS } from './utils/routes.js';
 
@@ -99,15 +104,7 @@ describe("WWW-Authenticate on the bearer-token guard's 401", () => {
       async (_label, authorization, challenge) => {
         const response = await call(route, authorization(t, user));
 
-        expect({
-          status: response.status,
-          body: response.text,
-          challenge: response.headers.get('www-authenticate'),
-        }).toEqual({
-          status: 401,
-          body: '{"status":401,"message":"Unauthorized"}',
-          challenge,
-        });
+        expect(challengeOf(response)).toEqual(bearerRefusal(challenge));
       },
     );
   });

@@ -15,13 +15,13 @@ import { createTestApp, TEST_SECRET_KEY, useSharedTestApp } from './utils/create
 import { FakeClock } from './utils/fake-clock.js';
 import { httpRequest } from './utils/http.js';
 import { decodeJwt, encodeSegment, signJwt, withPayload } from './utils/jwt.js';
+import { codeShownFor } from './utils/page-code.js';
 import { REVOKE } from './utils/routes.js';
 
 // docs/verifying-tokens.md: the code a team puts in its own API to accept Keygate's access
 // tokens, with jose in plain Node.js and as a NestJS guard. Its files here are the page's code,
 // run against tokens of the real service (whose clock is the real time, as jose's is).
 
-const PAGE = readFileSync(new URL('../docs/verifying-tokens.md', import.meta.url), 'utf8');
 const FILES = [
   'keygate-verifier.ts',
   'keygate-auth.guard.ts',
@@ -36,17 +36,11 @@ const SETTINGS: KeygateSettings = {
 const NEXT_SECRET = 'the-next-secret-of-keygate-0123456789-abcdefghijkl';
 const HOUR_MS = 60 * 60 * 1000;
 
-/** The ```ts block that follows the page's mention of `keygate/<file>`. */
-function pageSnippet(file: string): string | undefined {
-  const start = PAGE.indexOf(`\`keygate/${file}\``);
-  return start < 0 ? undefined : /```ts\n([\s\S]*?)```/.exec(PAGE.slice(start))?.[1];
-}
-
 describe('Verifying Keygate access tokens in your own API', () => {
   const keygate = useSharedTestApp(() => ({ clock: new FakeClock(new Date()) }));
 
   it.each(FILES)('should be the code docs/verifying-tokens.md shows for keygate/%s', (file) => {
-    expect(pageSnippet(file)).toBe(
+    expect(codeShownFor('docs/verifying-tokens.md', `keygate/${file}`)).toBe(
       readFileSync(new URL(`./resource-server/${file}`, import.meta.url), 'utf8'),
     );
   });

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { Transform, Type } from 'class-transformer';
 import {
   IsBoolean,
@@ -92,8 +93,7 @@ export class EnvironmentVariables {
   Jwt__ClockSkewSeconds = 0;
 
   /** Every protected route refuses an access token whose session (`sid`) has ended. */
-  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
-  @IsBoolean()
+  @IsBooleanKey()
   Jwt__RequireActiveSession = false;
 
   @IsString()
@@ -132,8 +132,7 @@ export class EnvironmentVariables {
   @Max(64)
   PasswordHashing__Concurrency?: number;
 
-  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
-  @IsBoolean()
+  @IsBooleanKey()
   TokenCleanup__Enabled = true;
 
   @Type(() => Number)
@@ -176,8 +175,7 @@ export class EnvironmentVariables {
   Cors__AllowedOrigins = '';
 
   /** Strict-Transport-Security, for deployments that terminate TLS in front of Keygate. */
-  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
-  @IsBoolean()
+  @IsBooleanKey()
   Hsts__Enabled = false;
 
   @Type(() => Number)
@@ -186,13 +184,11 @@ export class EnvironmentVariables {
   @Max(HSTS_MAX_AGE_LIMIT_SECONDS)
   Hsts__MaxAgeSeconds = HSTS_DEFAULT_MAX_AGE_SECONDS;
 
-  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
-  @IsBoolean()
+  @IsBooleanKey()
   Hsts__IncludeSubDomains = false;
 
   /** The management listener (Prometheus metrics): off switch, port and interface. */
-  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
-  @IsBoolean()
+  @IsBooleanKey()
   Management__Enabled = true;
 
   @Type(() => Number)
@@ -212,6 +208,14 @@ export class EnvironmentVariables {
   )
   @IsIn(LOGGING_LEVELS)
   Logging__Level: LoggingLevel = 'info';
+}
+
+/** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */
+function IsBooleanKey(): PropertyDecorator {
+  return applyDecorators(
+    Transform(({ value }: { value: unknown }) => parseBoolean(value)),
+    IsBoolean(),
+  );
 }
 
 /** `true`/`false` in any case, `1`/`0`; anything else is left for @IsBoolean to refuse. */

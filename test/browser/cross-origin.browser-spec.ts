@@ -1,33 +1,22 @@
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
+import { codeShownFor } from '../utils/page-code.js';
 import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
+import { launchChromium } from './chromium.js';
 
 // A single-page app on its own origin using Keygate through the browser's fetch, in Debian's
 // Chromium driven by playwright-core. Nothing is intercepted: the browser itself sends the
 // preflights and enforces CORS. The built service (dist/main.js) runs in production mode, with
 // the page's origin in Cors__AllowedOrigins, or without it.
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 /** docs/web-front-ends.md's client, which the page loads as a module. */
 const CLIENT = readFileSync(new URL('./front-end/keygate-client.js', import.meta.url), 'utf8');
-const GUIDE = readFileSync(new URL('../../docs/web-front-ends.md', import.meta.url), 'utf8');
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Front end</title>
@@ -157,9 +146,6 @@ describe('A web front end on another origin', () => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
-    }
     pageServer = createServer((request, response) => {
       if (request.url === '/keygate-client.js') {
         response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(CLIENT);
@@ -170,7 +156,7 @@ describe('A web front end on another origin', () => {
     pageServer.listen(0, '127.0.0.1');
     await once(pageServer, 'listening');
     pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
@@ -264,10 +250,7 @@ describe('A web front end on another origin', () => {
     }
 
     it('should be the code docs/web-front-ends.md shows', () => {
-      const start = GUIDE.indexOf('`keygate-client.js`');
-      const snippet = /```js\n([\s\S]*?)```/.exec(GUIDE.slice(start))?.[1];
-
-      expect(snippet).toBe(CLIENT);
+      expect(codeShownFor('docs/web-front-ends.md', 'keygate-client.js', 'js')).toBe(CLIENT);
     });
 
     it('should refresh and retry once when a reload lost the access token', async () => {

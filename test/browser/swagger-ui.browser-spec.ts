@@ -1,25 +1,13 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { startDevelopmentServer, type DevelopmentServer } from '../utils/development-server.js';
 import { ME, REGISTER } from '../utils/routes.js';
 import { stopAllServers } from '../utils/spawn-server.js';
+import { launchChromium } from './chromium.js';
 
 // The development Swagger UI at `/`, in a real browser: Debian's Chromium driven by
 // playwright-core (never a downloaded browser), against the built service (dist/main.js).
 // `npm run test:browser`; not part of `npm test`.
 
-const CHROMIUM = '/usr/bin/chromium';
-/** Offline, as root, nothing kept between runs (Playwright gives each launch a fresh profile). */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const UI_TIMEOUT_MS = 15_000;
 const SPEC_OPERATIONS = [
   'POST /api/auth/register',
@@ -38,11 +26,8 @@ describe('Swagger UI in development', () => {
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
-    }
     development = await startDevelopmentServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.setDefaultTimeout(UI_TIMEOUT_MS);
     page.on('request', (request) => requested.push(request.url()));
