@@ -178,7 +178,9 @@ describe('the HTTP edge', () => {
         const response = await rawRequest(t.baseUrl, rawJsonPost(LOGIN, body));
 
         expect(response.status).toBe(400);
-        expect(response.json()).toEqual(bodyProblem('The request body must be a JSON object.'));
+        expect(response.json()).toEqual(
+          bodyProblem('The request body must be a JSON object.'),
+        );
       }
     });
   });
