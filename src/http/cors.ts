@@ -29,8 +29,9 @@ const NOT_ALLOWED: FastifyCorsOptions = { origin: false };
 /**
  * Per request, what @fastify/cors answers. A request from an origin that is not allowed, or a
  * preflight for a path no route serves, gets no CORS header at all (and a preflight then gets
- * the 404 of an unknown route). A preflight is answered with the methods of the route it asks
- * about. The allowed origin is echoed, never `*`: the answer names the one front end it is for.
+ * what any OPTIONS request gets: a 405 or a 404). A preflight is answered with the methods of
+ * the route it asks about. The allowed origin is echoed, never `*`: the answer names the one
+ * front end it is for.
  */
 export function corsOptionsFor(allowed: AllowedOrigins): FastifyCorsOptionsDelegateCallback {
   const isAllowed = originMatcher(allowed);

@@ -45,8 +45,9 @@ const DOCUMENTATION_PAGES: ReadonlySet<string> = new Set(['/', '/index.html']);
  * documentation's on the Swagger UI's pages; Strict-Transport-Security only when configured.
  *
  * helmet's middleware is built once per policy, here: @fastify/helmet builds it again inside
- * every request, which made the headers cost several times the CPU per request
- * (docs/decisions/0013-security-headers-built-once.md; https://github.com/helmetjs/helmet/issues/430).
+ * every request, which made the headers cost several times the CPU per request (see
+ * docs/decisions/0013-security-headers-built-once.md, and
+ * https://github.com/helmetjs/helmet/issues/430).
  */
 export function securityHeaders(hsts: HstsConfig): onRequestHookHandler {
   const shared: HelmetOptions = {

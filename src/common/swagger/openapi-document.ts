@@ -93,9 +93,9 @@ export function serializeOpenApiDocument(document: OpenAPIObject): string {
  * Answers that come from global components rather than from a handler, so no handler declares
  * them: the filter turns any unexpected failure into a 500; the HTTP layer answers 408 to a
  * request that does not arrive in time; Fastify refuses a body that is too large (413) or not
- * JSON (415) before any handler runs; and the global guard rejects a missing
- * or invalid token, and a token whose account is deactivated or deleted, on every route that is
- * not @Public() (those carry bearer security).
+ * JSON (415) before any handler runs; and the global guard rejects a missing or invalid token,
+ * and a token whose account is deactivated or deleted, on every route that is not @Public()
+ * (those carry bearer security).
  */
 function documentSharedFailures(
   operation: OperationObject,
