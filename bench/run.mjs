@@ -88,6 +88,9 @@ const mode = flags.pg ? 'pg' : 'sqlite';
 /** Above this much CPU taken by other processes during measurements, the run says so. */
 const NOISY_MACHINE_CORES = 0.25;
 
+/** The label of the service started with Jwt__RequireActiveSession=true. */
+const SESSION_CHECK_LABEL = 'session-check';
+
 /** The measured endpoints, in the order each round runs them. */
 const ENDPOINTS = [
   { name: 'login', windowMs: plan.hashWindowMs, requests: (state) => [loginRequest(state)] },
@@ -123,11 +126,18 @@ async function main() {
 
   const service = await startService(tmp, secret);
   const baseline = await startBaseline(tmp, secret);
+  // The service again, with Jwt__RequireActiveSession=true: what the session check costs.
+  const checked = await startService(tmp, secret, {
+    label: SESSION_CHECK_LABEL,
+    env: { Jwt__RequireActiveSession: 'true' },
+  });
   const suts = [service, baseline];
-  // Seeding and warming up are not measured, so both servers do it at once.
-  await Promise.all(suts.map((sut) => prepare(sut)));
+  // Seeding and warming up are not measured, so the servers do it at once.
+  await Promise.all([...suts, checked].map((sut) => prepare(sut)));
 
   const rounds = await runRounds(suts);
+  const sessionCheck = await measureSessionCheck(service, checked, [...suts, checked]);
+  await checked.stop();
   const flood = {};
   for (const sut of suts) {
     flood[sut.label] = await measureFlood(sut, suts);
@@ -135,7 +145,7 @@ async function main() {
   const stability = await measureStability(service, suts);
 
   const results = {
-    ...assemble({ mode, rounds, flood, stability, startup }),
+    ...assemble({ mode, rounds, flood, stability, startup, sessionCheck }),
     command: commandLine(),
     quick: flags.quick,
     machine: await describeMachine(),
@@ -185,22 +195,26 @@ async function measureStartup(tmp, secret) {
   return { samplesMs, medianMs: median(samplesMs), otherCoresMedian: median(otherCores) };
 }
 
-/** The service: one instance on SQLite, two on one PostgreSQL database. */
-async function startService(tmp, secret) {
-  const database = await newDatabase(tmp, 'service');
+/**
+ * The service: one instance on SQLite, two on one PostgreSQL database; `env` adds settings
+ * (the session check's run is the same service with one setting more, on its own database).
+ */
+async function startService(tmp, secret, { label = 'service', env = {} } = {}) {
+  const database = await newDatabase(tmp, label);
   cleanups.push(() => database.drop());
   const instances = mode === 'pg' ? 2 : 1;
   const handles = [];
   for (let i = 1; i <= instances; i++) {
     const port = await freePort();
     handles.push(
-      spawnService({ tmp, secret, port, database, name: `service-${i}`, share: instances }),
+      spawnService({ tmp, secret, port, database, name: `${label}-${i}`, share: instances, env }),
     );
   }
   // Started together on purpose: on PostgreSQL the migration lock makes them take turns.
   await Promise.all(handles.map((handle) => waitForFirstAnswer(handle)));
-  log(`service up: ${handles.map((h) => `${h.name} pid ${h.pid} ${h.url}`).join(', ')}`);
-  return makeSut('service', handles, mode === 'pg');
+  log(`${label} up: ${handles.map((h) => `${h.name} pid ${h.pid} ${h.url}`).join(', ')}`);
+  const sut = makeSut(label, handles, mode === 'pg');
+  return { ...sut, stop: () => Promise.all(handles.map((handle) => handle.stop())) };
 }
 
 async function startBaseline(tmp, secret) {
@@ -229,8 +243,11 @@ async function startBaseline(tmp, secret) {
 }
 
 /** `share`: how many instances the machine's cores are split between. */
-function spawnService({ tmp, secret, port, database, name, share }) {
-  const env = serviceEnv({ port, secret, connectionString: database.connectionString });
+function spawnService({ tmp, secret, port, database, name, share, env: extra = {} }) {
+  const env = {
+    ...serviceEnv({ port, secret, connectionString: database.connectionString }),
+    ...extra,
+  };
   if (share > 1) {
     // As an operator would set it for instances sharing a host: each hashes on its share of
     // the cores, so that together they never hash on more cores than there are.
@@ -304,6 +321,25 @@ async function runRounds(suts) {
       }
     }
     rounds.push({ round: number, ceiling, runs });
+  }
+  return rounds;
+}
+
+/**
+ * GET /me on the service as configured by default and with Jwt__RequireActiveSession=true, side
+ * by side in every round (the first of the pair swapping each round), so that the difference in
+ * CPU time per request is what one session check costs.
+ */
+async function measureSessionCheck(service, checked, all) {
+  const me = ENDPOINTS.find((endpoint) => endpoint.name === 'me');
+  const rounds = [];
+  for (let number = 1; number <= plan.rounds; number++) {
+    const runs = {};
+    for (const sut of number % 2 === 1 ? [service, checked] : [checked, service]) {
+      runs[sut.label] = await measureEndpoint(sut, all, me);
+      log(`round ${number} me       ${sut.label.padEnd(13)} ${describeRun(runs[sut.label])}`);
+    }
+    rounds.push({ round: number, off: runs[service.label], on: runs[checked.label] });
   }
   return rounds;
 }
@@ -458,6 +494,9 @@ function notes() {
       'the per-second trace tells a plateau from steady growth.',
     'Between runs the harness waits until every server is idle: a stopped login load leaves accepted ' +
       'requests hashing, which must not spill into the next measurement.',
+    'Session check: GET /me on a second copy of the service started with Jwt__RequireActiveSession=true ' +
+      '(its own database, seeded the same way), measured right before or after the default one in each ' +
+      'round; the extra CPU per request is the median of the per-round differences.',
     'Logins rotate over the seeded accounts (32): the service serialises logins per account, so one account ' +
       'would measure that lock, not the hashing. Each refresh presents a token never used before, taken from a ' +
       'pool that every successful refresh, login and registration refills.',

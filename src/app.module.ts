@@ -11,6 +11,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { ActiveSessionGuard } from './sessions/active-session.guard.js';
 import { SessionsModule } from './sessions/sessions.module.js';
 import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
@@ -39,7 +40,9 @@ export class AppModule {
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // In this order: the session of a token is checked once the token is verified.
         { provide: APP_GUARD, useExisting: JwtAuthGuard },
+        { provide: APP_GUARD, useExisting: ActiveSessionGuard },
       ],
     };
   }

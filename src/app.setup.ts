@@ -10,6 +10,7 @@ import { buildOpenApiDocument } from './common/swagger/openapi-document.js';
 import { AppConfig } from './config/app-config.js';
 import { HEALTH_PATHS } from './health/health.controller.js';
 import { answerFrameworkError, installHttpEdge } from './http/http-edge.js';
+import { configureHttpHeaders } from './http/http-headers.js';
 import { useStrictJsonBodies } from './http/json-body-parser.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
 
@@ -40,8 +41,8 @@ export function openApiDocumentOf(app: NestFastifyApplication): OpenAPIObject {
 }
 
 /**
- * Everything main.ts and the tests share: prefix, documentation, request timing, the answers
- * of the HTTP layer, start-up warnings. Call before listening.
+ * Everything main.ts and the tests share: prefix, documentation, request timing, the headers
+ * and the answers of the HTTP layer, start-up warnings. Call before listening.
  */
 export function configureApp(app: NestFastifyApplication): NestFastifyApplication {
   const config = app.get(AppConfig);
@@ -60,6 +61,8 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
       done();
     });
   app.get(HttpMetrics).attach(app.getHttpAdapter().getInstance());
+  // Headers first: a preflight is answered (CORS) before the edge would call its method a 405.
+  configureHttpHeaders(app, config);
   installHttpEdge(app.getHttpAdapter().getInstance(), app.get(Clock), config.http);
 
   app.setGlobalPrefix('api', { exclude: HEALTH_PATHS });

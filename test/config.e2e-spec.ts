@@ -158,6 +158,16 @@ describe('configuration', () => {
         env: { Jwt__SecretKey: SAMPLE_SECRET_KEY },
         key: 'Jwt__SecretKey',
       },
+      {
+        name: 'Cors__AllowedOrigins=* in production',
+        env: { NODE_ENV: 'production', Jwt__SecretKey: TEST_SECRET_KEY, Cors__AllowedOrigins: '*' },
+        key: 'Cors__AllowedOrigins',
+      },
+      {
+        name: 'a port wildcard in Cors__AllowedOrigins with NODE_ENV unset',
+        env: { Jwt__SecretKey: TEST_SECRET_KEY, Cors__AllowedOrigins: 'http://localhost:*' },
+        key: 'Cors__AllowedOrigins',
+      },
     ])('should refuse to start with $name', async ({ env, key }) => {
       expect(SHORT_SECRET).toHaveLength(31);
       const cwd = temporaryDirectory();
@@ -176,6 +186,29 @@ describe('configuration', () => {
       if (env.Jwt__SecretKey !== undefined && env.Jwt__SecretKey !== '') {
         expect(`${stderr}${server.stdout()}`).not.toContain(env.Jwt__SecretKey);
       }
+    });
+
+    it('should say why an origin wildcard is refused in production, in one line', async () => {
+      const cwd = temporaryDirectory();
+      const server = await spawnServer({
+        cwd,
+        env: {
+          ...FAST_HASHING,
+          ...databaseIn(cwd),
+          Jwt__SecretKey: TEST_SECRET_KEY,
+          Cors__AllowedOrigins: 'https://app.example.com, *',
+        },
+      });
+
+      const exit = await waitForExit(server, CRASH_TIMEOUT_MS);
+
+      expect({ code: exit.code, stderr: server.stderr() }).toEqual({
+        code: 1,
+        stderr:
+          'Keygate failed to start: Invalid configuration: Cors__AllowedOrigins: "*" would let a ' +
+          "page on any origin drive registration and login from a visitor's browser, so it is " +
+          'refused in production; list the exact origins of your front ends\n',
+      });
     });
 
     it('should start in development without a secret, warning about Jwt__SecretKey', async () => {

@@ -4,11 +4,11 @@ import { GreetingModule } from './extending/greeting.module.js';
 import { useSharedTestApp } from './utils/create-test-app.js';
 import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { decodeJwt } from './utils/jwt.js';
+import { codeShownFor } from './utils/page-code.js';
 
 // The "Extending" example of docs/development.md, mounted into the real application: its files
 // here are the page's code, so what the page promises about a team's own module is what is tested.
 
-const GUIDE = readFileSync(new URL('../docs/development.md', import.meta.url), 'utf8');
 const MODULE_FILES = [
   'dto/greeting-response.dto.ts',
   'greeting.service.ts',
@@ -17,14 +17,6 @@ const MODULE_FILES = [
 ];
 const HELLO = '/api/greetings/hello';
 const ME = '/api/greetings/me';
-
-/** The ```ts block that follows the page's mention of `src/greeting/<file>`. */
-function guideSnippet(file: string): string | undefined {
-  const heading = `\`src/greeting/${file}\``;
-  const start = GUIDE.indexOf(heading);
-  const block = start < 0 ? null : /```ts\n([\s\S]*?)```/.exec(GUIDE.slice(start));
-  return block?.[1];
-}
 
 /**
  * The file as it would sit in src/greeting: the page's module lives in src, this copy one
@@ -41,7 +33,7 @@ describe('Extending: a module added by a team', () => {
   it.each(MODULE_FILES)(
     'should be the code docs/development.md shows for src/greeting/%s',
     (file) => {
-      expect(guideSnippet(file)).toBe(asInSource(file));
+      expect(codeShownFor('docs/development.md', `src/greeting/${file}`)).toBe(asInSource(file));
     },
   );
 

@@ -10,6 +10,7 @@ import {
   UNAUTHORIZED_MESSAGE,
   VALIDATION_PROBLEM_TITLE,
 } from '../src/common/errors/error-bodies.js';
+import { registerUser } from './factories/user.factory.js';
 import { useSharedTestApp } from './utils/create-test-app.js';
 import { startDevelopmentServer } from './utils/development-server.js';
 import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
@@ -76,6 +77,10 @@ const RESPONSE_TEXTS: ReadonlyArray<{ readonly text: string; readonly pattern: R
 
 const PROBLEM = 'One or more validation errors occurred.';
 const INTERNAL = 'Ocurrió un error interno.';
+/** The HTTP layer answers a request that does not arrive in time, on every route. */
+const LATE = { 408: ['Request Timeout'] };
+/** Fastify refuses these bodies before any handler runs (docs/behaviour.md). */
+const BODY_REFUSALS = { ...LATE, 413: ['Payload Too Large'], 415: ['Unsupported Media Type'] };
 const DEACTIVATED = 'Cuenta desactivada.';
 const REFRESH_INVALID = 'Refresh token inválido.';
 const INVALID_CREDENTIALS = 'Credenciales inválidas.';
@@ -96,16 +101,19 @@ const PASSWORD_REFUSALS = [INVALID_CREDENTIALS, DEACTIVATED, LOCKED_OUT, UNAUTHO
  */
 const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
   'POST /api/auth/register': {
+    ...BODY_REFUSALS,
     400: [PROBLEM],
     409: ['Ya existe una cuenta con ese email.'],
     500: [INTERNAL],
   },
   'POST /api/auth/login': {
+    ...BODY_REFUSALS,
     400: [PROBLEM],
     401: [INVALID_CREDENTIALS, DEACTIVATED, LOCKED_OUT, NOT_VERIFIED],
     500: [INTERNAL],
   },
   'POST /api/auth/refresh': {
+    ...BODY_REFUSALS,
     400: [PROBLEM],
     401: [
       REFRESH_INVALID,
@@ -117,6 +125,7 @@ const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, reado
     500: [INTERNAL],
   },
   'POST /api/auth/revoke': {
+    ...BODY_REFUSALS,
     200: ['Token revocado exitosamente.'],
     400: [PROBLEM],
     // The guard answers for the token's account on every protected route, as `me` does.
@@ -125,6 +134,7 @@ const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, reado
     500: [INTERNAL],
   },
   'GET /api/auth/me': {
+    ...LATE,
     401: [DEACTIVATED, 'Unauthorized'],
     404: ['Usuario no encontrado.'],
     500: [INTERNAL],
@@ -285,6 +295,129 @@ describe('openapi.json, the contract', () => {
       expect(guarded['GET /api/auth/me']).toBe(true);
       expect(guarded['POST /api/auth/login']).toBe(false);
     });
+
+    /**
+     * Requests that make an operation fail in every way a client can cause without a database
+     * fault: no token, a valid token, and for an operation with a body an empty, malformed,
+     * oversized or non-JSON one. Each status answered must be documented on the operation.
+     */
+    it.each(operations)(
+      'should declare every status $route answers',
+      async ({ route, operation }) => {
+        const user = await registerUser(t);
+        const [method = '', template = ''] = route.split(' ');
+        const path = template.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000');
+        const json = { 'content-type': 'application/json' };
+        const bearer = { authorization: `Bearer ${user.accessToken}` };
+        const bodies: Array<{ headers: Record<string, string>; body: string }> = [
+          { headers: { 'content-type': 'text/plain' }, body: 'x' },
+          { headers: { ...bearer, 'content-type': 'text/plain' }, body: 'x' },
+          { headers: { ...bearer, ...json }, body: '{}' },
+          { headers: { ...bearer, ...json }, body: '{"refreshToken":' },
+          {
+            headers: { ...bearer, ...json },
+            body: JSON.stringify({ refreshToken: 'x'.repeat(70_000) }),
+          },
+          {
+            headers: { ...bearer, ...json },
+            body: JSON.stringify({ refreshToken: user.refreshToken }),
+          },
+        ];
+        const attempts = [
+          { headers: {} },
+          { headers: bearer },
+          ...(operation.requestBody === undefined ? [] : bodies),
+        ];
+        const answered = new Set<string>();
+        for (const attempt of attempts) {
+          answered.add(String((await t.request(path, { method, ...attempt })).status));
+        }
+        const declared = operations.find((candidate) => candidate.route === route)?.operation;
+
+        expect([...answered].filter((status) => declared?.responses[status] === undefined)).toEqual(
+          [],
+        );
+      },
+    );
+  });
+
+  describe('for code generators', () => {
+    it('should name every operation with a short verb, once', () => {
+      const ids = operations.map(({ operation }) => operation.operationId ?? '');
+
+      expect(Object.fromEntries(operations.map(({ route }, i) => [route, ids[i]]))).toEqual({
+        'POST /api/auth/register': 'register',
+        'POST /api/auth/login': 'login',
+        'POST /api/auth/refresh': 'refresh',
+        'POST /api/auth/revoke': 'revoke',
+        'GET /api/auth/me': 'me',
+        'GET /api/auth/sessions': 'listSessions',
+        'POST /api/auth/sessions/revoke-all': 'revokeAllSessions',
+        'GET /health/live': 'checkLiveness',
+        'GET /health/ready': 'checkReadiness',
+      });
+      expect(new Set(ids).size).toBe(ids.length);
+    });
+
+    it('should say where the paths are, relative to the deployment that serves the document', () => {
+      expect(contract.servers).toEqual([{ url: '/', description: expect.any(String) as unknown }]);
+    });
+
+    it('should format every id as a UUID and every instant as a date-time', () => {
+      const fields = Object.entries(contract.components?.schemas ?? {}).flatMap(([name, schema]) =>
+        Object.entries('properties' in schema ? (schema.properties ?? {}) : {}).map(
+          ([property, definition]) => ({
+            field: `${name}.${property}`,
+            format: '$ref' in definition ? undefined : definition.format,
+          }),
+        ),
+      );
+      const ids = fields.filter(({ field }) => /\.(id|\w+Id)$/.test(field));
+      const instants = fields.filter(({ field }) => /\.(\w+At|\w+Expiry|timestamp)$/.test(field));
+
+      expect(ids.map(({ field }) => field).sort()).toEqual([
+        'SessionResponseDto.id',
+        'UserResponseDto.id',
+      ]);
+      expect(instants.length).toBeGreaterThanOrEqual(5);
+      expect(ids.filter(({ format }) => format !== 'uuid')).toEqual([]);
+      expect(instants.filter(({ format }) => format !== 'date-time')).toEqual([]);
+    });
+
+    it.each(operations)(
+      'should describe every success of $route with examples',
+      ({ operation }) => {
+        const successes = listResponses(operation).filter(({ status }) => status.startsWith('2'));
+
+        expect(successes).not.toEqual([]);
+        for (const { status, response } of successes) {
+          const examples = Object.keys(response.content?.['application/json']?.examples ?? {});
+          expect({ status, described: response.description.length > 0, examples }).toEqual({
+            status,
+            described: true,
+            examples: [expect.any(String)],
+          });
+        }
+      },
+    );
+
+    it.each(operations.filter(({ operation }) => operation.requestBody !== undefined))(
+      'should declare on $route the refusals of a body: 400, 413 and 415',
+      ({ operation }) => {
+        expect(Object.keys(operation.responses)).toEqual(
+          expect.arrayContaining(['400', '413', '415']),
+        );
+      },
+    );
+
+    it.each(operations.filter(({ operation }) => operation.security !== undefined))(
+      'should document the WWW-Authenticate challenge of the 401 on $route',
+      ({ operation }) => {
+        const unauthorized = listResponses(operation).find(({ status }) => status === '401');
+
+        expect(Object.keys(unauthorized?.response.headers ?? {})).toEqual(['WWW-Authenticate']);
+      },
+    );
   });
 
   describe('bearer authentication', () => {
@@ -293,6 +426,7 @@ describe('openapi.json, the contract', () => {
         type: 'http',
         scheme: 'bearer',
         bearerFormat: 'JWT',
+        description: expect.stringContaining('Authorization: Bearer <token>') as unknown,
       });
     });
 
@@ -325,7 +459,10 @@ describe('openapi.json, the contract', () => {
         const operation = operations.find((candidate) => candidate.route === route)?.operation;
         const shown: Record<string, string[]> = {};
         for (const example of operation === undefined ? [] : listExamples(operation)) {
-          (shown[example.status] ??= []).push(exampleText(example.value) ?? '(no text)');
+          const text = exampleText(example.value);
+          if (text !== undefined) {
+            (shown[example.status] ??= []).push(text);
+          }
         }
         const sorted = (texts: Record<string, readonly string[]>) =>
           Object.fromEntries(

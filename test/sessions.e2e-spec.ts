@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { AuthEventRecord } from '../src/events/auth-event.js';
 import { AuthEvents } from '../src/events/auth-events.js';
@@ -152,11 +153,12 @@ async function newAccount(t: TestApp): Promise<Account> {
 }
 
 /**
- * An access token valid at the clock's current time, signed by the app, that starts no session:
- * access tokens live 15 minutes, and these tests move the clock by days.
+ * An access token valid at the clock's current time, signed by the app, that starts no session
+ * (it names one that does not exist): access tokens live 15 minutes, and these tests move the
+ * clock by days.
  */
 function bearerOf(t: TestApp, account: Account): string {
-  return t.app.get(AccessTokenService).sign({ ...account, emailVerifiedAt: null }).token;
+  return t.app.get(AccessTokenService).sign({ ...account, emailVerifiedAt: null }, randomUUID()).token;
 }
 
 async function tokenRows(t: TestApp): Promise<unknown[]> {

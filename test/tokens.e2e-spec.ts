@@ -42,6 +42,8 @@ interface AuthBody {
 
 interface AccessTokenClaims {
   readonly sub: string;
+  /** The session: the family of the refresh token issued with it. */
+  readonly sid: string;
   readonly email: string;
   readonly jti: string;
   readonly iat: number;
@@ -55,6 +57,9 @@ function claimsOf(accessToken: string): AccessTokenClaims {
   const { payload } = decodeJwt(accessToken);
   expect(payload).toEqual({
     sub: expect.any(String),
+    sid: expect.stringMatching(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    ),
     email: expect.any(String),
     email_verified: expect.any(Boolean),
     jti: expect.any(String),
@@ -580,7 +585,7 @@ describe('Refresh and access tokens', () => {
       expect(header).toEqual({ alg: 'HS256', typ: 'JWT', kid: jwtKey(TEST_SECRET_KEY).kid });
     });
 
-    it('should carry the user, a jti, the default issuer and audience, and expire in 15 minutes', async () => {
+    it('should carry the user, its session, a jti, the default issuer and audience, and expire in 15 minutes', async () => {
       t.clock.advance(1500);
       const issuedAt = t.clock.now();
       const user = await registerUser(t);
@@ -593,6 +598,7 @@ describe('Refresh and access tokens', () => {
         const claims = claimsOf(accessToken);
         expect(claims).toEqual({
           sub: user.id,
+          sid: (await findRefreshToken(t, user.refreshToken))?.familyId,
           email: user.email,
           // No mail is configured here, so the address is not verified.
           email_verified: false,

@@ -132,6 +132,10 @@ function toMarkdown(r) {
       ]);
     }),
     '',
+    '## The session check (Jwt__RequireActiveSession=true)',
+    '',
+    sessionCheckText(r),
+    '',
     '## Memory and file descriptors under a mixed load (service)',
     '',
     stabilityText(r.stability),
@@ -188,6 +192,43 @@ function endpointTable(r) {
     );
   }
   return lines.join('\n');
+}
+
+function sessionCheckText(r) {
+  const c = r.sessionCheck;
+  const pg = r.mode === 'pg';
+  const line = (label, s) =>
+    row([
+      label,
+      fmt(s.rps),
+      `${fmt(s.p50)} / ${fmt(s.p99)}`,
+      fmt(s.cpuMsPerRequest, 3),
+      ...(pg ? [fmt(s.dbCpuMsPerRequest, 3)] : []),
+      `${s.non2xx}`,
+    ]);
+  return [
+    'GET /me on the service as configured by default and on a copy started with ' +
+      '`Jwt__RequireActiveSession=true`, which reads the session of the token on every request ' +
+      `(median of ${r.plan.rounds} rounds, the two measured back to back in each).`,
+    '',
+    row([
+      'GET /me',
+      'req/s',
+      'p50 / p99 ms',
+      'CPU ms/req',
+      ...(pg ? ['PostgreSQL CPU ms/req'] : []),
+      'non-2xx',
+    ]),
+    row(['---', '---', '---', '---', ...(pg ? ['---'] : []), '---']),
+    line('default', c.off),
+    line('session check', c.on),
+    '',
+    `**The check costs ${fmt(c.extraCpuMsPerRequest * 1000, 0)} µs of service CPU per request** ` +
+      `(per round: ${c.extraCpuMsPerRequestByRound.map((ms) => fmt(ms * 1000, 0)).join(', ')} µs)` +
+      (pg ? ` and ${fmt(c.extraDbCpuMsPerRequest * 1000, 0)} µs of PostgreSQL CPU` : '') +
+      `; throughput with the check is ${fmt(c.throughputRatio, 2)}× the default's. Other processes ` +
+      `took at most ${fmt(c.otherCores, 2)} cores meanwhile.`,
+  ].join('\n');
 }
 
 function stabilityText(s) {

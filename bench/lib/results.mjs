@@ -16,7 +16,7 @@ export const TARGETS = {
  * Service/baseline ratios are taken within a round (the two runs are seconds apart), and their
  * median over rounds is what the throughput targets are checked against.
  */
-export function assemble({ mode, rounds, flood, stability, startup }) {
+export function assemble({ mode, rounds, flood, stability, startup, sessionCheck }) {
   const endpoints = summarizeEndpoints(rounds);
   const pbkdf2 = pbkdf2Shares(rounds, endpoints);
   return {
@@ -30,6 +30,7 @@ export function assemble({ mode, rounds, flood, stability, startup }) {
     flood,
     stability,
     startup,
+    sessionCheck: summarizeSessionCheck(sessionCheck),
     otherActivity: otherActivity(rounds, flood),
     chart: [
       {
@@ -103,6 +104,27 @@ function summarizeEndpoints(rounds) {
     };
   }
   return summary;
+}
+
+/**
+ * GET /me without and with Jwt__RequireActiveSession, per round: the extra CPU time per request
+ * and the throughput ratio are taken within a round, and their medians reported.
+ */
+function summarizeSessionCheck(rounds) {
+  const extra = rounds.map((r) => r.on.cpuMsPerRequest - r.off.cpuMsPerRequest);
+  const dbExtra = rounds.map((r) =>
+    r.on.dbCpuMsPerRequest === null ? null : r.on.dbCpuMsPerRequest - r.off.dbCpuMsPerRequest,
+  );
+  return {
+    off: summarizeRuns(rounds.map((r) => r.off)),
+    on: summarizeRuns(rounds.map((r) => r.on)),
+    extraCpuMsPerRequest: median(extra),
+    extraCpuMsPerRequestByRound: extra,
+    extraDbCpuMsPerRequest: dbExtra[0] === null ? null : median(dbExtra),
+    throughputRatio: median(rounds.map((r) => r.on.rps / r.off.rps)),
+    otherCores: Math.max(...rounds.flatMap((r) => [r.on.otherCores, r.off.otherCores])),
+    rawRounds: rounds,
+  };
 }
 
 function summarizeRuns(runs) {

@@ -1,10 +1,10 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Origin } from '../common/decorators/origin.decorator.js';
 import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
-import { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
+import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { AuthMessages } from './auth.messages.js';
 import { AuthService } from './auth.service.js';
@@ -21,6 +21,11 @@ export class AuthController {
   @Public()
   @Post('register')
   @HttpCode(HttpStatus.CREATED)
+  @ApiCreatedResponse({
+    description: 'The account was created and a session started: the first token pair.',
+    type: AuthResponseDto,
+    examples: { registered: { summary: 'A new account', value: AUTH_RESPONSE_EXAMPLE } },
+  })
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
     status: HttpStatus.CONFLICT,
     messages: { emailTaken: UsersMessages.emailTaken },
@@ -33,6 +38,11 @@ export class AuthController {
   @Public()
   @Post('login')
   @HttpCode(HttpStatus.OK)
+  @ApiOkResponse({
+    description: 'Signed in: a new session and its first token pair.',
+    type: AuthResponseDto,
+    examples: { signedIn: { summary: 'A new session', value: AUTH_RESPONSE_EXAMPLE } },
+  })
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
     status: HttpStatus.UNAUTHORIZED,
     messages: {

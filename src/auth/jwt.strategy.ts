@@ -78,8 +78,11 @@ export class JwtStrategy extends PassportStrategy(Strategy) {
     request: RequestWithHeaders,
     payload: Record<string, unknown>,
   ): AccessTokenClaims | null {
-    const { sub, email, jti, exp, iat } = payload;
+    const { sub, sid, email, jti, exp, iat } = payload;
     if (typeof sub !== 'string' || !UUID.test(sub)) {
+      return null;
+    }
+    if (sid !== undefined && (typeof sid !== 'string' || !UUID.test(sid))) {
       return null;
     }
     if (typeof email !== 'string' || typeof jti !== 'string') {
@@ -95,7 +98,7 @@ export class JwtStrategy extends PassportStrategy(Strategy) {
     if (this.hasExpired(exp)) {
       return null;
     }
-    const claims = { sub, email, jti };
+    const claims = { sub, ...(sid === undefined ? {} : { sid }), email, jti };
     const token = bearerToken(request);
     if (token !== null) {
       this.verified.remember(token, { claims, exp });

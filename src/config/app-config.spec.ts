@@ -43,6 +43,7 @@ describe(loadAppConfig.name, () => {
         accessTokenExpiryMinutes: 15,
         refreshTokenExpiryDays: 7,
         clockSkewSeconds: 0,
+        requireActiveSession: false,
       },
       database: {
         target: { type: 'sqlite', path: resolve('data/keygate.db') },
@@ -78,6 +79,8 @@ describe(loadAppConfig.name, () => {
       },
       http: { requestTimeoutMs: 30_000 },
       sessions: { maxActivePerUser: 100 },
+      allowedOrigins: { exact: [], anyPortOf: [], any: false },
+      hsts: { enabled: false, maxAgeSeconds: 31_536_000, includeSubDomains: false },
       trustedProxies: [],
       warnings: [],
     });
@@ -111,6 +114,20 @@ describe(loadAppConfig.name, () => {
     ['Jwt__AccessTokenExpiryMinutes', '5', (c: AppConfig) => c.jwt.accessTokenExpiryMinutes, 5],
     ['Jwt__RefreshTokenExpiryDays', '30', (c: AppConfig) => c.jwt.refreshTokenExpiryDays, 30],
     ['Jwt__ClockSkewSeconds', '30', (c: AppConfig) => c.jwt.clockSkewSeconds, 30],
+    ['Jwt__RequireActiveSession', 'true', (c: AppConfig) => c.jwt.requireActiveSession, true],
+    [
+      'Cors__AllowedOrigins',
+      ' https://app.example.com, http://localhost:5173/ ,https://Admin.Example.com:443',
+      (c: AppConfig) => c.allowedOrigins,
+      {
+        exact: ['https://app.example.com', 'http://localhost:5173', 'https://admin.example.com'],
+        anyPortOf: [],
+        any: false,
+      },
+    ],
+    ['Hsts__Enabled', 'true', (c: AppConfig) => c.hsts.enabled, true],
+    ['Hsts__MaxAgeSeconds', '86400', (c: AppConfig) => c.hsts.maxAgeSeconds, 86_400],
+    ['Hsts__IncludeSubDomains', 'true', (c: AppConfig) => c.hsts.includeSubDomains, true],
     [
       'ConnectionStrings__DefaultConnection',
       'Data Source=/srv/keygate/prod.db',
@@ -300,6 +317,36 @@ describe(loadAppConfig.name, () => {
       'the sample placeholder with NODE_ENV unset',
       { Jwt__SecretKey: SAMPLE_SECRET_KEY },
       'Jwt__SecretKey is the sample placeholder',
+    ],
+    [
+      'an origin wildcard in production',
+      { Jwt__SecretKey: SECRET, Cors__AllowedOrigins: 'https://app.example.com,*' },
+      'Cors__AllowedOrigins: "*" would let a page on any origin drive registration and login',
+    ],
+    [
+      'a port wildcard in production',
+      { Jwt__SecretKey: SECRET, Cors__AllowedOrigins: 'http://localhost:*' },
+      'Cors__AllowedOrigins: "http://localhost:*" has a port wildcard, which is refused in production',
+    ],
+    [
+      'an origin with a path',
+      { Jwt__SecretKey: SECRET, Cors__AllowedOrigins: 'https://app.example.com/login' },
+      'Cors__AllowedOrigins: "https://app.example.com/login" is not an origin',
+    ],
+    [
+      'a session switch that is not a boolean',
+      { Jwt__SecretKey: SECRET, Jwt__RequireActiveSession: 'yes' },
+      'Jwt__RequireActiveSession',
+    ],
+    [
+      'an HSTS switch that is not a boolean',
+      { Jwt__SecretKey: SECRET, Hsts__Enabled: 'on' },
+      'Hsts__Enabled',
+    ],
+    [
+      'an HSTS max-age above two years',
+      { Jwt__SecretKey: SECRET, Hsts__MaxAgeSeconds: '63072001' },
+      'Hsts__MaxAgeSeconds',
     ],
   ])('should refuse %s with a one-line message naming the key', (_label, raw, expected) => {
     const error = configurationErrorOf(raw);

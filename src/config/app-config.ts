@@ -2,6 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { parseAllowedOrigins, type AllowedOrigins } from './allowed-origins.js';
 import { parseConnectionString, type DatabaseTarget } from './connection-string.js';
 import {
   accountFlows,
@@ -26,6 +27,8 @@ export interface JwtConfig {
   readonly accessTokenExpiryMinutes: number;
   readonly refreshTokenExpiryDays: number;
   readonly clockSkewSeconds: number;
+  /** Protected routes refuse access tokens whose session has ended; otherwise tokens are stateless. */
+  readonly requireActiveSession: boolean;
 }
 
 export interface PasswordHashingConfig {
@@ -54,6 +57,13 @@ export interface ManagementConfig {
   readonly enabled: boolean;
   readonly port: number;
   readonly host: string;
+}
+
+/** Strict-Transport-Security; off unless TLS is terminated in front of the service. */
+export interface HstsConfig {
+  readonly enabled: boolean;
+  readonly maxAgeSeconds: number;
+  readonly includeSubDomains: boolean;
 }
 
 export interface HttpConfig {
@@ -86,6 +96,9 @@ export class AppConfig {
   readonly mail: MailConfig;
   readonly http: HttpConfig;
   readonly sessions: SessionsConfig;
+  /** The web front ends that may call the API from a browser; none by default. */
+  readonly allowedOrigins: AllowedOrigins;
+  readonly hsts: HstsConfig;
   /** Addresses and CIDR ranges whose X-Forwarded-For header is believed; empty by default. */
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
@@ -130,8 +143,9 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     mail: checked.mail,
     previousSecrets: checked.previousSecrets,
     trustedProxies: checked.trustedProxies,
+    allowedOrigins: checked.allowedOrigins,
     threadPoolSize: raw.UV_THREADPOOL_SIZE,
-    warnings: [...secret.warnings, ...costWarnings(env)],
+    warnings: [...secret.warnings, ...checked.warnings, ...costWarnings(env)],
   });
 }
 
@@ -179,7 +193,9 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   mail?: MailConfig;
   previousSecrets: string[];
   trustedProxies: string[];
+  allowedOrigins: AllowedOrigins;
   problems: string[];
+  warnings: readonly string[];
 } {
   const problems: string[] = [];
   let target: DatabaseTarget | undefined;
@@ -201,13 +217,26 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   if (badProxy !== undefined) {
     problems.push(`TrustedProxies: "${badProxy}" is not an IP address or CIDR range`);
   }
+  const allowedOrigins = parseAllowedOrigins(
+    splitList(env.Cors__AllowedOrigins),
+    env.NODE_ENV === 'development',
+  );
+  problems.push(...allowedOrigins.problems);
   // Port 0 asks the system for a free port, so only a fixed port can collide.
   if (env.Management__Enabled && env.Management__Port !== 0 && env.Management__Port === env.PORT) {
     problems.push(`Management__Port must differ from PORT (both are ${env.PORT})`);
   }
   const { mail, problems: mailProblems } = checkMail(env, env.NODE_ENV === 'development');
   problems.push(...mailProblems);
-  return { target, mail, previousSecrets, trustedProxies, problems };
+  return {
+    target,
+    mail,
+    previousSecrets,
+    trustedProxies,
+    allowedOrigins: allowedOrigins.origins,
+    problems,
+    warnings: allowedOrigins.warnings,
+  };
 }
 
 function costWarnings(env: EnvironmentVariables): string[] {
@@ -227,6 +256,7 @@ function assemble(
     readonly mail: MailConfig;
     readonly previousSecrets: readonly string[];
     readonly trustedProxies: readonly string[];
+    readonly allowedOrigins: AllowedOrigins;
     readonly threadPoolSize: unknown;
     readonly warnings: readonly string[];
   },
@@ -243,6 +273,7 @@ function assemble(
       accessTokenExpiryMinutes: env.Jwt__AccessTokenExpiryMinutes,
       refreshTokenExpiryDays: env.Jwt__RefreshTokenExpiryDays,
       clockSkewSeconds: env.Jwt__ClockSkewSeconds,
+      requireActiveSession: env.Jwt__RequireActiveSession,
     },
     database: {
       target: checked.target,
@@ -272,6 +303,12 @@ function assemble(
     mail: checked.mail,
     http: { requestTimeoutMs: env.Http__RequestTimeoutSeconds * 1000 },
     sessions: { maxActivePerUser: env.Sessions__MaxActivePerUser },
+    allowedOrigins: checked.allowedOrigins,
+    hsts: {
+      enabled: env.Hsts__Enabled,
+      maxAgeSeconds: env.Hsts__MaxAgeSeconds,
+      includeSubDomains: env.Hsts__IncludeSubDomains,
+    },
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
   });

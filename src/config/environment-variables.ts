@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { Transform, Type } from 'class-transformer';
 import {
   IsBoolean,
@@ -19,6 +20,10 @@ export const MIN_SECRET_LENGTH = 32;
 export const DEFAULT_CONNECTION_STRING = 'Data Source=data/keygate.db';
 /** The default port of the OpenTelemetry Prometheus exporter, a common choice for metrics. */
 export const DEFAULT_MANAGEMENT_PORT = 9464;
+/** One year: what browsers' HSTS preload lists ask for, and the usual advice. */
+export const HSTS_DEFAULT_MAX_AGE_SECONDS = 31_536_000;
+/** Two years: longer gains nothing, and a mistake would outlive any fix. */
+export const HSTS_MAX_AGE_LIMIT_SECONDS = 63_072_000;
 /** OWASP Password Storage Cheat Sheet level for PBKDF2-HMAC-SHA256. */
 export const OWASP_PBKDF2_SHA256_ITERATIONS = 600_000;
 /** pino's level names, most severe first; `silent` writes nothing. */
@@ -87,6 +92,10 @@ export class EnvironmentVariables {
   @Max(300)
   Jwt__ClockSkewSeconds = 0;
 
+  /** Every protected route refuses an access token whose session (`sid`) has ended. */
+  @IsBooleanKey()
+  Jwt__RequireActiveSession = false;
+
   @IsString()
   @IsNotEmpty()
   ConnectionStrings__DefaultConnection = DEFAULT_CONNECTION_STRING;
@@ -123,8 +132,7 @@ export class EnvironmentVariables {
   @Max(64)
   PasswordHashing__Concurrency?: number;
 
-  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
-  @IsBoolean()
+  @IsBooleanKey()
   TokenCleanup__Enabled = true;
 
   @Type(() => Number)
@@ -162,9 +170,25 @@ export class EnvironmentVariables {
   @IsString()
   TrustedProxies = '';
 
+  /** Comma-separated origins of the web front ends that may call the API from a browser. */
+  @IsString()
+  Cors__AllowedOrigins = '';
+
+  /** Strict-Transport-Security, for deployments that terminate TLS in front of Keygate. */
+  @IsBooleanKey()
+  Hsts__Enabled = false;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(HSTS_MAX_AGE_LIMIT_SECONDS)
+  Hsts__MaxAgeSeconds = HSTS_DEFAULT_MAX_AGE_SECONDS;
+
+  @IsBooleanKey()
+  Hsts__IncludeSubDomains = false;
+
   /** The management listener (Prometheus metrics): off switch, port and interface. */
-  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
-  @IsBoolean()
+  @IsBooleanKey()
   Management__Enabled = true;
 
   @Type(() => Number)
@@ -259,6 +283,14 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(0)
   Mail__RetentionDays = 7;
+}
+
+/** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */
+function IsBooleanKey(): PropertyDecorator {
+  return applyDecorators(
+    Transform(({ value }: { value: unknown }) => parseBoolean(value)),
+    IsBoolean(),
+  );
 }
 
 /** `true`/`false` in any case, `1`/`0`; anything else is left for @IsBoolean to refuse. */

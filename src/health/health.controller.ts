@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../common/decorators/public.decorator.js';
 import { DatabaseHealthIndicator } from './database.health.js';
@@ -7,6 +7,12 @@ import { MigrationsHealthIndicator } from './migrations.health.js';
 
 /** Outside the `api` prefix: probes address the service, not its API. */
 export const HEALTH_PATHS = ['health/live', 'health/ready'];
+
+const UP = {
+  database: { status: 'up', responseTime: 1 },
+  migrations: { status: 'up', responseTime: 4 },
+};
+const READY_EXAMPLE = { status: 'ok', info: UP, error: {}, details: UP };
 
 /**
  * Probes for orchestrators and load balancers: open, uncached, and answered with terminus's own
@@ -26,14 +32,23 @@ export class HealthController {
   /** The process answers. Nothing else is checked, so a database outage never restarts it. */
   @Get('live')
   @HealthCheck()
-  live(): Promise<HealthCheckResult> {
+  @ApiOkResponse({
+    examples: {
+      alive: {
+        summary: 'The process answers',
+        value: { status: 'ok', info: {}, error: {}, details: {} },
+      },
+    },
+  })
+  checkLiveness(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }
 
   /** Worth sending requests to: the database answers and its schema is this build's. */
   @Get('ready')
   @HealthCheck()
-  ready(): Promise<HealthCheckResult> {
+  @ApiOkResponse({ examples: { ready: { summary: 'Ready for requests', value: READY_EXAMPLE } } })
+  checkReadiness(): Promise<HealthCheckResult> {
     return this.health.check([this.database.isReachable(), this.migrations.areApplied()]);
   }
 }

@@ -9,7 +9,7 @@ import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { RevokeAllSessionsDto } from './dto/revoke-all-sessions.dto.js';
 import { RevokedSessionsResponseDto } from './dto/revoked-sessions-response.dto.js';
-import { SessionListResponseDto } from './dto/session-list-response.dto.js';
+import { SESSION_LIST_EXAMPLE, SessionListResponseDto } from './dto/session-list-response.dto.js';
 import { NamedRefreshToken, REFRESH_TOKEN_HEADER } from './named-refresh-token.decorator.js';
 import { SessionsMessages } from './sessions.messages.js';
 import { SessionsService } from './sessions.service.js';
@@ -23,6 +23,11 @@ export class SessionsController {
 
   /** The bearer's active sessions, most recently used first. */
   @Get()
+  @ApiOkResponse({
+    description: "The bearer's active sessions, most recently used first; empty when none is left.",
+    type: SessionListResponseDto,
+    examples: { sessions: { summary: 'Two sessions', value: SESSION_LIST_EXAMPLE } },
+  })
   @ApiHeader({
     name: REFRESH_TOKEN_HEADER,
     required: false,
@@ -31,7 +36,7 @@ export class SessionsController {
       'not an active token of the bearer marks nothing.',
   })
   @ApiErrorResponses(HttpStatus.UNAUTHORIZED)
-  list(
+  listSessions(
     @CurrentUser() user: AccessTokenClaims,
     @NamedRefreshToken() refreshToken: string | null,
   ): Promise<SessionListResponseDto> {
@@ -42,6 +47,7 @@ export class SessionsController {
   @Post('revoke-all')
   @HttpCode(HttpStatus.OK)
   @ApiOkResponse({
+    description: 'The sessions were ended; `revokedSessions` says how many (0 when none was left).',
     type: RevokedSessionsResponseDto,
     examples: {
       revokedAll: {
@@ -54,7 +60,7 @@ export class SessionsController {
     status: HttpStatus.UNAUTHORIZED,
     messages: { invalid: TokensMessages.invalid },
   })
-  revokeAll(
+  revokeAllSessions(
     @Body() body: RevokeAllSessionsDto,
     @CurrentUser() user: AccessTokenClaims,
     @Origin() origin: RequestOrigin,

@@ -1,7 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { Statement } from 'better-sqlite3';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
+import { fromSqliteDatetime } from '../database/sqlite-datetime.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { forRequest } from '../logging/log-fields.js';
 import { activeTokensOf, RefreshToken } from '../tokens/entities/refresh-token.entity.js';
@@ -23,6 +25,7 @@ import { SessionsMessages } from './sessions.messages.js';
 @Injectable()
 export class SessionsService {
   private readonly logger = new Logger(SessionsService.name);
+  private selectNewestOfFamily: Statement<[string], NewestTokenRow> | undefined;
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
@@ -43,6 +46,16 @@ export class SessionsService {
     return {
       sessions: tokens.map((token) => SessionResponseDto.from(token, token.id === named?.id)),
     };
+  }
+
+  /**
+   * Whether `sessionId` is a session of `userId` that is still active: neither logged out,
+   * revoked with all the others, ended by reuse detection or deactivation, nor expired. False for
+   * a session that does not exist (any more).
+   */
+  async isActive(userId: string, sessionId: string): Promise<boolean> {
+    const newest = await this.newestTokenOf(sessionId);
+    return newest !== null && newest.userId === userId && newest.isActiveAt(this.clock.now());
   }
 
   /**
@@ -81,6 +94,36 @@ export class SessionsService {
     return token.familyId;
   }
 
+  /**
+   * The newest token of a family, which alone can be active (rotation revokes a token as it
+   * issues its successor). It runs on every protected request when Jwt__RequireActiveSession is
+   * on, so it is one prepared statement on SQLite and one round trip on PostgreSQL.
+   */
+  private async newestTokenOf(
+    familyId: string,
+  ): Promise<Pick<RefreshToken, 'userId' | 'isActiveAt'> | null> {
+    const row = this.unitOfWork.isSerialized
+      ? await this.unitOfWork.runOnSqlite((db) => {
+          this.selectNewestOfFamily ??= db.prepare<[string], NewestTokenRow>(
+            NEWEST_TOKEN_OF_FAMILY.replace('$1', '?'),
+          );
+          return this.selectNewestOfFamily.get(familyId);
+        })
+      : (
+          await this.unitOfWork.run((m) =>
+            m.query<NewestTokenRow[]>(NEWEST_TOKEN_OF_FAMILY, [familyId]),
+          )
+        )[0];
+    return row === undefined
+      ? null
+      : Object.assign(new RefreshToken(), {
+          userId: row.userId,
+          isRevoked: row.isRevoked === true || row.isRevoked === 1,
+          expiresAt:
+            row.expiresAt instanceof Date ? row.expiresAt : fromSqliteDatetime(row.expiresAt),
+        });
+  }
+
   private activeSessionTokens(userId: string): Promise<RefreshToken[]> {
     return this.unitOfWork.run((m) =>
       m.find(RefreshToken, {
@@ -98,4 +141,20 @@ export class SessionsService {
       }),
     );
   }
+}
+
+/**
+ * A family's newest token: one seek to the end of the family's range in IDX_refresh_tokens_family
+ * (familyId, generation), however many generations it has (test/active-session.e2e-spec.ts reads
+ * the plan on both engines).
+ */
+export const NEWEST_TOKEN_OF_FAMILY =
+  'SELECT "userId", "isRevoked", "expiresAt" FROM "refresh_tokens" WHERE "familyId" = $1 ' +
+  'ORDER BY "generation" DESC LIMIT 1';
+
+/** A row of NEWEST_TOKEN_OF_FAMILY: SQLite gives 0/1 and UTC text, PostgreSQL a boolean and a Date. */
+interface NewestTokenRow {
+  readonly userId: string;
+  readonly isRevoked: number | boolean;
+  readonly expiresAt: string | Date;
 }

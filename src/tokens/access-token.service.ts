@@ -10,7 +10,11 @@ export interface SignedAccessToken {
   readonly expiresAt: Date;
 }
 
-/** Issues access tokens: HS256 JWTs whose `exp` and `iat` come from the Clock. */
+/**
+ * Issues access tokens: HS256 JWTs whose `exp` and `iat` come from the Clock, and whose `sid`
+ * names the session (the refresh-token family) they were issued for, so that a resource can ask
+ * whether that session is still active.
+ */
 @Injectable()
 export class AccessTokenService {
   private readonly lifetimeSeconds: number;
@@ -23,11 +27,12 @@ export class AccessTokenService {
     this.lifetimeSeconds = config.jwt.accessTokenExpiryMinutes * 60;
   }
 
-  sign(user: Pick<User, 'id' | 'email' | 'emailVerifiedAt'>): SignedAccessToken {
+  sign(user: Pick<User, 'id' | 'email' | 'emailVerifiedAt'>, sessionId: string): SignedAccessToken {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.lifetimeSeconds;
     const token = this.jwt.sign({
       sub: user.id,
+      sid: sessionId,
       email: user.email,
       // OpenID Connect's claim: whether `email` was proven by a link mailed to it.
       email_verified: user.emailVerifiedAt !== null,

@@ -9,7 +9,7 @@ import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { UsersMessages } from '../users/users.messages.js';
-import { AuthResponseDto } from './dto/auth-response.dto.js';
+import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from './dto/auth-response.dto.js';
 import { MessageResponseDto } from './dto/message-response.dto.js';
 import { RefreshDto } from './dto/refresh.dto.js';
 import { RevokeDto } from './dto/revoke.dto.js';
@@ -25,6 +25,12 @@ export class TokensController {
   @Public()
   @Post('refresh')
   @HttpCode(HttpStatus.OK)
+  @ApiOkResponse({
+    description:
+      'Rotated: a new token pair for the same session. The presented refresh token is now revoked.',
+    type: AuthResponseDto,
+    examples: { rotated: { summary: 'The next pair', value: AUTH_RESPONSE_EXAMPLE } },
+  })
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
     status: HttpStatus.UNAUTHORIZED,
     messages: {
@@ -44,6 +50,7 @@ export class TokensController {
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()
   @ApiOkResponse({
+    description: 'Revoked: the refresh token, and its session, can no longer be used.',
     type: MessageResponseDto,
     examples: {
       revoked: { summary: TokensMessages.revokedOk, value: { message: TokensMessages.revokedOk } },

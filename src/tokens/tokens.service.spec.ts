@@ -33,7 +33,7 @@ describe(TokensService.name, () => {
   let dataSource: DataSource;
   let unitOfWork: UnitOfWork;
   let clock: FakeClock;
-  let sign: jest.Mock<(user: Pick<User, 'id' | 'email'>) => SignedAccessToken>;
+  let sign: jest.Mock<(user: Pick<User, 'id' | 'email'>, sessionId: string) => SignedAccessToken>;
   let sut: TokensService;
   let events: AuthEvent[];
 
@@ -62,7 +62,7 @@ describe(TokensService.name, () => {
   beforeEach(async () => {
     dataSource = await createInMemoryDataSource();
     clock = new FakeClock(START);
-    sign = jest.fn((_user: Pick<User, 'id' | 'email'>) => ({
+    sign = jest.fn((_user: Pick<User, 'id' | 'email'>, _sessionId: string) => ({
       token: 'access',
       expiresAt: ACCESS_EXPIRY,
     }));
@@ -74,6 +74,7 @@ describe(TokensService.name, () => {
         accessTokenExpiryMinutes: 15,
         refreshTokenExpiryDays: 7,
         clockSkewSeconds: 0,
+        requireActiveSession: false,
       },
       accountFlows: { requireVerifiedEmail: false },
       sessions: { maxActivePerUser: 3 },
@@ -122,6 +123,7 @@ describe(TokensService.name, () => {
       });
       expect(sign).toHaveBeenCalledWith(
         expect.objectContaining({ id: user.id, email: user.email }),
+        familyId,
       );
     });
 
@@ -492,7 +494,10 @@ describe(TokensService.name, () => {
       const response = await sut.refresh(raw, originAt(REFRESH_IP));
 
       expect(response.user.username).toBe('new-name');
-      expect(sign).toHaveBeenLastCalledWith(expect.objectContaining({ id: user.id }));
+      expect(sign).toHaveBeenLastCalledWith(
+        expect.objectContaining({ id: user.id }),
+        (await tokenOf(raw)).familyId,
+      );
     });
   });
 

@@ -92,7 +92,7 @@ export class TokensService {
       generation: 0,
     });
     await this.endSessionsOverLimit(user.id, origin, manager);
-    return { response: this.respond(user, raw), familyId };
+    return { response: this.respond(user, familyId, raw), familyId };
   }
 
   /**
@@ -298,7 +298,7 @@ export class TokensService {
       sessionStartedAt: token.sessionStartedAt,
     });
     return {
-      response: this.respond(user, raw),
+      response: this.respond(user, token.familyId, raw),
       event: {
         type: 'token_refreshed',
         userId: user.id,
@@ -343,8 +343,8 @@ export class TokensService {
     return raw;
   }
 
-  private respond(user: User, refreshToken: string): AuthResponseDto {
-    const access = this.accessTokens.sign(user);
+  private respond(user: User, sessionId: string, refreshToken: string): AuthResponseDto {
+    const access = this.accessTokens.sign(user, sessionId);
     return {
       accessToken: access.token,
       refreshToken,

@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentAccount } from './current-account.decorator.js';
-import { UserResponseDto } from './dto/user-response.dto.js';
+import { USER_RESPONSE_EXAMPLE, UserResponseDto } from './dto/user-response.dto.js';
 import type { User } from './entities/user.entity.js';
 import { UsersService } from './users.service.js';
 
@@ -15,6 +15,11 @@ export class UsersController {
   // like every protected route's (see buildOpenApiDocument).
   /** The profile of the user the access token identifies. */
   @Get('me')
+  @ApiOkResponse({
+    description: 'The public profile of the account.',
+    type: UserResponseDto,
+    examples: { profile: { summary: 'The signed-in user', value: USER_RESPONSE_EXAMPLE } },
+  })
   me(@CurrentAccount() account: User): UserResponseDto {
     return this.usersService.profileOf(account);
   }

@@ -1,25 +1,13 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { startDevelopmentServer, type DevelopmentServer } from '../utils/development-server.js';
 import { ME, REGISTER } from '../utils/routes.js';
 import { stopAllServers } from '../utils/spawn-server.js';
+import { launchChromium } from './chromium.js';
 
 // The development Swagger UI at `/`, in a real browser: Debian's Chromium driven by
 // playwright-core (never a downloaded browser), against the built service (dist/main.js).
 // `npm run test:browser`; not part of `npm test`.
 
-const CHROMIUM = '/usr/bin/chromium';
-/** Offline, as root, nothing kept between runs (Playwright gives each launch a fresh profile). */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const UI_TIMEOUT_MS = 15_000;
 const SPEC_OPERATIONS = [
   'POST /api/auth/register',
@@ -33,15 +21,21 @@ describe('Swagger UI in development', () => {
   let development: DevelopmentServer;
   let browser: Browser;
   let page: Page;
+  /** Every request the page made, and what the browser logged as an error. */
+  const requested: string[] = [];
+  const consoleErrors: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
-    }
     development = await startDevelopmentServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.setDefaultTimeout(UI_TIMEOUT_MS);
+    page.on('request', (request) => requested.push(request.url()));
+    page.on('console', (message) => {
+      if (message.type() === 'error') {
+        consoleErrors.push(message.text());
+      }
+    });
     // The page must work from the service alone: anything it asks of another origin is refused.
     const origin = development.server.baseUrl;
     await page.route('**/*', (route) =>
@@ -96,5 +90,21 @@ describe('Swagger UI in development', () => {
     const body = await answer.locator('.response-col_description').innerText();
     expect(body).toContain(`"email": "${email}"`);
     expect(body).toContain('"accessToken"');
+  });
+
+  it('should work under its own Content-Security-Policy, asking nothing of another origin', async () => {
+    await operation('GET', '/api/auth/me').waitFor();
+    const response = await fetch(`${development.server.baseUrl}/`);
+
+    expect(response.headers.get('content-security-policy')).toBe(
+      "default-src 'self';script-src 'self';style-src 'self' 'unsafe-inline';" +
+        "img-src 'self' data:;connect-src 'self';object-src 'none';base-uri 'none';" +
+        "form-action 'self';frame-ancestors 'none'",
+    );
+    expect(consoleErrors).toEqual([]);
+    const origin = development.server.baseUrl;
+    expect(
+      requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:')),
+    ).toEqual([]);
   });
 });

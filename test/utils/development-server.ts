@@ -13,9 +13,11 @@ export interface DevelopmentServer {
 /**
  * The built service (dist/main.js) in development mode, with the Swagger UI at `/`, on a fresh
  * SQLite file in a temporary working directory. A real process, because SwaggerModule's UI cannot
- * be served inside Jest (see the Swagger tests in config.e2e-spec.ts).
+ * be served inside Jest (see the Swagger tests in config.e2e-spec.ts). `environment` adds keys.
  */
-export async function startDevelopmentServer(): Promise<DevelopmentServer> {
+export async function startDevelopmentServer(
+  environment: Readonly<Record<string, string>> = {},
+): Promise<DevelopmentServer> {
   const cwd = mkdtempSync(join(tmpdir(), 'keygate-dev-'));
   try {
     const server = await startServer({
@@ -25,6 +27,7 @@ export async function startDevelopmentServer(): Promise<DevelopmentServer> {
         Jwt__SecretKey: TEST_SECRET_KEY,
         PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
         ConnectionStrings__DefaultConnection: join(cwd, 'keygate.db'),
+        ...environment,
       },
     });
     return {

@@ -13,6 +13,24 @@ export function errorBody(status: number, message: string): Record<string, unkno
 /** SPEC §7: missing or invalid bearer token. Exactly these two fields, no timestamp. */
 export const UNAUTHORIZED_BODY = { status: 401, message: 'Unauthorized' };
 
+/** What a client reads of a 401: its status, its body as sent, and its RFC 6750 challenge. */
+export function challengeOf(response: {
+  readonly status: number;
+  readonly text: string;
+  readonly headers: Headers;
+}): { status: number; body: string; challenge: string | null } {
+  return {
+    status: response.status,
+    body: response.text,
+    challenge: response.headers.get('www-authenticate'),
+  };
+}
+
+/** The bearer guard's refusal as challengeOf reads it: SPEC §7's bare 401 and the challenge. */
+export function bearerRefusal(challenge: string): ReturnType<typeof challengeOf> {
+  return { status: 401, body: JSON.stringify(UNAUTHORIZED_BODY), challenge };
+}
+
 /** SPEC §7: the problem-details body, with the fields that must carry errors. */
 export function problemDetails(fields: readonly string[]): Record<string, unknown> {
   return {

@@ -75,7 +75,8 @@ export function schemaName(schema: SchemaObject | ReferenceObject | undefined): 
 
 /**
  * Why `value` is not an instance of `schema`, or an empty list. Covers what this document uses:
- * references, objects (properties, required, additionalProperties), arrays and scalar types.
+ * references, objects (properties, required, additionalProperties), arrays, scalar types and
+ * `nullable`.
  */
 export function schemaViolations(
   document: OpenAPIObject,
@@ -88,6 +89,9 @@ export function schemaViolations(
     return target === undefined
       ? [`${at}: unknown schema ${schema.$ref}`]
       : schemaViolations(document, target, value, at);
+  }
+  if (value === null && schema.nullable === true) {
+    return [];
   }
   const type = typeof schema.type === 'string' ? schema.type : String(schema.type);
   switch (type) {

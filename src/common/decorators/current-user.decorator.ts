@@ -5,6 +5,11 @@ import type { FastifyRequest } from 'fastify';
 export interface AccessTokenClaims {
   /** The user id. */
   readonly sub: string;
+  /**
+   * The session (refresh-token family) the token was issued for. Absent from tokens issued
+   * before sessions were named in them.
+   */
+  readonly sid?: string;
   readonly email: string;
   readonly jti: string;
 }

@@ -99,8 +99,41 @@ describe(AllExceptionsFilter.name, () => {
       status: 401,
       body: { status: 401, message: 'Unauthorized' },
       contentType: JSON_TYPE,
+      headers: { 'www-authenticate': 'Bearer' },
     });
     expect(reply.body).not.toHaveProperty('timestamp');
+  });
+
+  it.each([
+    ['no Authorization header', undefined, 'Bearer'],
+    ['an empty Authorization header', '', 'Bearer'],
+    ['another scheme', 'Basic YWxpY2U6cHc=', 'Bearer'],
+    ['the scheme without a token', 'Bearer', 'Bearer'],
+    ['the scheme and spaces only', 'Bearer   ', 'Bearer'],
+    ['a bearer token', 'Bearer abc.def.ghi', 'Bearer error="invalid_token"'],
+    ['a bearer token in lower case', 'bearer abc.def.ghi', 'Bearer error="invalid_token"'],
+    ['a bearer token after two spaces', 'Bearer  abc.def.ghi', 'Bearer error="invalid_token"'],
+    ['a bearer token that is not a JWT', 'Bearer opaque', 'Bearer error="invalid_token"'],
+  ])(
+    'should challenge a guard 401 for a request with %s (RFC 6750 §3)',
+    (_label, authorization, challenge) => {
+      const reply = sut.toReply(new UnauthorizedException(), {
+        id: 'r-1',
+        headers: { authorization },
+      });
+
+      expect(reply.headers).toEqual({ 'www-authenticate': challenge });
+      expect(reply.body).toEqual({ status: 401, message: 'Unauthorized' });
+    },
+  );
+
+  it('should not challenge a 401 of the domain, which is about other credentials', () => {
+    const reply = sut.toReply(new UnauthorizedError('Refresh token inválido.'), {
+      id: 'r-1',
+      headers: { authorization: 'Bearer abc.def.ghi' },
+    });
+
+    expect(reply.headers).toBeUndefined();
   });
 
   it('should map a NotFoundException (unknown route) to a 404 error body without its own text', () => {
@@ -208,11 +241,11 @@ describe(AllExceptionsFilter.name, () => {
 
   it('should send the reply through Fastify with its status and content type', () => {
     const send = jest.fn();
-    const header = jest.fn(() => ({ send }));
-    const status = jest.fn(() => ({ header }));
+    const headers = jest.fn(() => ({ send }));
+    const status = jest.fn(() => ({ headers }));
     const host = {
       switchToHttp: () => ({
-        getRequest: () => ({ id: 'r-1', raw: { destroyed: false, complete: true } }),
+        getRequest: () => ({ id: 'r-1', headers: {}, raw: { destroyed: false, complete: true } }),
         getResponse: () => ({ status }),
       }),
     } as unknown as ArgumentsHost;
@@ -220,7 +253,7 @@ describe(AllExceptionsFilter.name, () => {
     sut.catch(new ConflictError('Ya existe una cuenta con ese email.'), host);
 
     expect(status).toHaveBeenCalledWith(409);
-    expect(header).toHaveBeenCalledWith('content-type', JSON_TYPE);
+    expect(headers).toHaveBeenCalledWith({ 'content-type': JSON_TYPE });
     expect(send).toHaveBeenCalledWith({
       status: 409,
       message: 'Ya existe una cuenta con ese email.',

@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import type { HealthCheckResult } from '@nestjs/terminus';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingHttpHeaders } from 'node:http';
 import { forRequest } from '../../logging/log-fields.js';
 import {
   ConflictError,
@@ -32,6 +32,7 @@ import {
 } from '../errors/error-bodies.js';
 import { RequestValidationError } from '../errors/request-validation.error.js';
 import { Clock } from '../time/clock.js';
+import { bearerChallenge } from './bearer-challenge.js';
 
 type DomainErrorClass = abstract new (message: string) => DomainError;
 
@@ -48,6 +49,13 @@ interface Reply {
   readonly status: number;
   readonly body: ErrorBody | ProblemDetailsBody | HealthCheckResult;
   readonly contentType: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** What the mapping needs to know of the request. */
+interface FailedRequest {
+  readonly id: string;
+  readonly headers: IncomingHttpHeaders;
 }
 
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
@@ -67,13 +75,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
       // line says `request aborted`; an error line here would let anyone inflate error alerts.
       return;
     }
-    const { status, body, contentType } = this.toReply(exception, request.id);
+    const { status, body, contentType, headers } = this.toReply(exception, request);
     const reply = http.getResponse<FastifyReply>();
-    void reply.status(status).header('content-type', contentType).send(body);
+    void reply
+      .status(status)
+      .headers({ ...headers, 'content-type': contentType })
+      .send(body);
   }
 
-  /** `requestId` names the request on the error line of a 500. */
-  toReply(exception: unknown, requestId?: string): Reply {
+  /** `request` names the request on the error line of a 500, and answers the bearer challenge. */
+  toReply(exception: unknown, request?: FailedRequest): Reply {
     if (exception instanceof RequestValidationError) {
       return problemDetails(exception.errors);
     }
@@ -92,20 +103,22 @@ export class AllExceptionsFilter implements ExceptionFilter {
       };
     }
     if (exception instanceof UnauthorizedException) {
+      // Only the bearer-token guard throws it; the body stays SPEC §7's, the header says why.
       return {
         status: HttpStatus.UNAUTHORIZED,
         body: { status: 401, message: UNAUTHORIZED_MESSAGE },
         contentType: JSON_CONTENT_TYPE,
+        headers: { 'www-authenticate': bearerChallenge(request?.headers.authorization) },
       };
     }
     if (exception instanceof HttpException && exception.getStatus() < 500) {
       return this.frameworkError(exception.getStatus());
     }
     const detail = exception instanceof Error ? exception.stack : String(exception);
-    if (requestId === undefined) {
+    if (request === undefined) {
       this.logger.error('Unhandled failure', detail);
     } else {
-      this.logger.error('Unhandled failure', forRequest(requestId), detail);
+      this.logger.error('Unhandled failure', forRequest(request.id), detail);
     }
     return this.errorBody(HttpStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR_MESSAGE);
   }

@@ -13,6 +13,7 @@ const config = (secret: string, previousSecrets: string[] = []): JwtConfig => ({
   accessTokenExpiryMinutes: 15,
   refreshTokenExpiryDays: 7,
   clockSkewSeconds: 0,
+  requireActiveSession: false,
 });
 
 describe(jwtKey.name, () => {

@@ -4,12 +4,15 @@ import {
   getSchemaPath,
   SwaggerModule,
   type ExamplesObject,
+  type HeadersObject,
   type OpenAPIObject,
   type OperationObject,
   type ResponseObject,
   type ResponsesObject,
 } from '@nestjs/swagger';
+import { STATUS_CODES } from 'node:http';
 import { INTERNAL_ERROR_MESSAGE } from '../errors/error-bodies.js';
+import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../filters/bearer-challenge.js';
 import {
   BEARER_REJECTED_EXAMPLES,
   errorBodyExamples,
@@ -46,9 +49,29 @@ export function buildOpenApiDocument(
         'Identity and token service: registration, login, rotating refresh tokens, revocation.',
       )
       .setVersion('1.0')
-      .addBearerAuth(undefined, BEARER_SCHEME)
+      // Relative: the document describes whichever deployment serves it, and the development
+      // Swagger UI calls the port it was loaded from.
+      .addServer(
+        '/',
+        'The Keygate deployment this document is served by (paths are relative to it).',
+      )
+      .addBearerAuth(
+        {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'The access token of an auth response (register, login or refresh), sent as ' +
+            '`Authorization: Bearer <token>`.',
+        },
+        BEARER_SCHEME,
+      )
       .build(),
-    { extraModels: [ErrorResponseDto, ProblemDetailsResponseDto] },
+    {
+      extraModels: [ErrorResponseDto, ProblemDetailsResponseDto],
+      // Handler names are the operations' names: `login`, `me`, `listSessions`.
+      operationIdFactory: (_controllerKey, methodKey) => methodKey,
+    },
   );
   for (const path of Object.values(document.paths)) {
     for (const method of HTTP_METHODS) {
@@ -68,9 +91,11 @@ export function serializeOpenApiDocument(document: OpenAPIObject): string {
 
 /**
  * Answers that come from global components rather than from a handler, so no handler declares
- * them: the filter turns any unexpected failure into a 500, and the global guard rejects a
- * missing or invalid token, and a token whose account is deactivated or deleted, on every route
- * that is not @Public() (those carry bearer security).
+ * them: the filter turns any unexpected failure into a 500; the HTTP layer answers 408 to a
+ * request that does not arrive in time; Fastify refuses a body that is too large (413) or not
+ * JSON (415) before any handler runs; and the global guard rejects a missing or invalid token,
+ * and a token whose account is deactivated or deleted, on every route that is not @Public()
+ * (those carry bearer security).
  */
 function documentSharedFailures(
   operation: OperationObject,
@@ -82,6 +107,26 @@ function documentSharedFailures(
     'Unexpected failure; details are only logged.',
     errorBodyExamples(500, { internalError: INTERNAL_ERROR_MESSAGE }),
   );
+  addErrorExamples(
+    operation.responses,
+    408,
+    'The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed.',
+    errorBodyExamples(408, { requestTimeout: STATUS_CODES[408] ?? '' }),
+  );
+  if (operation.requestBody !== undefined) {
+    addErrorExamples(
+      operation.responses,
+      413,
+      'The body is larger than 64 KiB.',
+      errorBodyExamples(413, { payloadTooLarge: STATUS_CODES[413] ?? '' }),
+    );
+    addErrorExamples(
+      operation.responses,
+      415,
+      'The body is not `application/json`.',
+      errorBodyExamples(415, { unsupportedMediaType: STATUS_CODES[415] ?? '' }),
+    );
+  }
   const isProtected = (operation.security ?? []).some(
     (requirement) => BEARER_SCHEME in requirement,
   );
@@ -91,6 +136,7 @@ function documentSharedFailures(
       401,
       'Not authorized; the message says why.',
       BEARER_REJECTED_EXAMPLES,
+      BEARER_CHALLENGE_HEADERS,
     );
     for (const { status, description, messages } of guardRefusals) {
       addErrorExamples(
@@ -103,11 +149,23 @@ function documentSharedFailures(
   }
 }
 
+/** RFC 6750 §3, on the guard's `Unauthorized` answer. */
+const BEARER_CHALLENGE_HEADERS: HeadersObject = {
+  'WWW-Authenticate': {
+    description:
+      `On the bearer-token guard's \`Unauthorized\` answer: \`${BEARER_CHALLENGE}\` when the ` +
+      `request carried no token, \`${INVALID_TOKEN_CHALLENGE}\` when the token it carried was ` +
+      'refused (expired, ended session, bad signature, malformed).',
+    schema: { type: 'string', example: INVALID_TOKEN_CHALLENGE },
+  },
+};
+
 function addErrorExamples(
   responses: ResponsesObject,
   status: number,
   description: string,
   examples: ExamplesObject,
+  headers?: HeadersObject,
 ): void {
   const declared = responses[status];
   const response: ResponseObject =
@@ -117,6 +175,7 @@ function addErrorExamples(
   };
   responses[status] = {
     ...response,
+    ...(headers === undefined ? {} : { headers: { ...response.headers, ...headers } }),
     content: {
       ...response.content,
       'application/json': { ...json, examples: { ...json.examples, ...examples } },
