@@ -3,6 +3,7 @@ import { AuditWriter } from '../src/audit/audit-writer.js';
 import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { MailSender } from '../src/mail/mail-sender.js';
 import { ManagementServer } from '../src/metrics/management-server.js';
+import { findRefreshToken } from './factories/refresh-token.factory.js';
 import {
   createUser,
   DEFAULT_PASSWORD,
@@ -12,13 +13,20 @@ import {
 import { auditRows } from './utils/audit-rows.js';
 import {
   TEST_HASH_ITERATIONS,
+  TEST_SECRET_KEY,
   type TestApp,
   type TestResponse,
   useSharedTestApp,
 } from './utils/create-test-app.js';
-import { errorBody, problemDetails, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
+import {
+  bearerRefusal,
+  challengeOf,
+  errorBody,
+  problemDetails,
+  UNAUTHORIZED_BODY,
+} from './utils/expected-bodies.js';
 import { httpRequest } from './utils/http.js';
-import { decodeJwt } from './utils/jwt.js';
+import { accessTokenClaims, decodeJwt, signJwt } from './utils/jwt.js';
 import { Exposition } from './utils/prometheus-text.js';
 import {
   EMAIL_CHANGE,
@@ -337,28 +345,77 @@ describe('account flows, with mail through a real SMTP server', () => {
       expect((await reloadUser(t, user.id)).failedLoginAttempts).toBe(5);
     });
 
-    it("should set a new password at today's cost and end the other sessions", async () => {
+    it("should set a new password at today's cost, keep the caller's session and end the others", async () => {
       const user = await registerUser(t);
-      const other = (await login(t, user.email, user.password)).json<AuthBody>();
+      const current = (await login(t, user.email, user.password)).json<AuthBody>();
+      const third = (await login(t, user.email, user.password)).json<AuthBody>();
+      const currentSession = decodeJwt(current.accessToken).payload.sid;
 
       const res = await t.post(
         PASSWORD_CHANGE,
         { currentPassword: user.password, newPassword: NEW_PASSWORD },
-        other.accessToken,
+        current.accessToken,
       );
 
       expect(res.status).toBe(200);
       expect(res.json()).toEqual({ message: 'Contraseña actualizada exitosamente.' });
       const stored = await reloadUser(t, user.id);
       expect(stored.passwordHash.split('$')[1]).toBe(String(TEST_HASH_ITERATIONS));
-      const refreshed = await t.post(REFRESH, { refreshToken: user.refreshToken });
-      expect(refreshed.json()).toEqual(errorBody(401, 'Refresh token revocado.'));
+      for (const ended of [user.refreshToken, third.refreshToken]) {
+        const refused = await t.post(REFRESH, { refreshToken: ended });
+        expect({ status: refused.status, body: refused.json() }).toEqual({
+          status: 401,
+          body: errorBody(401, 'Refresh token revocado.'),
+        });
+      }
+      const rotated = await t.post(REFRESH, { refreshToken: current.refreshToken });
+      expect(rotated.status).toBe(200);
+      const next = rotated.json<AuthBody>();
+      expect(decodeJwt(next.accessToken).payload.sid).toBe(currentSession);
+      expect((await t.post(REFRESH, { refreshToken: next.refreshToken })).status).toBe(200);
       expect((await login(t, user.email, user.password)).status).toBe(401);
       expect((await login(t, user.email, NEW_PASSWORD)).status).toBe(200);
       await t.app.get(AuditWriter).flush();
-      expect((await auditRows(t.database, user.id)).map((row) => row.type)).toContain(
-        'password_changed',
+      const changed = (await auditRows(t.database, user.id)).find(
+        (row) => row.type === 'password_changed',
       );
+      const endedIds = await Promise.all(
+        [user.refreshToken, third.refreshToken].map(
+          async (raw) => (await findRefreshToken(t, raw))?.id,
+        ),
+      );
+      expect(changed?.details).toEqual({
+        keptFamilyId: currentSession,
+        revokedTokenIds: expect.arrayContaining(endedIds) as unknown,
+      });
+      expect(changed?.details.revokedTokenIds).toHaveLength(endedIds.length);
+    });
+
+    it("should end every session, the caller's too, for an access token that names none", async () => {
+      // Tokens issued before access tokens carried `sid` still verify until they expire.
+      const user = await registerUser(t);
+      const other = (await login(t, user.email, user.password)).json<AuthBody>();
+      const withoutSid = signJwt(
+        { alg: 'HS256', typ: 'JWT' },
+        accessTokenClaims(user, t.clock.now()),
+        TEST_SECRET_KEY,
+      );
+
+      const res = await t.post(
+        PASSWORD_CHANGE,
+        { currentPassword: user.password, newPassword: NEW_PASSWORD },
+        withoutSid,
+      );
+
+      expect(res.status).toBe(200);
+      expect(res.json()).toEqual({ message: 'Contraseña actualizada exitosamente.' });
+      for (const ended of [user.refreshToken, other.refreshToken]) {
+        const refused = await t.post(REFRESH, { refreshToken: ended });
+        expect({ status: refused.status, body: refused.json() }).toEqual({
+          status: 401,
+          body: errorBody(401, 'Refresh token revocado.'),
+        });
+      }
     });
 
     it.each([
@@ -656,6 +713,75 @@ describe('Auth__RequireVerifiedEmail=true', () => {
     await t.post(PASSWORD_RESET, { token: tokenOf(mail.link), newPassword: NEW_PASSWORD });
 
     expect((await login(t, user.email, NEW_PASSWORD)).status).toBe(200);
+  });
+});
+
+describe('Jwt__RequireActiveSession=true', () => {
+  // The account routes end sessions; with the opt-in check their access tokens stop at once.
+  let sink: SmtpSink;
+
+  beforeAll(async () => {
+    sink = await startSmtpSink();
+  });
+
+  afterAll(async () => {
+    await sink.close();
+  });
+
+  const t = useSharedTestApp(() => ({
+    environment: { ...mailEnvironment(sink), Jwt__RequireActiveSession: 'true' },
+  }));
+  const ENDED = bearerRefusal('Bearer error="invalid_token"');
+
+  it("should keep serving the caller's access token after a password change, and refuse the others'", async () => {
+    const user = await registerUser(t);
+    const current = (await login(t, user.email, user.password)).json<AuthBody>();
+
+    const res = await t.post(
+      PASSWORD_CHANGE,
+      { currentPassword: user.password, newPassword: NEW_PASSWORD },
+      current.accessToken,
+    );
+
+    expect(res.json()).toEqual({ message: 'Contraseña actualizada exitosamente.' });
+    expect((await t.get(ME, current.accessToken)).status).toBe(200);
+    expect(challengeOf(await t.get(ME, user.accessToken))).toEqual(ENDED);
+  });
+
+  it('should refuse every access token of the account after a reset', async () => {
+    const user = await registerUser(t);
+    await sink.waitFor(user.email);
+    const other = (await login(t, user.email, user.password)).json<AuthBody>();
+    await t.post(PASSWORD_FORGOT, { email: user.email });
+    const [, mail] = await sink.waitFor(user.email, 2);
+
+    const reset = await t.post(PASSWORD_RESET, {
+      token: tokenOf(mail.link),
+      newPassword: NEW_PASSWORD,
+    });
+
+    expect(reset.json()).toEqual({ message: 'Contraseña restablecida exitosamente.' });
+    for (const accessToken of [user.accessToken, other.accessToken]) {
+      expect(challengeOf(await t.get(ME, accessToken))).toEqual(ENDED);
+    }
+    const fresh = (await login(t, user.email, NEW_PASSWORD)).json<AuthBody>();
+    expect((await t.get(ME, fresh.accessToken)).status).toBe(200);
+  });
+
+  it('should answer every access token of a deleted account with 404, as without the check', async () => {
+    const user = await registerUser(t);
+    const other = (await login(t, user.email, user.password)).json<AuthBody>();
+
+    const res = await deleteAccount(t, { password: user.password }, other.accessToken);
+
+    expect(res.json()).toEqual({ message: 'Cuenta eliminada exitosamente.' });
+    for (const accessToken of [user.accessToken, other.accessToken]) {
+      const me = await t.get(ME, accessToken);
+      expect({ status: me.status, body: me.json() }).toEqual({
+        status: 404,
+        body: errorBody(404, 'Usuario no encontrado.'),
+      });
+    }
   });
 });
 
