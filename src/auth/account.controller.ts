@@ -23,11 +23,16 @@ import { EmailVerificationService } from './email-verification.service.js';
 import { FRESH_LOCKOUT_MINUTES } from './lockout.js';
 import { PasswordResetService } from './password-reset.service.js';
 
-/** A success answer and its one example. */
-function answers(status: 200 | 202, message: string): MethodDecorator {
+/** A success answer: what it means, and its message as the one example. */
+function answers(
+  status: 200 | 202,
+  description: string,
+  example: { readonly name: string; readonly message: string },
+): MethodDecorator {
   const options = {
+    description,
     type: MessageResponseDto,
-    examples: { ok: { summary: message, value: { message } } },
+    examples: { [example.name]: { summary: example.message, value: { message: example.message } } },
   };
   return status === 200 ? ApiOkResponse(options) : ApiAcceptedResponse(options);
 }
@@ -64,7 +69,12 @@ export class AccountController {
   @Post('password/change')
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()
-  @answers(200, AuthMessages.passwordChanged)
+  @answers(
+    200,
+    "The password was changed at today's cost. Every other session of the account ended; the " +
+      'session this access token names (its `sid` claim) continues.',
+    { name: 'passwordChanged', message: AuthMessages.passwordChanged },
+  )
   @ApiErrorResponses(
     {
       status: HttpStatus.BAD_REQUEST,
@@ -85,7 +95,11 @@ export class AccountController {
   @Public()
   @Post('password/forgot')
   @HttpCode(HttpStatus.ACCEPTED)
-  @answers(202, AuthMessages.resetRequested)
+  @answers(
+    202,
+    'Accepted, whatever the address: if an active account has it, a reset link is mailed to it.',
+    { name: 'resetRequested', message: AuthMessages.resetRequested },
+  )
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, MAIL_UNAVAILABLE)
   forgotPassword(
     @Body() body: ForgotPasswordDto,
@@ -98,7 +112,10 @@ export class AccountController {
   @Public()
   @Post('password/reset')
   @HttpCode(HttpStatus.OK)
-  @answers(200, AuthMessages.passwordReset)
+  @answers(200, 'The new password is set. Every session of the account ended.', {
+    name: 'passwordReset',
+    message: AuthMessages.passwordReset,
+  })
   @ApiErrorResponses(
     {
       status: HttpStatus.BAD_REQUEST,
@@ -118,6 +135,9 @@ export class AccountController {
   @Post('email/verify')
   @HttpCode(HttpStatus.OK)
   @ApiOkResponse({
+    description:
+      "The address is proven: now verified, or, from an e-mail change link, now the account's " +
+      'address.',
     type: MessageResponseDto,
     examples: {
       emailVerified: {
@@ -149,7 +169,12 @@ export class AccountController {
   @Post('email/verify/resend')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiBearerAuth()
-  @answers(202, AuthMessages.verificationRequested)
+  @answers(
+    202,
+    "A new verification link will be mailed to the account's address (once per " +
+      '`Mail__MinIntervalSeconds`).',
+    { name: 'verificationRequested', message: AuthMessages.verificationRequested },
+  )
   @ApiErrorResponses(
     { status: HttpStatus.UNAUTHORIZED, messages: { deactivated: UsersMessages.deactivated } },
     USER_NOT_FOUND,
@@ -170,7 +195,12 @@ export class AccountController {
   @Post('email/change')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiBearerAuth()
-  @answers(202, AuthMessages.emailChangeRequested)
+  @answers(
+    202,
+    "A confirmation link will be mailed to the new address; the account's address changes when " +
+      'it is followed.',
+    { name: 'emailChangeRequested', message: AuthMessages.emailChangeRequested },
+  )
   @ApiErrorResponses(
     { status: HttpStatus.BAD_REQUEST, messages: { sameEmail: AuthMessages.sameEmail } },
     PASSWORD_REFUSALS,
@@ -190,7 +220,10 @@ export class AccountController {
   @Delete('me')
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()
-  @answers(200, AuthMessages.accountDeleted)
+  @answers(200, 'The account, its sessions and its pending mails are deleted.', {
+    name: 'accountDeleted',
+    message: AuthMessages.accountDeleted,
+  })
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, PASSWORD_REFUSALS, USER_NOT_FOUND)
   deleteAccount(
     @Body() body: DeleteAccountDto,

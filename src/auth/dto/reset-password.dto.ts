@@ -3,7 +3,10 @@ import { IsAcceptablePassword } from '../password-policy.js';
 import { MailedToken } from './mailed-token.js';
 
 export class ResetPasswordDto {
-  /** The token of the reset link. */
+  /**
+   * The token of the reset link: 43 base64url characters.
+   * @example "da5QhKGKeXtWwsM_-0z9IkOyTzan4qcbBizLmr-2RMw"
+   */
   @MailedToken()
   readonly token: string;
 
