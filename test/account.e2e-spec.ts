@@ -39,7 +39,7 @@ import {
   PASSWORD_RESET,
   REFRESH,
 } from './utils/routes.js';
-import { startSmtpSink, tokenOf, type SmtpSink } from './utils/smtp-sink.js';
+import { tokenOf, useSmtpSink, type SmtpSink } from './utils/smtp-sink.js';
 
 // Every flow as a person would go through it: the service mails a real SMTP server (smtp-server
 // on a free loopback port), the test reads the mail (mailparser), takes the link's token the way
@@ -104,15 +104,7 @@ function outboxRows(t: TestApp, userId: string): Promise<Record<string, unknown>
 }
 
 describe('account flows, with mail through a real SMTP server', () => {
-  let sink: SmtpSink;
-
-  beforeAll(async () => {
-    sink = await startSmtpSink();
-  });
-
-  afterAll(async () => {
-    await sink.close();
-  });
+  const sink = useSmtpSink();
 
   beforeEach(() => {
     sink.verdict = 'accept';
@@ -668,15 +660,7 @@ describe('account flows, with mail through a real SMTP server', () => {
 });
 
 describe('Auth__RequireVerifiedEmail=true', () => {
-  let sink: SmtpSink;
-
-  beforeAll(async () => {
-    sink = await startSmtpSink();
-  });
-
-  afterAll(async () => {
-    await sink.close();
-  });
+  const sink = useSmtpSink();
 
   const t = useSharedTestApp(() => ({
     environment: { ...mailEnvironment(sink), Auth__RequireVerifiedEmail: 'true' },
@@ -718,15 +702,7 @@ describe('Auth__RequireVerifiedEmail=true', () => {
 
 describe('Jwt__RequireActiveSession=true', () => {
   // The account routes end sessions; with the opt-in check their access tokens stop at once.
-  let sink: SmtpSink;
-
-  beforeAll(async () => {
-    sink = await startSmtpSink();
-  });
-
-  afterAll(async () => {
-    await sink.close();
-  });
+  const sink = useSmtpSink();
 
   const t = useSharedTestApp(() => ({
     environment: { ...mailEnvironment(sink), Jwt__RequireActiveSession: 'true' },

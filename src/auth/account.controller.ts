@@ -46,6 +46,16 @@ const PASSWORD_REFUSALS = {
     lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
   },
 } as const;
+/** The refusal of a route that a deactivated account cannot use. */
+const DEACTIVATED = {
+  status: HttpStatus.UNAUTHORIZED,
+  messages: { deactivated: UsersMessages.deactivated },
+} as const;
+/** A mailed link's token that is unknown, used, expired or replaced. */
+const MAILED_TOKEN_REFUSED = {
+  status: HttpStatus.BAD_REQUEST,
+  messages: { mailedTokenInvalid: AuthMessages.mailedTokenInvalid },
+} as const;
 const USER_NOT_FOUND = {
   status: HttpStatus.NOT_FOUND,
   messages: { notFound: UsersMessages.notFound },
@@ -116,13 +126,7 @@ export class AccountController {
     name: 'passwordReset',
     message: AuthMessages.passwordReset,
   })
-  @ApiErrorResponses(
-    {
-      status: HttpStatus.BAD_REQUEST,
-      messages: { mailedTokenInvalid: AuthMessages.mailedTokenInvalid },
-    },
-    { status: HttpStatus.UNAUTHORIZED, messages: { deactivated: UsersMessages.deactivated } },
-  )
+  @ApiErrorResponses(MAILED_TOKEN_REFUSED, DEACTIVATED)
   resetPassword(
     @Body() body: ResetPasswordDto,
     @Origin() origin: RequestOrigin,
@@ -150,14 +154,10 @@ export class AccountController {
       },
     },
   })
-  @ApiErrorResponses(
-    {
-      status: HttpStatus.BAD_REQUEST,
-      messages: { mailedTokenInvalid: AuthMessages.mailedTokenInvalid },
-    },
-    { status: HttpStatus.UNAUTHORIZED, messages: { deactivated: UsersMessages.deactivated } },
-    { status: HttpStatus.CONFLICT, messages: { emailTaken: UsersMessages.emailTaken } },
-  )
+  @ApiErrorResponses(MAILED_TOKEN_REFUSED, DEACTIVATED, {
+    status: HttpStatus.CONFLICT,
+    messages: { emailTaken: UsersMessages.emailTaken },
+  })
   verifyEmail(
     @Body() body: VerifyEmailDto,
     @Origin() origin: RequestOrigin,
@@ -176,7 +176,7 @@ export class AccountController {
     { name: 'verificationRequested', message: AuthMessages.verificationRequested },
   )
   @ApiErrorResponses(
-    { status: HttpStatus.UNAUTHORIZED, messages: { deactivated: UsersMessages.deactivated } },
+    DEACTIVATED,
     USER_NOT_FOUND,
     {
       status: HttpStatus.CONFLICT,

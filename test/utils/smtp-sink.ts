@@ -46,8 +46,26 @@ const LINK = /https?:\/\/\S+/;
 
 /** A real SMTP server (smtp-server) on a free loopback port that keeps what it accepts. */
 export async function startSmtpSink(): Promise<SmtpSink> {
+  const sink = createSmtpSink();
+  await sink.listen();
+  return sink;
+}
+
+/**
+ * A sink for the tests of the enclosing describe: it listens from their beforeAll on (register
+ * it before an app whose environment names it) and closes after them.
+ */
+export function useSmtpSink(): SmtpSink {
+  const sink = createSmtpSink();
+  beforeAll(() => sink.listen());
+  afterAll(() => sink.close());
+  return sink;
+}
+
+/** The sink, listening once `listen()` has resolved; `port` and `url` are set then. */
+function createSmtpSink(): SmtpSink & { listen(): Promise<void> } {
   const mails: ReceivedMail[] = [];
-  const sink: SmtpSink = {
+  const sink: SmtpSink & { listen(): Promise<void> } = {
     port: 0,
     url: '',
     mails,
@@ -65,6 +83,12 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     },
     to: (address) => mails.filter((mail) => mail.to === address),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    listen: async () => {
+      server.listen(0, '127.0.0.1');
+      await once(server.server, 'listening');
+      const { port } = server.server.address() as AddressInfo;
+      Object.assign(sink, { port, url: `smtp://127.0.0.1:${port}` });
+    },
   };
   const server = new smtp.SMTPServer({
     authOptional: true,
@@ -91,10 +115,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       });
     },
   });
-  server.listen(0, '127.0.0.1');
-  await once(server.server, 'listening');
-  const { port } = server.server.address() as AddressInfo;
-  return Object.assign(sink, { port, url: `smtp://127.0.0.1:${port}` });
+  return sink;
 }
 
 async function parse(raw: string): Promise<ReceivedMail> {
