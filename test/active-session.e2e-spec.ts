@@ -15,7 +15,17 @@ import {
 } from './utils/create-test-app.js';
 import { bearerRefusal, challengeOf, errorBody, publicUser } from './utils/expected-bodies.js';
 import { accessTokenClaims, decodeJwt, signJwt } from './utils/jwt.js';
-import { LOGIN, ME, REFRESH, REVOKE, REVOKE_ALL_SESSIONS, SESSIONS } from './utils/routes.js';
+import {
+  EMAIL_CHANGE,
+  EMAIL_VERIFY_RESEND,
+  LOGIN,
+  ME,
+  PASSWORD_CHANGE,
+  REFRESH,
+  REVOKE,
+  REVOKE_ALL_SESSIONS,
+  SESSIONS,
+} from './utils/routes.js';
 import { onPostgres } from './utils/test-database.js';
 
 // Access tokens name their session (`sid`, the refresh-token family). With
@@ -45,6 +55,26 @@ const PROTECTED: ReadonlyArray<
     `POST ${REVOKE_ALL_SESSIONS}`,
     (t, _user, token) =>
       t.post(REVOKE_ALL_SESSIONS, { keepCurrent: true, refreshToken: 'x' }, token),
+  ],
+  [
+    `POST ${PASSWORD_CHANGE}`,
+    (t, user, token) =>
+      t.post(PASSWORD_CHANGE, { currentPassword: user.password, newPassword: 'N3w!secure' }, token),
+  ],
+  [`POST ${EMAIL_VERIFY_RESEND}`, (t, _user, token) => t.post(EMAIL_VERIFY_RESEND, {}, token)],
+  [
+    `POST ${EMAIL_CHANGE}`,
+    (t, user, token) =>
+      t.post(EMAIL_CHANGE, { password: user.password, newEmail: `new-${user.email}` }, token),
+  ],
+  [
+    `DELETE ${ME}`,
+    (t, user, token) =>
+      t.request(ME, {
+        method: 'DELETE',
+        body: JSON.stringify({ password: user.password }),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      }),
   ],
 ];
 

@@ -12,7 +12,17 @@ import {
   UNAUTHORIZED_BODY,
 } from './utils/expected-bodies.js';
 import { accessTokenClaims, signJwt, unsignedJwt } from './utils/jwt.js';
-import { LOGIN, ME, REFRESH, REVOKE, REVOKE_ALL_SESSIONS, SESSIONS } from './utils/routes.js';
+import {
+  EMAIL_CHANGE,
+  EMAIL_VERIFY_RESEND,
+  LOGIN,
+  ME,
+  PASSWORD_CHANGE,
+  REFRESH,
+  REVOKE,
+  REVOKE_ALL_SESSIONS,
+  SESSIONS,
+} from './utils/routes.js';
 
 // RFC 6750 §3: every 401 of the bearer-token guard says how to authenticate, and whether the
 // token presented was the problem; the body stays SPEC §7's `{"status":401,"message":"Unauthorized"}`.
@@ -23,7 +33,16 @@ const BEARER = 'Bearer';
 const INVALID_TOKEN = 'Bearer error="invalid_token"';
 
 /** The protected routes: every route of the service that a request without a token cannot use. */
-const PROTECTED = [`GET ${ME}`, `POST ${REVOKE}`, `GET ${SESSIONS}`, `POST ${REVOKE_ALL_SESSIONS}`];
+const PROTECTED = [
+  `GET ${ME}`,
+  `POST ${REVOKE}`,
+  `GET ${SESSIONS}`,
+  `POST ${REVOKE_ALL_SESSIONS}`,
+  `POST ${PASSWORD_CHANGE}`,
+  `POST ${EMAIL_VERIFY_RESEND}`,
+  `POST ${EMAIL_CHANGE}`,
+  `DELETE ${ME}`,
+];
 
 const CASES: ReadonlyArray<
   readonly [string, (t: TestApp, user: RegisteredUser) => string | undefined, string]
@@ -75,7 +94,7 @@ describe("WWW-Authenticate on the bearer-token guard's 401", () => {
           body: JSON.stringify({ refreshToken: user.refreshToken }),
           headers: { ...headers, 'content-type': 'application/json' },
         })
-      : t.request(path, { headers });
+      : t.request(path, { method, headers });
   }
 
   it('should find exactly these protected routes among the registered ones', async () => {

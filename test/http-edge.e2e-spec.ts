@@ -178,9 +178,7 @@ describe('the HTTP edge', () => {
         const response = await rawRequest(t.baseUrl, rawJsonPost(LOGIN, body));
 
         expect(response.status).toBe(400);
-        expect(response.json()).toEqual(
-          bodyProblem('The request body must be a JSON object.'),
-        );
+        expect(response.json()).toEqual(bodyProblem('The request body must be a JSON object.'));
       }
     });
   });
@@ -279,7 +277,7 @@ describe('the HTTP edge', () => {
     it.each([
       ['GET', LOGIN, 'POST'],
       ['PUT', REGISTER, 'POST'],
-      ['DELETE', '/api/auth/me', 'GET, HEAD'],
+      ['PUT', '/api/auth/me', 'GET, HEAD, DELETE'],
       ['POST', '/api/auth/sessions', 'GET, HEAD'],
       ['POST', '/health/live', 'GET, HEAD'],
       ['OPTIONS', '/api/auth/refresh', 'POST'],
@@ -417,7 +415,7 @@ describe('the HTTP edge in development, beside the Swagger UI', () => {
     ['GET', LOGIN, 'POST'],
     ['PUT', LOGIN, 'POST'],
     ['GET', REGISTER, 'POST'],
-    ['DELETE', '/api/auth/me', 'GET, HEAD'],
+    ['PUT', '/api/auth/me', 'GET, HEAD, DELETE'],
   ])('should answer %s %s with 405 and Allow: %s', async (method, path, allow) => {
     const response = await rawRequest(
       development.server.baseUrl,

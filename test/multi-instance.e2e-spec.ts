@@ -40,8 +40,11 @@ const PASSWORD = 'S3cure!pass';
 const WRONG_PASSWORD = 'Wrong!pass1';
 const MIGRATIONS = [
   'AddRefreshTokenSessionColumns1795305600000',
+  'AddUserEmailVerifiedAt1796000000000',
   'CanonicalEmails1795392000000',
+  'CreateAccountTokens1796000000001',
   'CreateAuthEvents1735689600100',
+  'CreateMailOutbox1796000000002',
   'CreateRefreshTokens1735689600001',
   'CreateUsers1735689600000',
   'IndexRefreshTokenExpiry1735689600002',

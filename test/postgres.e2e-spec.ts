@@ -69,12 +69,19 @@ describeOnPostgres('PostgreSQL', () => {
 
       expect(rows).toEqual(
         [
+          ['account_tokens', 'createdAt'],
+          ['account_tokens', 'expiresAt'],
           ['auth_events', 'occurredAt'],
+          ['mail_outbox', 'claimedUntil'],
+          ['mail_outbox', 'createdAt'],
+          ['mail_outbox', 'finishedAt'],
+          ['mail_outbox', 'nextAttemptAt'],
           ['refresh_tokens', 'createdAt'],
           ['refresh_tokens', 'expiresAt'],
           ['refresh_tokens', 'revokedAt'],
           ['refresh_tokens', 'sessionStartedAt'],
           ['users', 'createdAt'],
+          ['users', 'emailVerifiedAt'],
           ['users', 'lastLoginAt'],
           ['users', 'lockoutEnd'],
         ].map(([table_name, column_name]) => ({

@@ -170,6 +170,7 @@ describe('POST /api/auth/register', () => {
         isActive: true,
         createdAt: START,
         lastLoginAt: null,
+        emailVerifiedAt: null,
       });
       expect(stored.passwordHash).not.toContain(body.password);
     });

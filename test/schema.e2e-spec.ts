@@ -6,14 +6,19 @@ import { onPostgres } from './utils/test-database.js';
  * column in an entity is what TypeORM would create as `timestamp without time zone`. That one
  * difference is deliberate; any other one means the migrations and the entities have drifted.
  */
-const TIMESTAMP_COLUMNS = '(lockoutEnd|createdAt|lastLoginAt|expiresAt|revokedAt|sessionStartedAt)';
+const TIMESTAMP_COLUMNS =
+  '(lockoutEnd|createdAt|lastLoginAt|emailVerifiedAt|expiresAt|revokedAt|sessionStartedAt|' +
+  'nextAttemptAt|claimedUntil|finishedAt)';
 const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
   [
-    `^ALTER TABLE "(users|refresh_tokens)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
-    `^ALTER TABLE "(users|refresh_tokens)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
+    `^ALTER TABLE "(users|refresh_tokens|account_tokens|mail_outbox)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
+    `^ALTER TABLE "(users|refresh_tokens|account_tokens|mail_outbox)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
     // Recreating expiresAt means recreating its index.
     '^DROP INDEX "\\w+"\\."IDX_refresh_tokens_expiresAt"$',
     '^CREATE INDEX "IDX_refresh_tokens_expiresAt" ON "refresh_tokens" {2}\\("expiresAt"\\) $',
+    // The outbox's due-mail index, which holds nextAttemptAt.
+    '^DROP INDEX "\\w+"\\."IDX_mail_outbox_state_nextAttemptAt"$',
+    '^CREATE INDEX "IDX_mail_outbox_state_nextAttemptAt" ON "mail_outbox" {2}\\("state", "nextAttemptAt"\\) $',
     // The audit trail's time column, and the two indexes on it.
     '^ALTER TABLE "auth_events" DROP COLUMN "occurredAt"$',
     '^ALTER TABLE "auth_events" ADD "occurredAt" TIMESTAMP NOT NULL$',

@@ -61,6 +61,7 @@ function claimsOf(accessToken: string): AccessTokenClaims {
       /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     ),
     email: expect.any(String),
+    email_verified: expect.any(Boolean),
     jti: expect.any(String),
     iat: expect.any(Number),
     exp: expect.any(Number),
@@ -599,6 +600,8 @@ describe('Refresh and access tokens', () => {
           sub: user.id,
           sid: (await findRefreshToken(t, user.refreshToken))?.familyId,
           email: user.email,
+          // No mail is configured here, so the address is not verified.
+          email_verified: false,
           jti: expect.stringMatching(/\S/),
           iat: Math.floor(issuedAt.getTime() / 1000),
           exp: Math.floor(issuedAt.getTime() / 1000) + 15 * 60,

@@ -8,7 +8,8 @@ import { useSharedTestApp } from './utils/create-test-app.js';
 
 // What a front-end team does with the contract: generate a typed client from openapi.json
 // (openapi-typescript + openapi-fetch), type-check its own code against it with tsc, and run it.
-// test/typed-client/flow.ts goes through the whole flow, from registration to logout.
+// test/typed-client/flow.ts goes through the whole flow, from registration to logout, then
+// changes the password and deletes the account.
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -36,7 +37,7 @@ describe('A client generated from openapi.json', () => {
   });
 
   it(
-    'should type-check and drive register, login, me, refresh, sessions, revoke-all and logout',
+    'should type-check and drive register, login, me, refresh, sessions, revoke-all, logout, a password change and the deletion',
     async () => {
       await run(process.execPath, [GENERATOR, join(ROOT, 'openapi.json'), '-o', 'keygate.d.ts'], {
         cwd: directory,
@@ -62,6 +63,10 @@ describe('A client generated from openapi.json', () => {
         replay: { status: 401, message: 'Refresh token revocado.' },
         revoke: { status: 200, message: 'Token revocado exitosamente.' },
         refreshAfterLogout: { status: 401, message: 'Refresh token revocado.' },
+        changePassword: { status: 200, message: 'Contraseña actualizada exitosamente.' },
+        refreshAfterPasswordChange: 200,
+        deleteAccount: { status: 200, message: 'Cuenta eliminada exitosamente.' },
+        meAfterDelete: { status: 404, message: 'Usuario no encontrado.' },
         anonymousMe: { status: 401, message: 'Unauthorized', challenge: 'Bearer' },
         invalidRegister: { status: 400, fields: ['email'] },
         firstSessionEnded: 401,

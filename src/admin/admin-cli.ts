@@ -74,6 +74,8 @@ function execute(
       return admin.activate(invocation.email, origin).then(CliOutput.activated);
     case 'users:unlock':
       return admin.unlock(invocation.email, origin).then(CliOutput.unlocked);
+    case 'users:delete':
+      return admin.deleteUser(invocation.email, origin).then(CliOutput.deleted);
     case 'sessions:revoke-all':
       return admin.revokeAllSessions(invocation.email, origin).then(CliOutput.sessionsRevoked);
     case 'users:email-collisions':

@@ -123,6 +123,20 @@ export class AdminService {
     }
   }
 
+  /**
+   * Deletes an account as DELETE /api/auth/me does, without its password: its refresh tokens,
+   * mailed-link tokens and unsent mail go with it; its audit rows stay, keyed by the id only.
+   */
+  async deleteUser(email: string, origin: RequestOrigin): Promise<Account> {
+    const user = await this.findUser(email);
+    if (!(await this.usersService.delete(user.id))) {
+      throw new NotFoundError(AdminMessages.unknownUser(user.email));
+    }
+    this.events.emit({ type: 'admin_user_deleted', userId: user.id }, origin);
+    this.logger.log(`User ${user.id} deleted by an administrator`);
+    return accountOf(user);
+  }
+
   async revokeAllSessions(email: string, origin: RequestOrigin): Promise<SessionsResult> {
     const user = await this.findUser(email);
     const revoked = await this.tokensService.revokeAll(user.id, origin, {

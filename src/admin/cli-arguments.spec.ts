@@ -49,7 +49,7 @@ describe(parseCliArguments.name, () => {
 
   it.each([
     [[], 'No command given.'],
-    [['users:delete', 'a@example.com'], 'Unknown command "users:delete".'],
+    [['users:erase', 'a@example.com'], 'Unknown command "users:erase".'],
     [['users:deactivate'], 'users:deactivate is missing an argument: users:deactivate <email>'],
     [
       ['users:unlock', 'a@example.com', 'b@example.com'],

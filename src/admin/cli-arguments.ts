@@ -12,6 +12,11 @@ export const CLI_COMMANDS = {
     usage: 'users:unlock <email>',
     summary: 'Clear the failed-login counter and any lockout of an account.',
   },
+  'users:delete': {
+    usage: 'users:delete <email>',
+    summary:
+      'Delete an account, its tokens and its unsent mail (its audit rows stay, without the e-mail).',
+  },
   'sessions:revoke-all': {
     usage: 'sessions:revoke-all <email>',
     summary: 'Revoke every active refresh token of an account (log it out everywhere).',

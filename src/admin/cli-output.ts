@@ -28,6 +28,9 @@ export const CliOutput = {
     return `Unlocked ${name(account)}: cleared ${failedAttempts} failed login(s) and ${lockout}.`;
   },
 
+  deleted: (account: Account): string =>
+    `Deleted ${name(account)}, its refresh tokens, mailed-link tokens and unsent mail.`,
+
   sessionsRevoked: ({ account, revokedTokenCount }: SessionsResult): string =>
     `Revoked ${revokedTokenCount} refresh token(s) of ${name(account)}.`,
 

@@ -91,6 +91,62 @@ describe(toAuditEvent.name, () => {
         ],
         [{ type: 'admin_tokens_purged', userId: null, deletedCount: 12 }, { deletedCount: 12 }],
         [{ type: 'admin_audit_viewed', userId: USER, rowCount: 7 }, { rowCount: 7 }],
+        [{ type: 'admin_user_deleted', userId: USER }, {}],
+        [
+          {
+            type: 'password_confirmation_failed',
+            userId: USER,
+            action: 'account_deletion',
+            reason: 'bad_password',
+          },
+          { action: 'account_deletion', reason: 'bad_password' },
+        ],
+        [
+          {
+            type: 'password_changed',
+            userId: USER,
+            keptFamilyId: FAMILY,
+            revokedTokenIds: [TOKEN],
+          },
+          { keptFamilyId: FAMILY, revokedTokenIds: [TOKEN] },
+        ],
+        [{ type: 'password_reset_requested', userId: USER }, {}],
+        [
+          { type: 'password_reset', userId: USER, revokedTokenIds: [TOKEN] },
+          { revokedTokenIds: [TOKEN] },
+        ],
+        [{ type: 'password_reset_failed', userId: null, reason: 'invalid' }, { reason: 'invalid' }],
+        [
+          { type: 'email_verification_failed', userId: USER, reason: 'expired' },
+          { reason: 'expired' },
+        ],
+        [{ type: 'email_verification_requested', userId: USER }, {}],
+        [{ type: 'email_change_requested', userId: USER }, {}],
+        [{ type: 'email_verified', userId: USER }, {}],
+        [{ type: 'email_changed', userId: USER }, {}],
+        [{ type: 'account_deleted', userId: USER }, {}],
+        [
+          {
+            type: 'mail_sent',
+            userId: USER,
+            mailId: NEXT,
+            kind: 'password_reset',
+            attempts: 1,
+            error: null,
+          },
+          { mailId: NEXT, kind: 'password_reset', attempts: 1, error: null },
+        ],
+        [
+          {
+            type: 'mail_failed',
+            userId: null,
+            mailId: NEXT,
+            kind: 'email_change',
+            attempts: 10,
+            error: 'ECONNECTION',
+          },
+          { mailId: NEXT, kind: 'email_change', attempts: 10, error: 'ECONNECTION' },
+        ],
       ] as [AuthEvent, Record<string, unknown>][]
     ).map(([event, details]) => ({ event, details })),
   )('should keep the details of $event.type', ({ event, details }) => {

@@ -48,7 +48,32 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { familyId: event.familyId };
     case 'login_failed':
     case 'refresh_failed':
+    case 'password_reset_failed':
+    case 'email_verification_failed':
       return { reason: event.reason };
+    case 'password_confirmation_failed':
+      return { action: event.action, reason: event.reason };
+    case 'password_changed':
+      return { keptFamilyId: event.keptFamilyId, revokedTokenIds: event.revokedTokenIds };
+    case 'password_reset':
+      return { revokedTokenIds: event.revokedTokenIds };
+    case 'password_reset_requested':
+    case 'email_verification_requested':
+    case 'email_change_requested':
+    case 'email_verified':
+    case 'email_changed':
+    case 'account_deleted':
+    case 'admin_user_deleted':
+      return {};
+    case 'mail_sent':
+    case 'mail_retry_scheduled':
+    case 'mail_failed':
+      return {
+        mailId: event.mailId,
+        kind: event.kind,
+        attempts: event.attempts,
+        error: event.error,
+      };
     case 'lockout_started':
       return { failedAttempts: event.failedAttempts, lockedUntil: event.lockedUntil };
     case 'token_refreshed':

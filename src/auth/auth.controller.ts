@@ -10,10 +10,7 @@ import { AuthMessages } from './auth.messages.js';
 import { AuthService } from './auth.service.js';
 import { LoginDto } from './dto/login.dto.js';
 import { RegisterDto } from './dto/register.dto.js';
-import { LOCKOUT_DURATION_MS } from './lockout.js';
-
-/** Spec §4.2: what a login right after a lockout starts is told to wait. */
-const FRESH_LOCKOUT_MINUTES = LOCKOUT_DURATION_MS / 60_000;
+import { FRESH_LOCKOUT_MINUTES } from './lockout.js';
 
 @ApiTags('auth')
 @Controller('auth')
@@ -52,6 +49,7 @@ export class AuthController {
       invalidCredentials: AuthMessages.invalidCredentials,
       deactivated: UsersMessages.deactivated,
       lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+      emailNotVerified: UsersMessages.emailNotVerified,
     },
   })
   login(@Body() body: LoginDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {

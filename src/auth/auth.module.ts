@@ -1,18 +1,48 @@
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { MailModule } from '../mail/mail.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccountLock } from './account-lock.js';
+import { AccountTokenRepository } from './account-token.repository.js';
+import { AccountController } from './account.controller.js';
+import { AccountService } from './account.service.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
+import { EmailVerificationService } from './email-verification.service.js';
+import { AccountToken } from './entities/account-token.entity.js';
+import { FailedLogins } from './failed-logins.js';
 import { JwtAuthGuard } from './jwt-auth.guard.js';
 import { JwtStrategy } from './jwt.strategy.js';
+import { MailedTokens } from './mailed-tokens.js';
+import { PasswordConfirmation } from './password-confirmation.js';
 import { PasswordHasher } from './password-hasher.js';
+import { PasswordResetService } from './password-reset.service.js';
 
 @Module({
-  imports: [PassportModule, UsersModule, TokensModule],
-  controllers: [AuthController],
-  providers: [AuthService, PasswordHasher, AccountLock, JwtStrategy, JwtAuthGuard],
+  imports: [
+    PassportModule,
+    TypeOrmModule.forFeature([AccountToken]),
+    UsersModule,
+    TokensModule,
+    MailModule,
+  ],
+  controllers: [AuthController, AccountController],
+  providers: [
+    AuthService,
+    AccountService,
+    PasswordResetService,
+    EmailVerificationService,
+    MailedTokens,
+    AccountTokenRepository,
+    PasswordConfirmation,
+    FailedLogins,
+    PasswordHasher,
+    AccountLock,
+    JwtStrategy,
+    JwtAuthGuard,
+  ],
   exports: [JwtAuthGuard],
 })
 export class AuthModule {}

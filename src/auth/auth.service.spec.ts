@@ -17,7 +17,10 @@ import { TokensService, type IssuedSession } from '../tokens/tokens.service.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersService, type LockoutState, type LoginState } from '../users/users.service.js';
+import { AppConfig } from '../config/app-config.js';
 import { AccountLock } from './account-lock.js';
+import { EmailVerificationService } from './email-verification.service.js';
+import { FailedLogins } from './failed-logins.js';
 import { AuthService } from './auth.service.js';
 import { PasswordHasher } from './password-hasher.js';
 
@@ -56,6 +59,13 @@ class FakePasswordHasher {
     return stored.startsWith('legacy:');
   }
 }
+
+/** Mail is off: registration queues no verification mail. */
+const NO_MAIL = {
+  sendOnRegistration: () => Promise.resolve(false),
+  registrationMailQueued: () => undefined,
+  remind: () => Promise.resolve(),
+};
 
 /** A verify that only answers when the test says so, to observe overlapping logins. */
 class GatedPasswordHasher extends FakePasswordHasher {
@@ -231,6 +241,9 @@ describe(AuthService.name, () => {
       providers: [
         AuthService,
         AccountLock,
+        FailedLogins,
+        { provide: EmailVerificationService, useValue: NO_MAIL },
+        { provide: AppConfig, useValue: { accountFlows: { requireVerifiedEmail: false } } },
         { provide: UsersService, useValue: users },
         { provide: TokensService, useValue: tokens },
         { provide: PasswordHasher, useValue: passwordHasher },
@@ -285,6 +298,7 @@ describe(AuthService.name, () => {
         isActive: true,
         createdAt: NOW,
         lastLoginAt: null,
+        emailVerifiedAt: null,
       });
       expect(manager).toBe(MANAGER);
       expect(unitOfWork.transactions).toBe(1);

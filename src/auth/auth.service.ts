@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { LoginFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
@@ -17,23 +18,30 @@ import { AccountLock } from './account-lock.js';
 import { AuthMessages } from './auth.messages.js';
 import type { LoginDto } from './dto/login.dto.js';
 import type { RegisterDto } from './dto/register.dto.js';
-import { afterFailedLogin, isLockedOut, remainingLockoutMinutes } from './lockout.js';
+import { EmailVerificationService } from './email-verification.service.js';
+import { FailedLogins } from './failed-logins.js';
 import { PasswordHasher } from './password-hasher.js';
 
 /** Registration and login: the rules of SPEC §3.1 and §4.2. */
 @Injectable()
 export class AuthService {
   private readonly logger = new Logger(AuthService.name);
+  private readonly requireVerifiedEmail: boolean;
 
   constructor(
     private readonly usersService: UsersService,
     private readonly tokensService: TokensService,
     private readonly passwordHasher: PasswordHasher,
     private readonly accountLock: AccountLock,
+    private readonly failedLogins: FailedLogins,
     private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
     private readonly events: AuthEvents,
-  ) {}
+    private readonly emailVerification: EmailVerificationService,
+    config: AppConfig,
+  ) {
+    this.requireVerifiedEmail = config.accountFlows.requireVerifiedEmail;
+  }
 
   async register(request: RegisterDto, origin: RequestOrigin): Promise<AuthResponseDto> {
     const email = normalizeEmail(request.email);
@@ -52,12 +60,19 @@ export class AuthService {
       isActive: true,
       createdAt: this.clock.now(),
       lastLoginAt: null,
+      emailVerifiedAt: null,
     };
-    const { response, familyId } = await this.unitOfWork.transaction(async (m) => {
-      await this.usersService.insert(user, m);
-      return this.tokensService.issue(user, origin, m);
-    });
+    const { response, familyId, verificationQueued } = await this.unitOfWork.transaction(
+      async (m) => {
+        await this.usersService.insert(user, m);
+        const verificationQueued = await this.emailVerification.sendOnRegistration(m, user);
+        return { ...(await this.tokensService.issue(user, origin, m)), verificationQueued };
+      },
+    );
     this.events.emit({ type: 'registered', userId: user.id, familyId }, origin);
+    if (verificationQueued) {
+      this.emailVerification.registrationMailQueued(user, origin);
+    }
     this.logger.log(`User ${user.id} registered`, forRequest(origin.requestId));
     return response;
   }
@@ -85,13 +100,19 @@ export class AuthService {
       }
       this.assertMayLogIn(user, refuse);
       const isCorrect = await this.passwordHasher.verify(request.password, user.passwordHash);
+      // Opt-in, and only once the password is known to be right, so it tells no one else
+      // whether the account exists. A new link is mailed: the account cannot reach resend.
+      if (isCorrect && this.requireVerifiedEmail && user.emailVerifiedAt === null) {
+        await this.emailVerification.remind(user, origin);
+        throw refuse(user.id, 'unverified', UsersMessages.emailNotVerified);
+      }
       for (;;) {
         if (isCorrect) {
           const response = await this.recordSuccess(user, request.password, origin);
           if (response !== null) {
             return response;
           }
-        } else if (await this.recordFailure(user, origin)) {
+        } else if (await this.failedLogins.record(user, origin)) {
           throw refuse(user.id, 'bad_password', AuthMessages.invalidCredentials);
         }
         const again = await this.usersService.findById(user.id);
@@ -108,39 +129,10 @@ export class AuthService {
     user: User,
     refuse: (userId: string, reason: LoginFailureReason, message: string) => Error,
   ): void {
-    if (!user.isActive) {
-      throw refuse(user.id, 'deactivated', UsersMessages.deactivated);
+    const refusal = this.failedLogins.refusalFor(user);
+    if (refusal !== null) {
+      throw refuse(user.id, refusal.reason, refusal.message);
     }
-    const now = this.clock.now();
-    if (isLockedOut(user, now)) {
-      const minutes = remainingLockoutMinutes(user.lockoutEnd, now);
-      throw refuse(user.id, 'locked', AuthMessages.lockedOut(minutes));
-    }
-  }
-
-  /** False when the account changed since it was read. */
-  private async recordFailure(user: User, origin: RequestOrigin): Promise<boolean> {
-    const next = afterFailedLogin(user, this.clock.now());
-    const written = await this.usersService.replaceLoginState(user.id, user, {
-      failedLoginAttempts: next.failedLoginAttempts,
-      lockoutEnd: next.lockoutEnd,
-    });
-    if (written && next.lockedOut && next.lockoutEnd !== null) {
-      this.events.emit(
-        {
-          type: 'lockout_started',
-          userId: user.id,
-          failedAttempts: next.failedLoginAttempts,
-          lockedUntil: next.lockoutEnd,
-        },
-        origin,
-      );
-      this.logger.warn(
-        `User ${user.id} locked out after ${next.failedLoginAttempts} failed login attempts`,
-        forRequest(origin.requestId),
-      );
-    }
-    return written;
   }
 
   /** Null when the account changed since it was read. */

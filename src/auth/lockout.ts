@@ -4,6 +4,8 @@ import type { User } from '../users/entities/user.entity.js';
 export const MAX_FAILED_LOGINS = 5;
 export const LOCKOUT_DURATION_MS = 15 * 60 * 1000;
 const MINUTE_MS = 60 * 1000;
+/** Spec §4.2: what an attempt right after a lockout starts is told to wait. */
+export const FRESH_LOCKOUT_MINUTES = LOCKOUT_DURATION_MS / MINUTE_MS;
 
 /** Spec §3.1: locked out while `lockoutEnd` is later than now. */
 export function isLockedOut(

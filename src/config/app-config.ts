@@ -5,6 +5,12 @@ import { availableParallelism } from 'node:os';
 import { parseAllowedOrigins, type AllowedOrigins } from './allowed-origins.js';
 import { parseConnectionString, type DatabaseTarget } from './connection-string.js';
 import {
+  accountFlows,
+  checkMail,
+  type AccountFlowsConfig,
+  type MailConfig,
+} from './mail-settings.js';
+import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
   OWASP_PBKDF2_SHA256_ITERATIONS,
@@ -85,6 +91,9 @@ export class AppConfig {
   readonly tokenCleanup: TokenCleanupConfig;
   readonly management: ManagementConfig;
   readonly logging: LoggingConfig;
+  /** Password change and reset, e-mail verification and change. */
+  readonly accountFlows: AccountFlowsConfig;
+  readonly mail: MailConfig;
   readonly http: HttpConfig;
   readonly sessions: SessionsConfig;
   /** The web front ends that may call the API from a browser; none by default. */
@@ -104,7 +113,8 @@ export class ConfigurationError extends Error {
   }
 }
 
-const SECRET_KEYS = new Set(['Jwt__SecretKey', 'Jwt__PreviousSecretKeys']);
+/** Keys whose values are never echoed: secrets, and a URL that may carry a password. */
+const SECRET_KEYS = new Set(['Jwt__SecretKey', 'Jwt__PreviousSecretKeys', 'Smtp__Url']);
 
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
 export const APP_CONFIG_KEY = 'keygate';
@@ -119,12 +129,18 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
   const secret = signingSecret(env);
   const checked = checkAcrossKeys(env);
   const problems = [...secret.problems, ...invalidKeys, ...checked.problems];
-  if (problems.length > 0 || secret.value === undefined || checked.target === undefined) {
+  if (
+    problems.length > 0 ||
+    secret.value === undefined ||
+    checked.target === undefined ||
+    checked.mail === undefined
+  ) {
     throw new ConfigurationError(problems);
   }
   return assemble(env, {
     secret: secret.value,
     target: checked.target,
+    mail: checked.mail,
     previousSecrets: checked.previousSecrets,
     trustedProxies: checked.trustedProxies,
     allowedOrigins: checked.allowedOrigins,
@@ -174,6 +190,7 @@ function signingSecret(env: EnvironmentVariables): {
 /** Step 2b: the values read from several keys or from a list, and the rules between keys. */
 function checkAcrossKeys(env: EnvironmentVariables): {
   target?: DatabaseTarget;
+  mail?: MailConfig;
   previousSecrets: string[];
   trustedProxies: string[];
   allowedOrigins: AllowedOrigins;
@@ -209,8 +226,11 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   if (env.Management__Enabled && env.Management__Port !== 0 && env.Management__Port === env.PORT) {
     problems.push(`Management__Port must differ from PORT (both are ${env.PORT})`);
   }
+  const { mail, problems: mailProblems } = checkMail(env, env.NODE_ENV === 'development');
+  problems.push(...mailProblems);
   return {
     target,
+    mail,
     previousSecrets,
     trustedProxies,
     allowedOrigins: allowedOrigins.origins,
@@ -233,6 +253,7 @@ function assemble(
   checked: {
     readonly secret: string;
     readonly target: DatabaseTarget;
+    readonly mail: MailConfig;
     readonly previousSecrets: readonly string[];
     readonly trustedProxies: readonly string[];
     readonly allowedOrigins: AllowedOrigins;
@@ -278,6 +299,8 @@ function assemble(
       host: env.Management__Host,
     },
     logging: { level: env.Logging__Level },
+    accountFlows: accountFlows(env),
+    mail: checked.mail,
     http: { requestTimeoutMs: env.Http__RequestTimeoutSeconds * 1000 },
     sessions: { maxActivePerUser: env.Sessions__MaxActivePerUser },
     allowedOrigins: checked.allowedOrigins,

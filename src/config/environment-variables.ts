@@ -208,6 +208,81 @@ export class EnvironmentVariables {
   )
   @IsIn(LOGGING_LEVELS)
   Logging__Level: LoggingLevel = 'info';
+
+  /** Refuses login and refresh to accounts whose e-mail is not verified. Off: the interface. */
+  @Transform(({ value }: { value: unknown }) => parseBoolean(value))
+  @IsBoolean()
+  Auth__RequireVerifiedEmail = false;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(24 * 60)
+  Auth__PasswordResetTokenMinutes = 30;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(30 * 24)
+  Auth__EmailVerificationTokenHours = 48;
+
+  /** `smtp://` or `smtps://`, with credentials if the server needs them. Unset: no SMTP. */
+  @IsOptional()
+  @IsString()
+  Smtp__Url?: string;
+
+  /** The sender, `Name <address>` or a bare address. Required with Smtp__Url. */
+  @IsOptional()
+  @IsString()
+  Smtp__From?: string;
+
+  /** The front end's page for a password reset; `{token}` marks where the token goes. */
+  @IsOptional()
+  @IsString()
+  Mail__ResetPasswordUrl?: string;
+
+  /** The front end's page that confirms an e-mail address; `{token}` marks the token. */
+  @IsOptional()
+  @IsString()
+  Mail__VerifyEmailUrl?: string;
+
+  /** Files here replace the built-in mail templates of the same name; empty: built-in only. */
+  @IsString()
+  Mail__TemplateDirectory = '';
+
+  /** Mails of one kind to one account are at least this far apart; requests inside are dropped. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(24 * 60 * 60)
+  Mail__MinIntervalSeconds = 60;
+
+  /** Delivery attempts of one mail before it is given up. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(50)
+  Mail__MaxAttempts = 10;
+
+  /** Longest one delivery attempt may take; a claim on a mail lasts twice this. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(600)
+  Mail__SendTimeoutSeconds = 30;
+
+  /** How often each instance looks for mail to send (it also looks at once after a request). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  Mail__PollIntervalSeconds = 5;
+
+  /** How long sent and given-up mails stay in the outbox (they hold addresses). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  Mail__RetentionDays = 7;
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

@@ -1,11 +1,13 @@
 import type { DataSourceOptions } from 'typeorm';
 import { AuditEvent } from '../audit/entities/audit-event.entity.js';
+import { AccountToken } from '../auth/entities/account-token.entity.js';
 import type { DatabaseConfig } from '../config/app-config.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
+import { OutboxMail } from '../mail/entities/outbox-mail.entity.js';
 import { User } from '../users/entities/user.entity.js';
 import { MIGRATIONS } from './migrations/index.js';
 
-const ENTITIES = [User, RefreshToken, AuditEvent];
+const ENTITIES = [User, RefreshToken, AuditEvent, AccountToken, OutboxMail];
 
 /**
  * The TypeORM options for a configured database; shared by the application, the CLI and tests.

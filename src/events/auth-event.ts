@@ -1,10 +1,25 @@
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 
 /** Why a login was refused. `unknown_email` and `bad_password` both answer "bad credentials". */
-export type LoginFailureReason = 'unknown_email' | 'bad_password' | 'locked' | 'deactivated';
+export type LoginFailureReason =
+  | 'unknown_email'
+  | 'bad_password'
+  | 'locked'
+  | 'deactivated'
+  /** The password was right, but Auth__RequireVerifiedEmail refuses an unverified address. */
+  | 'unverified';
 
 /** Why a refresh was refused, reuse aside: that one is its own event. */
-export type RefreshFailureReason = 'invalid' | 'expired' | 'deactivated';
+export type RefreshFailureReason = 'invalid' | 'expired' | 'deactivated' | 'unverified';
+
+/** The routes that ask for the password again before they act. */
+export type PasswordConfirmationAction = 'password_change' | 'email_change' | 'account_deletion';
+
+/** Why the password of such a route was refused; a wrong one counts toward the lockout. */
+export type PasswordConfirmationFailureReason = 'bad_password' | 'locked' | 'deactivated';
+
+/** Why a mailed token was refused: unknown and used ones are one case, as they are one answer. */
+export type MailedTokenFailureReason = 'invalid' | 'expired';
 
 /**
  * What happened to an account or a session, told once by the service that decided it, after the
@@ -58,6 +73,49 @@ export type AuthEvent =
       readonly revokedTokenIds: readonly string[];
     }
   | {
+      readonly type: 'password_confirmation_failed';
+      readonly userId: string;
+      readonly action: PasswordConfirmationAction;
+      readonly reason: PasswordConfirmationFailureReason;
+    }
+  | {
+      readonly type: 'password_changed';
+      readonly userId: string;
+      /** The caller's session, which stays; null when its access token names none. */
+      readonly keptFamilyId: string | null;
+      readonly revokedTokenIds: readonly string[];
+    }
+  /** A reset link was queued for an account (requests for unknown addresses leave no trace). */
+  | { readonly type: 'password_reset_requested'; readonly userId: string }
+  | {
+      readonly type: 'password_reset';
+      readonly userId: string;
+      readonly revokedTokenIds: readonly string[];
+    }
+  | {
+      readonly type: 'password_reset_failed' | 'email_verification_failed';
+      /** Null when the token is unknown (or was used). */
+      readonly userId: string | null;
+      readonly reason: MailedTokenFailureReason;
+    }
+  | {
+      readonly type: 'email_verification_requested' | 'email_change_requested';
+      readonly userId: string;
+    }
+  | { readonly type: 'email_verified' | 'email_changed'; readonly userId: string }
+  | { readonly type: 'account_deleted'; readonly userId: string }
+  // The mail sender's work, off any request: no addresses, only the outbox row and its kind.
+  | {
+      readonly type: 'mail_sent' | 'mail_retry_scheduled' | 'mail_failed';
+      readonly userId: string | null;
+      readonly mailId: string;
+      readonly kind: string;
+      /** Attempts so far, this one included. */
+      readonly attempts: number;
+      /** Why the attempt failed: an error code and an SMTP status; null when sent. */
+      readonly error: string | null;
+    }
+  | {
       readonly type: 'sessions_revoked';
       readonly userId: string;
       /** The session left alone, when the caller asked to keep its own. */
@@ -84,6 +142,7 @@ export type AuthEvent =
       readonly revokedTokenCount: number;
     }
   | { readonly type: 'admin_tokens_purged'; readonly userId: null; readonly deletedCount: number }
+  | { readonly type: 'admin_user_deleted'; readonly userId: string }
   | {
       readonly type: 'admin_audit_viewed';
       readonly userId: string;

@@ -9,12 +9,14 @@ const LOGIN_FAILURE_OUTCOME: Readonly<Record<LoginFailureReason, LoginOutcome>> 
   bad_password: 'bad_credentials',
   locked: 'locked',
   deactivated: 'deactivated',
+  unverified: 'unverified',
 };
 
 const REFRESH_FAILURE_OUTCOME: Readonly<Record<RefreshFailureReason, RefreshOutcome>> = {
   invalid: 'invalid',
   expired: 'expired',
   deactivated: 'deactivated',
+  unverified: 'unverified',
 };
 
 /** Counts what the services tell happened; it reads the events, never the services. */
@@ -66,6 +68,31 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'sessions_revoked':
         m.allSessionsRevocations.inc();
         return;
+      case 'mail_sent':
+        m.mailsSent.inc({ kind: event.kind });
+        return;
+      case 'mail_failed':
+        m.mailsFailed.inc({ kind: event.kind });
+        return;
+      case 'mail_retry_scheduled':
+        m.mailRetries.inc({ kind: event.kind });
+        return;
+      case 'password_changed':
+      case 'password_reset':
+      case 'email_verified':
+      case 'email_changed':
+      case 'account_deleted':
+        m.accountChanges.inc({ change: event.type });
+        return;
+      case 'password_confirmation_failed':
+      case 'password_reset_requested':
+      case 'password_reset_failed':
+      case 'email_verification_requested':
+      case 'email_change_requested':
+      case 'email_verification_failed':
+        // The audit trail records these; their counts would say little an operator acts on.
+        return;
+      case 'admin_user_deleted':
       case 'admin_user_deactivated':
       case 'admin_user_activated':
       case 'admin_user_unlocked':

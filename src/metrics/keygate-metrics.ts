@@ -1,8 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { AppConfig } from '../config/app-config.js';
+import { MAIL_KINDS } from '../mail/entities/outbox-mail.entity.js';
 
-export const LOGIN_OUTCOMES = ['success', 'bad_credentials', 'locked', 'deactivated'] as const;
+export const LOGIN_OUTCOMES = [
+  'success',
+  'bad_credentials',
+  'locked',
+  'deactivated',
+  'unverified',
+] as const;
 export type LoginOutcome = (typeof LOGIN_OUTCOMES)[number];
 
 export const REFRESH_OUTCOMES = [
@@ -11,11 +18,22 @@ export const REFRESH_OUTCOMES = [
   'expired',
   'invalid',
   'deactivated',
+  'unverified',
 ] as const;
 export type RefreshOutcome = (typeof REFRESH_OUTCOMES)[number];
 
 /** What revoked a descendant: a replay of a revoked token, or a revoke of a rotated one. */
 export const DESCENDANT_REVOCATION_CAUSES = ['reuse_detected', 'revoke'] as const;
+
+/** Account changes made through the account routes. */
+export const ACCOUNT_CHANGES = [
+  'password_changed',
+  'password_reset',
+  'email_verified',
+  'email_changed',
+  'account_deleted',
+] as const;
+export type AccountChange = (typeof ACCOUNT_CHANGES)[number];
 
 export const PASSWORD_HASH_OPERATIONS = ['hash', 'verify'] as const;
 
@@ -99,6 +117,34 @@ export class KeygateMetrics {
     registers: [this.registry],
   });
 
+  readonly mailsSent = new Counter<'kind'>({
+    name: 'keygate_mails_sent_total',
+    help: 'Mails accepted by the SMTP server (or written to a file in development), by kind.',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
+
+  readonly mailsFailed = new Counter<'kind'>({
+    name: 'keygate_mails_failed_total',
+    help: 'Mails given up, by kind: refused for good by the server, or out of attempts.',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
+
+  readonly mailRetries = new Counter<'kind'>({
+    name: 'keygate_mail_retries_total',
+    help: 'Delivery attempts that failed and were scheduled again, by kind.',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
+
+  readonly accountChanges = new Counter<'change'>({
+    name: 'keygate_account_changes_total',
+    help: 'Changes made through the account routes: password_changed, password_reset, email_verified, email_changed, account_deleted.',
+    labelNames: ['change'],
+    registers: [this.registry],
+  });
+
   readonly httpRequestDuration = new Histogram<'method' | 'route' | 'status_code'>({
     name: 'keygate_http_request_duration_seconds',
     help: 'Time to answer a request on the public port, by method, route pattern and status code.',
@@ -126,6 +172,12 @@ export class KeygateMetrics {
     LOGIN_OUTCOMES.forEach((outcome) => this.logins.inc({ outcome }, 0));
     REFRESH_OUTCOMES.forEach((outcome) => this.refreshes.inc({ outcome }, 0));
     DESCENDANT_REVOCATION_CAUSES.forEach((cause) => this.descendantsRevoked.inc({ cause }, 0));
+    for (const kind of MAIL_KINDS) {
+      this.mailsSent.inc({ kind }, 0);
+      this.mailsFailed.inc({ kind }, 0);
+      this.mailRetries.inc({ kind }, 0);
+    }
+    ACCOUNT_CHANGES.forEach((change) => this.accountChanges.inc({ change }, 0));
     PASSWORD_HASH_OPERATIONS.forEach((operation) => this.passwordHashDuration.zero({ operation }));
   }
 }

@@ -60,6 +60,7 @@ describe(SessionsService.name, () => {
     clock = new FakeClock(START);
     const config = {
       jwt: { refreshTokenExpiryDays: 7 },
+      accountFlows: { requireVerifiedEmail: false },
       sessions: { maxActivePerUser: 100 },
     } as AppConfig;
     const moduleRef = await Test.createTestingModule({

@@ -27,13 +27,15 @@ export class AccessTokenService {
     this.lifetimeSeconds = config.jwt.accessTokenExpiryMinutes * 60;
   }
 
-  sign(user: Pick<User, 'id' | 'email'>, sessionId: string): SignedAccessToken {
+  sign(user: Pick<User, 'id' | 'email' | 'emailVerifiedAt'>, sessionId: string): SignedAccessToken {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.lifetimeSeconds;
     const token = this.jwt.sign({
       sub: user.id,
       sid: sessionId,
       email: user.email,
+      // OpenID Connect's claim: whether `email` was proven by a link mailed to it.
+      email_verified: user.emailVerifiedAt !== null,
       jti: randomUUID(),
       iat,
       exp,

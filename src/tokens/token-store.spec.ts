@@ -15,6 +15,7 @@ const USER: User = {
   isActive: true,
   createdAt: new Date('2026-01-01T00:00:00.000Z'),
   lastLoginAt: null,
+  emailVerifiedAt: null,
 };
 
 function token(overrides: Partial<RefreshToken> = {}): RefreshToken {

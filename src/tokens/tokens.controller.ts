@@ -38,6 +38,7 @@ export class TokensController {
       revoked: TokensMessages.revoked,
       expired: TokensMessages.expired,
       deactivated: UsersMessages.deactivated,
+      emailNotVerified: UsersMessages.emailNotVerified,
     },
   })
   refresh(@Body() body: RefreshDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {

@@ -76,6 +76,7 @@ describe(TokensService.name, () => {
         clockSkewSeconds: 0,
         requireActiveSession: false,
       },
+      accountFlows: { requireVerifiedEmail: false },
       sessions: { maxActivePerUser: 3 },
     } as AppConfig;
     const moduleRef = await Test.createTestingModule({

@@ -61,6 +61,7 @@ export interface RevokedSessions {
 export class TokensService {
   private readonly logger = new Logger(TokensService.name);
   private readonly refreshLifetimeMs: number;
+  private readonly requireVerifiedEmail: boolean;
   private readonly maxActiveSessions: number;
   private sqliteStatements: SqliteTokenStatements | undefined;
 
@@ -73,6 +74,7 @@ export class TokensService {
     config: AppConfig,
   ) {
     this.refreshLifetimeMs = config.jwt.refreshTokenExpiryDays * DAY_MS;
+    this.requireVerifiedEmail = config.accountFlows.requireVerifiedEmail;
     this.maxActiveSessions = config.sessions.maxActivePerUser;
   }
 
@@ -154,6 +156,10 @@ export class TokensService {
       if (!user.isActive) {
         return refreshFailed(user.id, 'deactivated');
       }
+      // Opt-in: a session of an unverified account cannot be extended, as it could not be opened.
+      if (this.requireVerifiedEmail && user.emailVerifiedAt === null) {
+        return refreshFailed(user.id, 'unverified');
+      }
       return this.rotate(store, token, user, now, origin);
     });
     this.events.emit(outcome.event, origin);
@@ -205,29 +211,43 @@ export class TokensService {
     options: { readonly reason: string; readonly keepFamilyId?: string | null },
   ): Promise<RevokedSessions> {
     const keepFamilyId = options.keepFamilyId ?? null;
-    const revocation = { at: this.clock.now(), ip: origin.ip, reason: options.reason };
-    const revoked = await this.unitOfWork.transaction(async (m) => {
-      const where = {
-        ...activeTokensOf(userId, revocation.at),
-        ...(keepFamilyId === null ? {} : { familyId: Not(keepFamilyId) }),
-      };
-      const families = new Set(
-        (await m.find(RefreshToken, { select: { familyId: true }, where })).map((t) => t.familyId),
-      );
-      // Sorted, so two calls for one user cannot each hold a lock the other waits for.
-      for (const familyId of [...families].sort()) {
-        await this.unitOfWork.lock(m, familyLockKey(familyId));
-      }
-      const tokens = await m.find(RefreshToken, { select: { id: true, familyId: true }, where });
-      const ids = tokens.map((t) => t.id);
-      if (ids.length > 0) {
-        await m.update(RefreshToken, { id: In(ids), isRevoked: false }, revokedColumns(revocation));
-      }
-      return { revokedTokenIds: ids, sessionIds: [...new Set(tokens.map((t) => t.familyId))] };
-    });
+    const revoked = await this.unitOfWork.transaction((m) =>
+      this.revokeAllWithin(m, userId, origin, { reason: options.reason, keepFamilyId }),
+    );
     const { revokedTokenIds } = revoked;
     this.events.emit({ type: 'sessions_revoked', userId, keepFamilyId, revokedTokenIds }, origin);
     return revoked;
+  }
+
+  /**
+   * revokeAll inside the caller's transaction, for a change that must end the sessions with it
+   * (a new password). Tells no event: the caller's event says why the sessions ended.
+   */
+  async revokeAllWithin(
+    m: EntityManager,
+    userId: string,
+    origin: RequestOrigin,
+    options: { readonly reason: string; readonly keepFamilyId: string | null },
+  ): Promise<RevokedSessions> {
+    const { keepFamilyId } = options;
+    const revocation = { at: this.clock.now(), ip: origin.ip, reason: options.reason };
+    const where = {
+      ...activeTokensOf(userId, revocation.at),
+      ...(keepFamilyId === null ? {} : { familyId: Not(keepFamilyId) }),
+    };
+    const families = new Set(
+      (await m.find(RefreshToken, { select: { familyId: true }, where })).map((t) => t.familyId),
+    );
+    // Sorted, so two calls for one user cannot each hold a lock the other waits for.
+    for (const familyId of [...families].sort()) {
+      await this.unitOfWork.lock(m, familyLockKey(familyId));
+    }
+    const tokens = await m.find(RefreshToken, { select: { id: true, familyId: true }, where });
+    const ids = tokens.map((t) => t.id);
+    if (ids.length > 0) {
+      await m.update(RefreshToken, { id: In(ids), isRevoked: false }, revokedColumns(revocation));
+    }
+    return { revokedTokenIds: ids, sessionIds: [...new Set(tokens.map((t) => t.familyId))] };
   }
 
   /** The stored token with this raw value, or null. A read, for the rules of other modules. */
@@ -353,6 +373,8 @@ export class TokensService {
         throw new UnauthorizedError(TokensMessages.expired);
       case 'deactivated':
         throw new UnauthorizedError(UsersMessages.deactivated);
+      case 'unverified':
+        throw new UnauthorizedError(UsersMessages.emailNotVerified);
     }
   }
 }

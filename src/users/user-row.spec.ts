@@ -23,6 +23,7 @@ describe(userFromSqliteRow.name, () => {
         lockoutEnd: new Date('2026-01-01T00:15:00.123Z'),
         isActive: false,
         lastLoginAt: new Date('2025-12-31T23:59:59.999Z'),
+        emailVerifiedAt: new Date('2025-06-01T08:45:00.500Z'),
       },
     ],
   ])('should read %s exactly as TypeORM hydrates it', async (_case, overrides) => {
@@ -36,6 +37,7 @@ describe(userFromSqliteRow.name, () => {
       isActive: true,
       createdAt: new Date('2025-06-01T08:30:00.007Z'),
       lastLoginAt: null,
+      emailVerifiedAt: null,
       ...overrides,
     };
     await dataSource.getRepository(User).insert(user);

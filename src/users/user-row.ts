@@ -12,11 +12,12 @@ export interface SqliteUserRow {
   readonly isActive: number;
   readonly createdAt: string;
   readonly lastLoginAt: string | null;
+  readonly emailVerifiedAt: string | null;
 }
 
 export const SELECT_USER_BY_ID_SQLITE =
   'SELECT "id", "username", "email", "passwordHash", "failedLoginAttempts", "lockoutEnd", ' +
-  '"isActive", "createdAt", "lastLoginAt" FROM "users" WHERE "id" = ?';
+  '"isActive", "createdAt", "lastLoginAt", "emailVerifiedAt" FROM "users" WHERE "id" = ?';
 
 /** The entity TypeORM would hydrate from the same row (see user-row.spec.ts). */
 export function userFromSqliteRow(row: SqliteUserRow): User {
@@ -30,5 +31,6 @@ export function userFromSqliteRow(row: SqliteUserRow): User {
     isActive: row.isActive === 1,
     createdAt: fromSqliteDatetime(row.createdAt),
     lastLoginAt: fromSqliteDatetime(row.lastLoginAt),
+    emailVerifiedAt: fromSqliteDatetime(row.emailVerifiedAt),
   };
 }

@@ -38,8 +38,8 @@ export class UsersService {
   }
 
   /** `email` must already be normalised (see normalizeEmail). */
-  findByEmail(email: string): Promise<User | null> {
-    return this.unitOfWork.run((m) => m.findOneBy(User, { email }));
+  findByEmail(email: string, manager?: EntityManager): Promise<User | null> {
+    return this.within(manager, (m) => m.findOneBy(User, { email }));
   }
 
   /**
@@ -89,6 +89,65 @@ export class UsersService {
         next,
       ),
     );
+    return result.affected === 1;
+  }
+
+  /**
+   * Sets a new password hash; with `ifStill`, only if the stored one is still that (false when it
+   * changed meanwhile).
+   */
+  async setPasswordHash(
+    id: string,
+    passwordHash: string,
+    manager: EntityManager,
+    ifStill?: string,
+  ): Promise<boolean> {
+    const where = ifStill === undefined ? { id } : { id, passwordHash: ifStill };
+    const result = await manager.update(User, where, { passwordHash });
+    return result.affected === 1;
+  }
+
+  /** Marks `email` proven, if it is still the account's address; false otherwise. */
+  async markEmailVerified(
+    id: string,
+    email: string,
+    at: Date,
+    manager: EntityManager,
+  ): Promise<boolean> {
+    const result = await manager.update(User, { id, email }, { emailVerifiedAt: at });
+    return result.affected === 1;
+  }
+
+  /**
+   * Replaces the address `from` with `to`, proven at `at`; false when the account's address is no
+   * longer `from`. A taken address, even one taken a moment ago, is a ConflictError.
+   */
+  async replaceEmail(
+    id: string,
+    change: { readonly from: string; readonly to: string; readonly at: Date },
+    manager: EntityManager,
+  ): Promise<boolean> {
+    try {
+      const result = await manager.update(
+        User,
+        { id, email: change.from },
+        { email: change.to, emailVerifiedAt: change.at },
+      );
+      return result.affected === 1;
+    } catch (error: unknown) {
+      if (isUniqueViolation(error)) {
+        throw new ConflictError(UsersMessages.emailTaken);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Deletes an account; its refresh tokens, mailed-link tokens and mails go with it (foreign keys
+   * with ON DELETE CASCADE). False when it did not exist.
+   */
+  async delete(id: string): Promise<boolean> {
+    const result = await this.unitOfWork.run((m) => m.delete(User, { id }));
     return result.affected === 1;
   }
 

@@ -31,6 +31,7 @@ const COMMANDS = [
   'users:deactivate <email>',
   'users:activate <email>',
   'users:unlock <email>',
+  'users:delete <email>',
   'sessions:revoke-all <email>',
   'tokens:purge',
   'audit <email> [--limit N]',
@@ -370,6 +371,41 @@ describe('admin CLI', () => {
         `${user.email} (user ${user.id}) had no failed logins or lockout to clear.\n`,
       );
       expect((await cliRows()).map((row) => row.type)).toEqual(['admin_user_unlocked']);
+    });
+  });
+
+  describe('users:delete', () => {
+    it('should delete the account and its tokens, keeping only pseudonymous audit rows', async () => {
+      const registered = await registerUser(t);
+      const other = await registerUser(t);
+
+      const result = await cli(['users:delete', `  ${registered.email.toUpperCase()} `]);
+
+      expect(result).toEqual({
+        code: 0,
+        stdout:
+          `Deleted ${registered.email} (user ${registered.id}), its refresh tokens, ` +
+          'mailed-link tokens and unsent mail.\n',
+        stderr: '',
+      });
+      expect(await tokensOf(registered.id)).toEqual([]);
+      expect((await login(registered.email)).json()).toEqual(
+        errorBody(401, 'Credenciales inválidas.'),
+      );
+      expect((await login(other.email)).status).toBe(200);
+      const rows = await rowsOf(registered.id);
+      expect(rows.map((row) => row.type)).toEqual(['registered', 'admin_user_deleted']);
+      expect(JSON.stringify(rows)).not.toContain(registered.email);
+    });
+
+    it('should exit 1 and change nothing for an unknown account', async () => {
+      const result = await cli(['users:delete', 'nobody@example.com']);
+
+      expect(result).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'keygate-cli: users:delete failed: No account has the e-mail nobody@example.com.\n',
+      });
     });
   });
 

@@ -107,6 +107,19 @@ async function frontEndFlow(baseUrl: string): Promise<Outcome> {
     body: { refreshToken },
   });
   await call('anonymousMe', '/api/auth/me', {});
+  // The account routes: a JSON POST and a DELETE with a body, each behind its own preflight.
+  const newPassword = 'N3w!secure';
+  await call('changePassword', '/api/auth/password/change', {
+    method: 'POST',
+    token,
+    body: { currentPassword: password, newPassword },
+  });
+  await call('deleteAccount', '/api/auth/me', {
+    method: 'DELETE',
+    token,
+    body: { password: newPassword },
+  });
+  await call('meAfterDelete', '/api/auth/me', { token });
   results.registeredUser = registered === undefined ? null : 'yes';
   results.email = email;
   return results;
@@ -168,7 +181,7 @@ describe('A web front end on another origin', () => {
     }
   });
 
-  it('should register, log in, call /me, refresh, list sessions and log out when its origin is allowed', async () => {
+  it('should register, log in, call /me, refresh, list sessions, log out, change the password and delete the account when its origin is allowed', async () => {
     const keygate = await startKeygate(`https://app.example.com,${pageOrigin}`);
     const { page } = await openPage();
 
@@ -190,6 +203,9 @@ describe('A web front end on another origin', () => {
       logout: served(200, 'Token revocado exitosamente.'),
       refreshAfterLogout: served(401, 'Refresh token revocado.'),
       anonymousMe: { ...served(401, 'Unauthorized'), challenge: 'Bearer' },
+      changePassword: served(200, 'Contraseña actualizada exitosamente.'),
+      deleteAccount: served(200, 'Cuenta eliminada exitosamente.'),
+      meAfterDelete: served(404, 'Usuario no encontrado.'),
       registeredUser: 'yes',
       email: expect.any(String),
     });
@@ -212,6 +228,9 @@ describe('A web front end on another origin', () => {
       logout: blocked,
       refreshAfterLogout: blocked,
       anonymousMe: blocked,
+      changePassword: blocked,
+      deleteAccount: blocked,
+      meAfterDelete: blocked,
       registeredUser: null,
       email: expect.any(String),
     });

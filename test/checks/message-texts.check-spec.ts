@@ -9,6 +9,7 @@ import {
 import { DATABASE_UNREACHABLE } from '../../src/health/database.health.js';
 import { BodyMessages } from '../../src/http/body-problems.js';
 import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
+import { MailMessages } from '../../src/mail/mail.messages.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import { UsersMessages } from '../../src/users/users.messages.js';
@@ -26,6 +27,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ...prefixed('UsersMessages', UsersMessages),
   ...prefixed('TokensMessages', TokensMessages),
   ...prefixed('SessionsMessages', SessionsMessages),
+  ...prefixed('MailMessages', MailMessages),
   ['INTERNAL_ERROR_MESSAGE', INTERNAL_ERROR_MESSAGE],
   ['UNAUTHORIZED_MESSAGE', UNAUTHORIZED_MESSAGE],
   ['VALIDATION_PROBLEM_TITLE', VALIDATION_PROBLEM_TITLE],
@@ -43,6 +45,7 @@ const PAGES = [
   'docs/behaviour.md',
   'docs/security.md',
   'docs/deployment.md',
+  'docs/front-end-flows.md',
 ];
 
 /** The placeholder docs/api.md writes for the minutes of the lockout message. */

@@ -21,6 +21,7 @@ export function buildUser(overrides: Partial<User> = {}): User {
     isActive: true,
     createdAt: new Date('2026-01-01T00:00:00.000Z'),
     lastLoginAt: null,
+    emailVerifiedAt: null,
     ...overrides,
   });
 }

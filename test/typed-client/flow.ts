@@ -1,7 +1,7 @@
-// A front end's whole session with Keygate, through the client generated from openapi.json:
-// `openapi-typescript openapi.json -o keygate.d.ts` and `openapi-fetch`. The test compiles it
-// with tsc (strict) next to the generated types, runs it against a live service and reads the
-// JSON it prints. Usage: node flow.js <base URL>.
+// A front end's whole session with Keygate, up to the account's deletion, through the client
+// generated from openapi.json: `openapi-typescript openapi.json -o keygate.d.ts` and
+// `openapi-fetch`. The test compiles it with tsc (strict) next to the generated types, runs it
+// against a live service and reads the JSON it prints. Usage: node flow.js <base URL>.
 import { randomUUID } from 'node:crypto';
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { components, paths } from './keygate.js';
@@ -106,6 +106,22 @@ steps.refreshAfterLogout = {
   message: messageOf(afterLogout.error),
 };
 
+// The account: a new password keeps this session and ends the others; then it is deleted.
+const again = await client.POST('/api/auth/login', { body: { email, password } });
+refreshToken = keep(required(again.data, 'login for the account steps'));
+const newPassword = 'N3w!secure';
+const changed = await client.POST('/api/auth/password/change', {
+  body: { currentPassword: password, newPassword },
+});
+steps.changePassword = { status: changed.response.status, message: changed.data?.message };
+const kept = await client.POST('/api/auth/refresh', { body: { refreshToken } });
+refreshToken = keep(required(kept.data, 'refresh after the password change'));
+steps.refreshAfterPasswordChange = kept.response.status;
+const deleted = await client.DELETE('/api/auth/me', { body: { password: newPassword } });
+steps.deleteAccount = { status: deleted.response.status, message: deleted.data?.message };
+const gone = await client.GET('/api/auth/me');
+steps.meAfterDelete = { status: gone.response.status, message: messageOf(gone.error) };
+
 accessToken = undefined;
 const anonymous = await client.GET('/api/auth/me');
 steps.anonymousMe = {
@@ -137,6 +153,8 @@ export function refusedByTheTypes(): void {
   void client.GET('/api/auth/nothing');
   // @ts-expect-error me is a GET
   void client.POST('/api/auth/me');
+  // @ts-expect-error deleting the account needs the password
+  void client.DELETE('/api/auth/me', { body: {} });
   // @ts-expect-error a session's id is a string
   const id: number = sessions[0]?.id ?? 0;
   void id;

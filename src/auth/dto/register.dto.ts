@@ -5,9 +5,9 @@ import {
   MaxChars,
   Trim,
 } from '../../common/validation/string-rules.js';
-import { IsAcceptableEmail } from '../../users/acceptable-email.js';
-import { EMAIL_MAX_LENGTH, USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
+import { USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
 import { IsAcceptablePassword } from '../password-policy.js';
+import { RegistrationEmail } from './registration-email.js';
 
 export class RegisterDto {
   /** Display name; trimmed. @example "alice" */
@@ -23,12 +23,7 @@ export class RegisterDto {
    * Login identifier; stored in its canonical form (lower case, NFKC, the domain in ASCII), which
    * is what the responses show. @example "alice@example.com"
    */
-  @Trim()
-  @IsString()
-  @IsAcceptableEmail()
-  @MaxChars(EMAIL_MAX_LENGTH)
-  @HasNoControlCharacters()
-  @HasNoInvisibleCharacters()
+  @RegistrationEmail()
   readonly email: string;
 
   /**

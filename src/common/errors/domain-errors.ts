@@ -17,3 +17,6 @@ export class NotFoundError extends DomainError {}
 
 /** An argument is unacceptable in a way request validation cannot see. */
 export class InvalidArgumentError extends DomainError {}
+
+/** A feature the request needs is not available on this deployment (mail not configured). */
+export class UnavailableError extends DomainError {}

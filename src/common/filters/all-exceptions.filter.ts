@@ -18,6 +18,7 @@ import {
   InvalidArgumentError,
   NotFoundError,
   UnauthorizedError,
+  UnavailableError,
 } from '../errors/domain-errors.js';
 import {
   errorBodyAt,
@@ -41,6 +42,7 @@ const DOMAIN_ERROR_STATUS: ReadonlyArray<readonly [DomainErrorClass, HttpStatus]
   [ConflictError, HttpStatus.CONFLICT],
   [NotFoundError, HttpStatus.NOT_FOUND],
   [InvalidArgumentError, HttpStatus.BAD_REQUEST],
+  [UnavailableError, HttpStatus.SERVICE_UNAVAILABLE],
 ];
 
 interface Reply {

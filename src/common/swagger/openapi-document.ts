@@ -16,6 +16,7 @@ import { BEARER_CHALLENGE, INVALID_TOKEN_CHALLENGE } from '../filters/bearer-cha
 import {
   BEARER_REJECTED_EXAMPLES,
   errorBodyExamples,
+  VALIDATION_PROBLEM_EXAMPLES,
   type NamedMessages,
 } from './error-examples.js';
 import { ErrorResponseDto, ProblemDetailsResponseDto } from './error-response.schemas.js';
@@ -24,6 +25,14 @@ import { ErrorResponseDto, ProblemDetailsResponseDto } from './error-response.sc
 export const BEARER_SCHEME = 'bearer';
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+type HttpMethod = (typeof HTTP_METHODS)[number];
+
+/**
+ * The methods whose body Fastify reads before any handler runs, whether or not the handler takes
+ * one: a body-less POST still gets 400, 413 or 415 for a body it was sent. GET and HEAD bodies are
+ * ignored.
+ */
+const BODY_READING_METHODS: ReadonlySet<HttpMethod> = new Set(['post', 'put', 'patch', 'delete']);
 
 /** An answer the global guard gives on every protected route besides the bare 401. */
 export interface GuardRefusal {
@@ -77,7 +86,7 @@ export function buildOpenApiDocument(
     for (const method of HTTP_METHODS) {
       const operation = path[method];
       if (operation !== undefined) {
-        documentSharedFailures(operation, guardRefusals);
+        documentSharedFailures(operation, BODY_READING_METHODS.has(method), guardRefusals);
       }
     }
   }
@@ -92,13 +101,15 @@ export function serializeOpenApiDocument(document: OpenAPIObject): string {
 /**
  * Answers that come from global components rather than from a handler, so no handler declares
  * them: the filter turns any unexpected failure into a 500; the HTTP layer answers 408 to a
- * request that does not arrive in time; Fastify refuses a body that is too large (413) or not
- * JSON (415) before any handler runs; and the global guard rejects a missing or invalid token,
+ * request that does not arrive in time; Fastify refuses a body that is too large (413), not
+ * JSON (415) or malformed (400, problem details) before any handler runs, on every method that
+ * reads one; and the global guard rejects a missing or invalid token,
  * and a token whose account is deactivated or deleted, on every route that is not @Public()
  * (those carry bearer security).
  */
 function documentSharedFailures(
   operation: OperationObject,
+  readsBody: boolean,
   guardRefusals: readonly GuardRefusal[],
 ): void {
   addErrorExamples(
@@ -113,7 +124,9 @@ function documentSharedFailures(
     'The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed.',
     errorBodyExamples(408, { requestTimeout: STATUS_CODES[408] ?? '' }),
   );
-  if (operation.requestBody !== undefined) {
+  if (readsBody) {
+    // A handler that takes a body declares its own 400, with the messages of its rules.
+    operation.responses[400] ??= MALFORMED_BODY_RESPONSE;
     addErrorExamples(
       operation.responses,
       413,
@@ -148,6 +161,17 @@ function documentSharedFailures(
     }
   }
 }
+
+/** The 400 of a body that is not a JSON object, on an operation that takes no body. */
+const MALFORMED_BODY_RESPONSE: ResponseObject = {
+  description: 'The body sent is not a JSON object (problem details).',
+  content: {
+    'application/problem+json': {
+      schema: { $ref: getSchemaPath(ProblemDetailsResponseDto) },
+      examples: VALIDATION_PROBLEM_EXAMPLES,
+    },
+  },
+};
 
 /** RFC 6750 §3, on the guard's `Unauthorized` answer. */
 const BEARER_CHALLENGE_HEADERS: HeadersObject = {

@@ -4,6 +4,9 @@ import { IndexRefreshTokenExpiry1735689600002 } from './1735689600002-IndexRefre
 import { CreateAuthEvents1735689600100 } from './1735689600100-CreateAuthEvents.js';
 import { AddRefreshTokenSessionColumns1795305600000 } from './1795305600000-AddRefreshTokenSessionColumns.js';
 import { CanonicalEmails1795392000000 } from './1795392000000-CanonicalEmails.js';
+import { AddUserEmailVerifiedAt1796000000000 } from './1796000000000-AddUserEmailVerifiedAt.js';
+import { CreateAccountTokens1796000000001 } from './1796000000001-CreateAccountTokens.js';
+import { CreateMailOutbox1796000000002 } from './1796000000002-CreateMailOutbox.js';
 
 /** Every migration, in order. Listed explicitly so the build needs no glob at run time. */
 export const MIGRATIONS = [
@@ -13,4 +16,7 @@ export const MIGRATIONS = [
   CreateAuthEvents1735689600100,
   AddRefreshTokenSessionColumns1795305600000,
   CanonicalEmails1795392000000,
+  AddUserEmailVerifiedAt1796000000000,
+  CreateAccountTokens1796000000001,
+  CreateMailOutbox1796000000002,
 ];

@@ -36,4 +36,8 @@ export class User {
 
   @Column({ type: Date, nullable: true })
   lastLoginAt: Date | null;
+
+  /** When the current address was proven by a link mailed to it; null: never. */
+  @Column({ type: Date, nullable: true })
+  emailVerifiedAt: Date | null;
 }

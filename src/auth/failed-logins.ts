@@ -1,0 +1,73 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
+import { Clock } from '../common/time/clock.js';
+import { AuthEvents } from '../events/auth-events.js';
+import { forRequest } from '../logging/log-fields.js';
+import type { User } from '../users/entities/user.entity.js';
+import { UsersMessages } from '../users/users.messages.js';
+import { UsersService } from '../users/users.service.js';
+import { AuthMessages } from './auth.messages.js';
+import { afterFailedLogin, isLockedOut, remainingLockoutMinutes } from './lockout.js';
+
+/** Why an account may not use its password now, and what it is told. */
+export interface PasswordRefusal {
+  readonly reason: 'deactivated' | 'locked';
+  readonly message: string;
+}
+
+/**
+ * The lockout rules of SPEC §3.1, for every route that checks a password: login, and the account
+ * routes that ask for it again (a stolen access token must not buy unlimited guesses).
+ */
+@Injectable()
+export class FailedLogins {
+  // Lockout warnings keep the context they always had, which operators' alerts may filter on.
+  private readonly logger = new Logger('AuthService');
+
+  constructor(
+    private readonly usersService: UsersService,
+    private readonly clock: Clock,
+    private readonly events: AuthEvents,
+  ) {}
+
+  /** Spec §4.2 order: deactivated, then locked out; null when the password may be checked. */
+  refusalFor(user: User): PasswordRefusal | null {
+    if (!user.isActive) {
+      return { reason: 'deactivated', message: UsersMessages.deactivated };
+    }
+    const now = this.clock.now();
+    if (isLockedOut(user, now)) {
+      const minutes = remainingLockoutMinutes(user.lockoutEnd, now);
+      return { reason: 'locked', message: AuthMessages.lockedOut(minutes) };
+    }
+    return null;
+  }
+
+  /**
+   * Counts a wrong password, and starts a lockout at the fifth. Written only if the lockout state
+   * is still the one read; false when the account changed meanwhile (the caller reads it again).
+   */
+  async record(user: User, origin: RequestOrigin): Promise<boolean> {
+    const next = afterFailedLogin(user, this.clock.now());
+    const written = await this.usersService.replaceLoginState(user.id, user, {
+      failedLoginAttempts: next.failedLoginAttempts,
+      lockoutEnd: next.lockoutEnd,
+    });
+    if (written && next.lockedOut && next.lockoutEnd !== null) {
+      this.events.emit(
+        {
+          type: 'lockout_started',
+          userId: user.id,
+          failedAttempts: next.failedLoginAttempts,
+          lockedUntil: next.lockoutEnd,
+        },
+        origin,
+      );
+      this.logger.warn(
+        `User ${user.id} locked out after ${next.failedLoginAttempts} failed login attempts`,
+        forRequest(origin.requestId),
+      );
+    }
+    return written;
+  }
+}

@@ -1,0 +1,21 @@
+import { hash, randomBytes } from 'node:crypto';
+
+/** 256 bits from the CSPRNG. */
+const OPAQUE_TOKEN_BYTES = 32;
+
+/**
+ * A new bearer secret (base64url, 43 characters) and the digest under which it is stored:
+ * refresh tokens and the tokens of mailed links.
+ */
+export function generateOpaqueToken(): { raw: string; hash: string } {
+  const raw = randomBytes(OPAQUE_TOKEN_BYTES).toString('base64url');
+  return { raw, hash: digestOpaqueToken(raw) };
+}
+
+/**
+ * Such tokens are stored and looked up only by this digest. A plain SHA-256 is enough: the input
+ * has 256 bits of entropy, so there is nothing to brute-force.
+ */
+export function digestOpaqueToken(raw: string): string {
+  return hash('sha256', raw, 'hex');
+}

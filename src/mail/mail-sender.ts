@@ -1,0 +1,303 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { internalOrigin, type RequestOrigin } from '../common/request-origin/request-origin.js';
+import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/app-config.js';
+import { TOKEN_PLACEHOLDER, type MailConfig } from '../config/mail-settings.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { AuthEvents } from '../events/auth-events.js';
+import { OutboxMail, type MailKind } from './entities/outbox-mail.entity.js';
+import { MailTemplates, type TemplateValues } from './mail-templates.js';
+import { createMailTransport, DeliveryError, type MailTransport } from './mail-transport.js';
+import { OutboxMailRepository } from './outbox-mail.repository.js';
+import { OutboxSecrets } from './outbox-secrets.js';
+
+/** What a preparer makes of a requested mail: its account, address, values and token. */
+export interface PreparedMail {
+  readonly userId: string;
+  readonly recipient: string;
+  readonly values: TemplateValues;
+  readonly token?: string;
+  /** Told once the transaction that prepared the mail has committed. */
+  readonly onCommitted?: () => void;
+}
+
+/**
+ * Decides, inside the sender's transaction, what a requested mail becomes: null to send nothing
+ * (no such account, or too soon), or the mail, whose token it writes in that same transaction.
+ */
+export type MailPreparer = (
+  manager: EntityManager,
+  recipient: string,
+  origin: RequestOrigin,
+) => Promise<PreparedMail | null>;
+
+/** Mails claimed, and sent side by side, per round: all within one attempt's deadline. */
+const CLAIM_BATCH = 5;
+const FIRST_RETRY_MS = 30_000;
+const LONGEST_RETRY_MS = 60 * 60_000;
+const PURGE_EVERY_MS = 10 * 60_000;
+const DAY_MS = 24 * 60 * 60_000;
+
+/** Which link template each kind's `{{link}}` is made from. */
+const LINKS: Readonly<Record<MailKind, keyof MailConfig['links'] | null>> = {
+  password_reset: 'resetPassword',
+  email_verification: 'verifyEmail',
+  email_change: 'verifyEmail',
+  email_changed: null,
+};
+
+/**
+ * Delivers the outbox, off every request path: at start-up, every Mail__PollIntervalSeconds, and
+ * at once when a request queued a mail. Each mail is claimed before it is sent (a claim lasts two
+ * attempt deadlines, and the attempt is aborted at one), so of several instances one sends it.
+ * A failed attempt is retried with a doubling delay, up to Mail__MaxAttempts; a permanent SMTP
+ * refusal (5xx) is final at once. Every attempt of a mail sends the same message, Message-ID
+ * included: when a process dies between the server's acceptance and the row's update, the mail
+ * is sent again, identically (docs/operations/mail.md, Delivery guarantee).
+ */
+@Injectable()
+export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(MailSender.name);
+  private readonly settings: MailConfig;
+  private readonly transport: MailTransport | null;
+  private readonly preparers = new Map<MailKind, MailPreparer>();
+  private readonly stopping = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private round: Promise<void> | null = null;
+  private wantsAnotherRound = false;
+  private lastPurge = 0;
+
+  constructor(
+    private readonly repository: OutboxMailRepository,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly templates: MailTemplates,
+    private readonly secrets: OutboxSecrets,
+    private readonly events: AuthEvents,
+    private readonly clock: Clock,
+    config: AppConfig,
+  ) {
+    this.settings = config.mail;
+    this.transport = createMailTransport(config.mail.transport, this.attemptTimeoutMs);
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.transport === null) {
+      this.logger.log('Mail is off: Smtp__Url is not set');
+      return;
+    }
+    this.timer = setInterval(() => this.wake(), this.settings.pollIntervalSeconds * 1000);
+    this.timer.unref();
+    this.wake();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    this.stopping.abort();
+    await this.round;
+    this.transport?.close();
+  }
+
+  registerPreparer(kind: MailKind, preparer: MailPreparer): void {
+    this.preparers.set(kind, preparer);
+  }
+
+  /** Starts a round now, or another one right after the running one. */
+  wake(): void {
+    if (this.transport === null || this.stopping.signal.aborted) {
+      return;
+    }
+    if (this.round !== null) {
+      this.wantsAnotherRound = true;
+      return;
+    }
+    this.round = this.rounds(this.transport).finally(() => {
+      this.round = null;
+    });
+  }
+
+  /** Resolves once no round is running: for tests and the admin CLI. */
+  async idle(): Promise<void> {
+    while (this.round !== null) {
+      await this.round;
+    }
+  }
+
+  private get attemptTimeoutMs(): number {
+    return this.settings.sendTimeoutSeconds * 1000;
+  }
+
+  private async rounds(transport: MailTransport): Promise<void> {
+    do {
+      this.wantsAnotherRound = false;
+      try {
+        await this.deliverDue(transport);
+        await this.purgeNowAndThen();
+      } catch (error: unknown) {
+        this.logger.error(
+          'The mail sender failed; it tries again at its next round',
+          error instanceof Error ? error.stack : String(error),
+        );
+      }
+    } while (this.wantsAnotherRound && !this.stopping.signal.aborted);
+  }
+
+  private async deliverDue(transport: MailTransport): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      const now = this.clock.now();
+      const claim = {
+        id: randomUUID(),
+        now,
+        until: new Date(now.getTime() + 2 * this.attemptTimeoutMs),
+      };
+      const mails = await this.repository.claimDue(claim, CLAIM_BATCH);
+      if (mails.length === 0) {
+        return;
+      }
+      await Promise.all(mails.map((mail) => this.deliver(transport, mail)));
+    }
+  }
+
+  private async deliver(transport: MailTransport, claimed: OutboxMail): Promise<void> {
+    const origin = internalOrigin('mail');
+    const mail = claimed.state === 'requested' ? await this.prepare(claimed) : claimed;
+    if (mail === null) {
+      return;
+    }
+    const outgoing = this.compose(mail);
+    if (outgoing === null) {
+      await this.giveUp(mail, 'ESECRET', origin);
+      return;
+    }
+    const signal = AbortSignal.any([
+      AbortSignal.timeout(this.attemptTimeoutMs),
+      this.stopping.signal,
+    ]);
+    try {
+      await transport.send(outgoing, signal);
+    } catch (error: unknown) {
+      const failure = error instanceof DeliveryError ? error : new DeliveryError('EUNKNOWN', false);
+      if (failure.isPermanent || mail.attempts >= this.settings.maxAttempts) {
+        await this.giveUp(mail, failure.code, origin);
+      } else {
+        await this.retryLater(mail, failure.code, origin);
+      }
+      return;
+    }
+    const recorded = await this.repository.finish(mail, 'sent', this.clock.now(), null);
+    if (!recorded) {
+      this.logger.warn(`Mail ${mail.id} was sent after its claim had lapsed`);
+    }
+    this.tell('mail_sent', mail, null, origin);
+    this.logger.log(`Mail ${mail.id} (${mail.kind}) sent after ${mail.attempts} attempt(s)`);
+  }
+
+  /** A requested mail becomes a pending one, or is dropped, in one transaction with its token. */
+  private async prepare(mail: OutboxMail): Promise<OutboxMail | null> {
+    const preparer = this.preparers.get(mail.kind);
+    if (preparer === undefined) {
+      throw new Error(`No preparer for requested ${mail.kind} mail`);
+    }
+    const { origin } = JSON.parse(mail.params) as { origin: RequestOrigin };
+    const prepared = await this.unitOfWork.transaction(async (m) => {
+      const made = await preparer(m, mail.recipient, origin);
+      if (made === null) {
+        await this.repository.drop(m, mail);
+        return null;
+      }
+      const fields = {
+        userId: made.userId,
+        recipient: made.recipient,
+        params: JSON.stringify(made.values),
+        secret: made.token === undefined ? null : this.secrets.seal(made.token),
+      };
+      if (!(await this.repository.prepare(m, mail, fields))) {
+        throw new Error(`The claim on mail ${mail.id} lapsed while it was prepared`);
+      }
+      return {
+        mail: Object.assign(new OutboxMail(), { ...mail, ...fields, state: 'pending' }),
+        onCommitted: made.onCommitted,
+      };
+    });
+    prepared?.onCommitted?.();
+    return prepared?.mail ?? null;
+  }
+
+  /** The message, or null when its token cannot be opened (the secret that sealed it is gone). */
+  private compose(mail: OutboxMail) {
+    const values = JSON.parse(mail.params) as TemplateValues;
+    const linkKey = LINKS[mail.kind];
+    let link: string | undefined;
+    if (linkKey !== null) {
+      const token = mail.secret === null ? null : this.secrets.open(mail.secret);
+      if (token === null) {
+        return null;
+      }
+      link = this.settings.links[linkKey].replaceAll(TOKEN_PLACEHOLDER, encodeURIComponent(token));
+    }
+    const rendered = this.templates.render(
+      mail.kind,
+      link === undefined ? values : { ...values, link },
+    );
+    return {
+      ...rendered,
+      id: mail.id,
+      from: this.settings.from,
+      to: mail.recipient,
+      messageId: `<${mail.id}@${domainOf(this.settings.from)}>`,
+      date: mail.createdAt,
+    };
+  }
+
+  private async retryLater(mail: OutboxMail, code: string, origin: RequestOrigin): Promise<void> {
+    const delay = Math.min(FIRST_RETRY_MS * 2 ** (mail.attempts - 1), LONGEST_RETRY_MS);
+    await this.repository.retryAt(mail, new Date(this.clock.now().getTime() + delay), code);
+    this.tell('mail_retry_scheduled', mail, code, origin);
+    this.logger.warn(
+      `Mail ${mail.id} (${mail.kind}) not sent (${code}); attempt ${mail.attempts + 1} in ${delay / 1000} s`,
+    );
+  }
+
+  private async giveUp(mail: OutboxMail, code: string, origin: RequestOrigin): Promise<void> {
+    await this.repository.finish(mail, 'failed', this.clock.now(), code);
+    this.tell('mail_failed', mail, code, origin);
+    this.logger.error(
+      `Mail ${mail.id} (${mail.kind}) given up after ${mail.attempts} attempt(s): ${code}`,
+    );
+  }
+
+  private tell(
+    type: 'mail_sent' | 'mail_retry_scheduled' | 'mail_failed',
+    mail: OutboxMail,
+    error: string | null,
+    origin: RequestOrigin,
+  ): void {
+    const { userId, id: mailId, kind, attempts } = mail;
+    this.events.emit({ type, userId, mailId, kind, attempts, error }, origin);
+  }
+
+  private async purgeNowAndThen(): Promise<void> {
+    const now = this.clock.now().getTime();
+    if (now - this.lastPurge < PURGE_EVERY_MS) {
+      return;
+    }
+    this.lastPurge = now;
+    const cutoff = new Date(now - this.settings.retentionDays * DAY_MS);
+    const deleted = await this.repository.purgeFinishedBefore(cutoff);
+    if (deleted > 0) {
+      this.logger.log(`Deleted ${deleted} finished mail(s) from the outbox`);
+    }
+  }
+}
+
+/** The domain of the From address, for Message-IDs. */
+function domainOf(from: string): string {
+  const match = /@([^>\s]+)>?\s*$/.exec(from);
+  return match?.[1] ?? 'localhost';
+}

@@ -1,0 +1,3 @@
+export const MailMessages = {
+  unavailable: 'El envío de correos no está configurado.',
+} as const;
