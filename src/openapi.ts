@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { AppModule } from './app.module.js';
 import { configureApp, createHttpAdapter, openApiDocumentOf } from './app.setup.js';
 import { serializeOpenApiDocument } from './common/swagger/openapi-document.js';
+import { EXTENSIONS } from './extensions.js';
 
 // `npm run openapi`: writes the contract, openapi.json, from the code, whatever the mode; the
 // application is built (on a throwaway in-memory database) but never listens. An optional
@@ -28,7 +29,7 @@ const CONTRACT_ENVIRONMENT: Readonly<Record<string, string>> = {
 
 async function writeContract(output: string): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
-    await AppModule.forRoot({ environment: CONTRACT_ENVIRONMENT }),
+    await AppModule.forRoot({ environment: CONTRACT_ENVIRONMENT, extensions: EXTENSIONS }),
     createHttpAdapter(),
     { abortOnError: false, bodyParser: false, logger: ['error'] },
   );

@@ -15,14 +15,14 @@ export class AdminCliModule {
    * Rejects with a ConfigurationError when the configuration is invalid. Without `migrate`, the
    * database is used as it is, pending migrations left pending: for diagnostics a migration needs.
    */
-  static async forRoot({ migrate = true }: DatabaseOptions = {}): Promise<DynamicModule> {
+  static async forRoot(database: DatabaseOptions = {}): Promise<DynamicModule> {
     return {
       module: AdminCliModule,
       imports: [
         await AppConfigModule.forRoot({ overrides: { TokenCleanup__Enabled: 'false' } }),
         ClockModule,
         EventsModule,
-        DatabaseModule.forRoot({ migrate }),
+        DatabaseModule.forRoot(database),
         AdminModule,
       ],
     };
