@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp, createHttpAdapter } from '../../src/app.setup.js';
 import { Clock } from '../../src/common/time/clock.js';
+import type { KeygateExtension } from '../../src/database/keygate-extension.js';
 import { ManagementServer } from '../../src/metrics/management-server.js';
 import { AppConfig } from '../../src/config/app-config.js';
 import { FakeClock } from './fake-clock.js';
@@ -58,6 +59,8 @@ export interface TestAppOptions {
   readonly override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
   /** Modules mounted next to AppModule, as a team would add its own (see docs/development.md, Extending). */
   readonly imports?: ReadonlyArray<Type | DynamicModule>;
+  /** Extensions mounted as src/extensions.ts mounts them: modules with their migrations. */
+  readonly extensions?: readonly KeygateExtension[];
   /**
    * Nest's Logger writes through pino into `logs`, as in production, instead of into `logger`.
    * Every app of a test file shares one pino logger, built for the first (see LogSink), so all
@@ -89,7 +92,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 
   const builder = Test.createTestingModule({
     imports: [
-      await AppModule.forRoot({ environment, logDestination: testLogSink }),
+      await AppModule.forRoot({
+        environment,
+        logDestination: testLogSink,
+        extensions: options.extensions,
+      }),
       ...(options.imports ?? []),
     ],
   })
