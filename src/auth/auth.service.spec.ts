@@ -100,6 +100,8 @@ class GatedPasswordHasher extends FakePasswordHasher {
 
 /** An in-memory user table that applies what the service writes. */
 class FakeUsersService {
+  /** The real loop, over this fake's reads. */
+  readonly retryOnLoginStateChange = UsersService.prototype.retryOnLoginStateChange;
   readonly users = new Map<string, User>();
   readonly lookups: string[] = [];
   readonly inserted: Array<{ user: User; manager: EntityManager }> = [];

@@ -93,7 +93,7 @@ export class AuthService {
       return new UnauthorizedError(message);
     };
     return this.accountLock.run(email, async () => {
-      let user = await this.usersService.findByEmail(email);
+      const user = await this.usersService.findByEmail(email);
       if (user === null) {
         await this.passwordHasher.verifyAgainstDummy(request.password);
         throw refuse(null, 'unknown_email', AuthMessages.invalidCredentials);
@@ -106,22 +106,22 @@ export class AuthService {
         await this.emailVerification.remind(user, origin);
         throw refuse(user.id, 'unverified', UsersMessages.emailNotVerified);
       }
-      for (;;) {
-        if (isCorrect) {
-          const response = await this.recordSuccess(user, request.password, origin);
-          if (response !== null) {
-            return response;
+      return this.usersService.retryOnLoginStateChange(
+        user,
+        async (current) => {
+          if (isCorrect) {
+            return this.recordSuccess(current, request.password, origin);
           }
-        } else if (await this.failedLogins.record(user, origin)) {
-          throw refuse(user.id, 'bad_password', AuthMessages.invalidCredentials);
-        }
-        const again = await this.usersService.findById(user.id);
-        if (again === null) {
-          throw refuse(null, 'unknown_email', AuthMessages.invalidCredentials);
-        }
-        user = again;
-        this.assertMayLogIn(user, refuse);
-      }
+          if (await this.failedLogins.record(current, origin)) {
+            throw refuse(current.id, 'bad_password', AuthMessages.invalidCredentials);
+          }
+          return null;
+        },
+        {
+          whenGone: () => refuse(null, 'unknown_email', AuthMessages.invalidCredentials),
+          onReread: (current) => this.assertMayLogIn(current, refuse),
+        },
+      );
     });
   }
 
