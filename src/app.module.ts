@@ -4,6 +4,7 @@ import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { JwtAuthGuard } from './auth/jwt-auth.guard.js';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
+import { RandomModule } from './common/random/random.module.js';
 import { ClockModule } from './common/time/clock.module.js';
 import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import { AppConfigModule, type AppConfigOptions } from './config/app-config.module.js';
@@ -34,6 +35,7 @@ export class AppModule {
         await AppConfigModule.forRoot(options),
         LoggingModule.forRoot(options),
         ClockModule,
+        RandomModule,
         EventsModule,
         MetricsModule,
         DatabaseModule.forRoot({ extensionMigrations: extensionMigrationsOf(extensions) }),

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { RandomModule } from '../common/random/random.module.js';
 import { ClockModule } from '../common/time/clock.module.js';
 import { AppConfigModule } from '../config/app-config.module.js';
 import { DatabaseModule, type DatabaseOptions } from '../database/database.module.js';
@@ -21,6 +22,7 @@ export class AdminCliModule {
       imports: [
         await AppConfigModule.forRoot({ overrides: { TokenCleanup__Enabled: 'false' } }),
         ClockModule,
+        RandomModule,
         EventsModule,
         DatabaseModule.forRoot(database),
         AdminModule,

@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AuditWriter } from '../audit/audit-writer.js';
+import { RandomSource } from '../common/random/random-source.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { extensionMigrationsOf, type KeygateExtension } from '../database/keygate-extension.js';
 import { AdminCliModule } from './admin-cli.module.js';
@@ -55,7 +56,11 @@ export async function runCli(
       logger: new CliLogger(),
       abortOnError: false,
     });
-    const output = await execute(app.get(AdminService), invocation, cliOrigin());
+    const output = await execute(
+      app.get(AdminService),
+      invocation,
+      cliOrigin(app.get(RandomSource)),
+    );
     streams.out.write(`${output}\n`);
     return ExitCode.ok;
   } catch (error: unknown) {

@@ -8,6 +8,7 @@ import { originAt } from '../../test/utils/origin.js';
 import { errorOf } from '../../test/utils/rejection.js';
 import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
+import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
@@ -251,6 +252,7 @@ describe(AuthService.name, () => {
         { provide: PasswordHasher, useValue: passwordHasher },
         { provide: UnitOfWork, useValue: unitOfWork },
         { provide: Clock, useValue: new FakeClock(NOW) },
+        RandomSource,
         AuthEvents,
       ],
     }).compile();
