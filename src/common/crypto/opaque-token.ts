@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { RandomSource } from '../random/random-source.js';
 
-/** 256 bits from the CSPRNG. */
+/** 256 bits from the RandomSource, which in the service is the CSPRNG. */
 const OPAQUE_TOKEN_BYTES = 32;
 
 /**
