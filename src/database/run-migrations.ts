@@ -39,7 +39,11 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
   }
 }
 
-const CORE = new Set<string>(MIGRATIONS.map((migration) => migration.name));
+const CORE: ReadonlySet<unknown> = new Set(MIGRATIONS);
+
+function isCore(migration: Migration): boolean {
+  return CORE.has(migration.instance?.constructor);
+}
 
 /**
  * TypeORM orders every migration by its timestamp alone, so an extension's migration written
@@ -50,8 +54,8 @@ class CoreFirstMigrationExecutor extends MigrationExecutor {
   protected override getMigrations(): Migration[] {
     const byTimestamp = super.getMigrations();
     return [
-      ...byTimestamp.filter((migration) => CORE.has(migration.name)),
-      ...byTimestamp.filter((migration) => !CORE.has(migration.name)),
+      ...byTimestamp.filter(isCore),
+      ...byTimestamp.filter((migration) => !isCore(migration)),
     ];
   }
 }
