@@ -38,6 +38,35 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
+    // Randomness comes from the injected RandomSource, as time comes from Clock (STYLE.md §1).
+    files: ['src/**/*.ts'],
+    ignores: ['src/common/random/random-source.ts', 'src/**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:crypto', 'crypto'].map((name) => ({
+            name,
+            importNames: ['randomBytes', 'randomUUID', 'randomInt', 'randomFill', 'getRandomValues'],
+            message: 'Take randomness from the injected RandomSource (src/common/random).',
+          })),
+        },
+      ],
+      'no-restricted-properties': [
+        'error',
+        ...[
+          ['crypto', 'randomUUID'],
+          ['crypto', 'getRandomValues'],
+          ['Math', 'random'],
+        ].map(([object, property]) => ({
+          object,
+          property,
+          message: 'Take randomness from the injected RandomSource (src/common/random).',
+        })),
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -4,10 +4,12 @@ import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { JwtAuthGuard } from './auth/jwt-auth.guard.js';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
+import { RandomModule } from './common/random/random.module.js';
 import { ClockModule } from './common/time/clock.module.js';
 import { AppValidationPipe } from './common/validation/validation.pipe.js';
 import { AppConfigModule, type AppConfigOptions } from './config/app-config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { extensionMigrationsOf, type KeygateExtension } from './database/keygate-extension.js';
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -17,25 +19,33 @@ import { LoggingModule, type LoggingOptions } from './logging/logging.module.js'
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 
+export interface AppModuleOptions extends AppConfigOptions, LoggingOptions {
+  /** Modules a team adds, with the migrations of their tables (src/extensions.ts lists them). */
+  readonly extensions?: readonly KeygateExtension[];
+}
+
 @Module({})
 export class AppModule {
   /** Rejects with a ConfigurationError when the configuration is invalid. */
-  static async forRoot(options: AppConfigOptions & LoggingOptions = {}): Promise<DynamicModule> {
+  static async forRoot(options: AppModuleOptions = {}): Promise<DynamicModule> {
+    const extensions = options.extensions ?? [];
     return {
       module: AppModule,
       imports: [
         await AppConfigModule.forRoot(options),
         LoggingModule.forRoot(options),
         ClockModule,
+        RandomModule,
         EventsModule,
         MetricsModule,
-        DatabaseModule.forRoot(),
+        DatabaseModule.forRoot({ extensionMigrations: extensionMigrationsOf(extensions) }),
         UsersModule,
         TokensModule,
         AuthModule,
         HealthModule,
         SessionsModule,
         AuditModule,
+        ...extensions.map((extension) => extension.module),
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

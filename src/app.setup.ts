@@ -4,6 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ACCOUNT_REFUSALS } from './auth/jwt-auth.guard.js';
 import { ClientAddressResolver } from './common/network/client-address.js';
+import { RandomSource } from './common/random/random-source.js';
 import { Clock } from './common/time/clock.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
 import { buildOpenApiDocument } from './common/swagger/openapi-document.js';
@@ -20,14 +21,15 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 /**
  * The HTTP adapter. Only `application/json` bodies are parsed, strictly (useStrictJsonBodies);
  * any other body type is a 415. The app must be created with `bodyParser: false` so Nest does
- * not add parsers of its own.
+ * not add parsers of its own. `random` makes the ids of requests that bring none (the adapter
+ * exists before the application, so it is handed in rather than injected).
  */
-export function createHttpAdapter(): FastifyAdapter {
+export function createHttpAdapter(random: RandomSource = new RandomSource()): FastifyAdapter {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    genReqId: (request: IncomingMessage) => requestIdFrom(request.headers['x-request-id']),
+    genReqId: (request: IncomingMessage) => requestIdFrom(request.headers['x-request-id'], random),
     frameworkErrors: answerFrameworkError,
   });
   adapter.getInstance().removeContentTypeParser('text/plain');

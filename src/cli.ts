@@ -1,8 +1,9 @@
 import 'reflect-metadata';
 import { runCli } from './admin/admin-cli.js';
+import { EXTENSIONS } from './extensions.js';
 
 // The admin CLI: `npm run cli -- <command>`. Commands and exit codes: src/admin/cli-arguments.ts.
-runCli(process.argv.slice(2), { out: process.stdout, err: process.stderr }).then(
+runCli(process.argv.slice(2), { out: process.stdout, err: process.stderr }, EXTENSIONS).then(
   (code) => {
     process.exitCode = code;
   },

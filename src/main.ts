@@ -5,12 +5,13 @@ import { NativeLogger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { configureApp, createHttpAdapter } from './app.setup.js';
 import { AppConfig } from './config/app-config.js';
+import { EXTENSIONS } from './extensions.js';
 import { ManagementServer } from './metrics/management-server.js';
 import { exitGracefullyOnSignals } from './shutdown.js';
 
 async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
-    await AppModule.forRoot(),
+    await AppModule.forRoot({ extensions: EXTENSIONS }),
     createHttpAdapter(),
     // Nest's start-up lines wait for pino. If start-up fails they are dropped, with their stack
     // traces: the one line below says why.

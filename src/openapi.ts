@@ -1,12 +1,13 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { AppModule } from './app.module.js';
 import { configureApp, createHttpAdapter, openApiDocumentOf } from './app.setup.js';
+import { RandomSource } from './common/random/random-source.js';
 import { serializeOpenApiDocument } from './common/swagger/openapi-document.js';
+import { EXTENSIONS } from './extensions.js';
 
 // `npm run openapi`: writes the contract, openapi.json, from the code, whatever the mode; the
 // application is built (on a throwaway in-memory database) but never listens. An optional
@@ -21,14 +22,14 @@ const CONTRACT_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url))
  */
 const CONTRACT_ENVIRONMENT: Readonly<Record<string, string>> = {
   NODE_ENV: 'production',
-  Jwt__SecretKey: randomBytes(48).toString('base64url'),
+  Jwt__SecretKey: new RandomSource().bytes(48).toString('base64url'),
   ConnectionStrings__DefaultConnection: ':memory:',
   TokenCleanup__Enabled: 'false',
 };
 
 async function writeContract(output: string): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
-    await AppModule.forRoot({ environment: CONTRACT_ENVIRONMENT }),
+    await AppModule.forRoot({ environment: CONTRACT_ENVIRONMENT, extensions: EXTENSIONS }),
     createHttpAdapter(),
     { abortOnError: false, bodyParser: false, logger: ['error'] },
   );

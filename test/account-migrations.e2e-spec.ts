@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { parseConnectionString } from '../src/config/connection-string.js';
+import { ENTITIES } from '../src/database/data-source.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { AddUserEmailVerifiedAt1796000000000 } from '../src/database/migrations/1796000000000-AddUserEmailVerifiedAt.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
@@ -21,13 +22,16 @@ describe('migrations of the account flows', () => {
   /** A data source on the test database that knows `migrations`. */
   const connect = (migrations: typeof MIGRATIONS): Promise<DataSource> =>
     new DataSource({
-      ...dataSourceOptions({
-        target: parseConnectionString(database.connectionString),
-        poolSize: 2,
-        connectionTimeoutMs: 5_000,
-        statementTimeoutMs: 5_000,
-      }),
-      migrations,
+      ...dataSourceOptions(
+        {
+          target: parseConnectionString(database.connectionString),
+          poolSize: 2,
+          connectionTimeoutMs: 5_000,
+          statementTimeoutMs: 5_000,
+        },
+        { entities: ENTITIES },
+      ),
+      migrations: [...migrations],
     }).initialize();
 
   const at = (iso: string): string =>

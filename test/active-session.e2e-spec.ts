@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AdminModule } from '../src/admin/admin.module.js';
 import { AdminService } from '../src/admin/admin.service.js';
+import { RandomSource } from '../src/common/random/random-source.js';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { NEWEST_TOKEN_OF_FAMILY } from '../src/sessions/sessions.service.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
@@ -254,9 +255,9 @@ describe('The session of an access token', () => {
       const second = await login(t, user);
       const admin = t.app.get(AdminService);
 
-      await admin.deactivate(user.email, internalOrigin('cli'));
+      await admin.deactivate(user.email, internalOrigin('cli', t.app.get(RandomSource)));
       const whileDeactivated = await t.get(ME, user.accessToken);
-      await admin.activate(user.email, internalOrigin('cli'));
+      await admin.activate(user.email, internalOrigin('cli', t.app.get(RandomSource)));
 
       // The bearer guard's own account check answers first while the account is deactivated.
       expect({ status: whileDeactivated.status, body: whileDeactivated.json() }).toEqual({

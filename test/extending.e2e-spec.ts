@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { registerUser } from './factories/user.factory.js';
 import { GreetingModule } from './extending/greeting.module.js';
 import { useSharedTestApp } from './utils/create-test-app.js';
 import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { decodeJwt } from './utils/jwt.js';
-import { codeShownFor } from './utils/page-code.js';
+import { asInSource, codeShownFor } from './utils/page-code.js';
 
 // The "Extending" example of docs/development.md, mounted into the real application: its files
 // here are the page's code, so what the page promises about a team's own module is what is tested.
@@ -18,22 +17,15 @@ const MODULE_FILES = [
 const HELLO = '/api/greetings/hello';
 const ME = '/api/greetings/me';
 
-/**
- * The file as it would sit in src/greeting: the page's module lives in src, this copy one
- * folder deeper under test, so `../../src/common/…` here is `../common/…` there.
- */
-function asInSource(file: string): string {
-  const text = readFileSync(new URL(`./extending/${file}`, import.meta.url), 'utf8');
-  return text.replace(/(['"])((?:\.\.\/)*)\.\.\/src\//g, '$1$2');
-}
-
 describe('Extending: a module added by a team', () => {
-  const t = useSharedTestApp({ imports: [GreetingModule] });
+  const t = useSharedTestApp({ extensions: [{ module: GreetingModule }] });
 
   it.each(MODULE_FILES)(
     'should be the code docs/development.md shows for src/greeting/%s',
     (file) => {
-      expect(codeShownFor('docs/development.md', `src/greeting/${file}`)).toBe(asInSource(file));
+      expect(codeShownFor('docs/development.md', `src/greeting/${file}`)).toBe(
+        asInSource('extending', file),
+      );
     },
   );
 

@@ -1,5 +1,6 @@
 import { DataSource, type MigrationInterface } from 'typeorm';
 import { parseConnectionString } from '../src/config/connection-string.js';
+import { ENTITIES } from '../src/database/data-source.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { AddRefreshTokenSessionColumns1795305600000 } from '../src/database/migrations/1795305600000-AddRefreshTokenSessionColumns.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
@@ -49,12 +50,15 @@ describe('migration AddRefreshTokenSessionColumns', () => {
     migrations: ReadonlyArray<new () => MigrationInterface>,
   ): Promise<DataSource> {
     const dataSource = new DataSource({
-      ...dataSourceOptions({
-        target: parseConnectionString(database.connectionString),
-        poolSize: 2,
-        connectionTimeoutMs: 5_000,
-        statementTimeoutMs: 5_000,
-      }),
+      ...dataSourceOptions(
+        {
+          target: parseConnectionString(database.connectionString),
+          poolSize: 2,
+          connectionTimeoutMs: 5_000,
+          statementTimeoutMs: 5_000,
+        },
+        { entities: ENTITIES },
+      ),
       migrations: [...migrations],
     });
     open.push(await dataSource.initialize());

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { RandomModule } from '../common/random/random.module.js';
 import { ClockModule } from '../common/time/clock.module.js';
 import { AppConfigModule } from '../config/app-config.module.js';
 import { DatabaseModule, type DatabaseOptions } from '../database/database.module.js';
@@ -15,14 +16,15 @@ export class AdminCliModule {
    * Rejects with a ConfigurationError when the configuration is invalid. Without `migrate`, the
    * database is used as it is, pending migrations left pending: for diagnostics a migration needs.
    */
-  static async forRoot({ migrate = true }: DatabaseOptions = {}): Promise<DynamicModule> {
+  static async forRoot(database: DatabaseOptions = {}): Promise<DynamicModule> {
     return {
       module: AdminCliModule,
       imports: [
         await AppConfigModule.forRoot({ overrides: { TokenCleanup__Enabled: 'false' } }),
         ClockModule,
+        RandomModule,
         EventsModule,
-        DatabaseModule.forRoot({ migrate }),
+        DatabaseModule.forRoot(database),
         AdminModule,
       ],
     };

@@ -1,7 +1,9 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AuditWriter } from '../audit/audit-writer.js';
+import { RandomSource } from '../common/random/random-source.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
+import { extensionMigrationsOf, type KeygateExtension } from '../database/keygate-extension.js';
 import { AdminCliModule } from './admin-cli.module.js';
 import { AdminService } from './admin.service.js';
 import { cliOrigin } from './cli-origin.js';
@@ -21,9 +23,14 @@ export interface CliStreams {
  * Runs one command line and returns the exit code. This is the one place that turns failures
  * into exit codes and messages: a wrong command line is 2 and starts nothing; anything that
  * fails once the command runs (unknown account, configuration, database) is 1. The audit trail
- * is written before the database closes, whatever happened.
+ * is written before the database closes, whatever happened. The migrations of `extensions` run
+ * after the core's, as the service runs them, so either may be the first to meet a database.
  */
-export async function runCli(argv: readonly string[], streams: CliStreams): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  streams: CliStreams,
+  extensions: readonly KeygateExtension[] = [],
+): Promise<number> {
   let invocation: CliInvocation;
   try {
     invocation = parseCliArguments(argv);
@@ -43,11 +50,17 @@ export async function runCli(argv: readonly string[], streams: CliStreams): Prom
   try {
     // The collision report is what a failed e-mail migration asks for: it must run before it.
     const migrate = invocation.command !== 'users:email-collisions';
-    app = await NestFactory.createApplicationContext(await AdminCliModule.forRoot({ migrate }), {
+    const extensionMigrations = extensionMigrationsOf(extensions);
+    const module = await AdminCliModule.forRoot({ migrate, extensionMigrations });
+    app = await NestFactory.createApplicationContext(module, {
       logger: new CliLogger(),
       abortOnError: false,
     });
-    const output = await execute(app.get(AdminService), invocation, cliOrigin());
+    const output = await execute(
+      app.get(AdminService),
+      invocation,
+      cliOrigin(app.get(RandomSource)),
+    );
     streams.out.write(`${output}\n`);
     return ExitCode.ok;
   } catch (error: unknown) {

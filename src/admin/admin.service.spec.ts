@@ -30,6 +30,8 @@ const buildAlice = (overrides: Partial<User> = {}): User => buildUser({ ...ALICE
 
 /** Users held in memory, with every call written down in order. */
 class FakeUsers {
+  /** The real loop, over this fake's reads. */
+  readonly retryOnLoginStateChange = UsersService.prototype.retryOnLoginStateChange;
   readonly calls: string[] = [];
   /** States a concurrent login writes just before the next compare-and-set. */
   readonly interleaved: LockoutState[] = [];

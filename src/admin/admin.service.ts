@@ -97,30 +97,27 @@ export class AdminService {
    * read, as a login writes it, so a failure counted meanwhile is cleared too, and reported.
    */
   async unlock(email: string, origin: RequestOrigin): Promise<UnlockResult> {
-    let user = await this.findUser(email);
-    for (;;) {
-      const { failedLoginAttempts: failedAttempts, lockoutEnd: lockedUntil } = user;
-      const isClear = failedAttempts === 0 && lockedUntil === null;
-      if (
-        isClear ||
-        (await this.usersService.replaceLoginState(user.id, user, {
-          failedLoginAttempts: 0,
-          lockoutEnd: null,
-        }))
-      ) {
+    return this.usersService.retryOnLoginStateChange(
+      await this.findUser(email),
+      async (current): Promise<UnlockResult | null> => {
+        const { failedLoginAttempts: failedAttempts, lockoutEnd: lockedUntil } = current;
+        const isClear = failedAttempts === 0 && lockedUntil === null;
+        const cleared = { failedLoginAttempts: 0, lockoutEnd: null };
+        if (
+          !isClear &&
+          !(await this.usersService.replaceLoginState(current.id, current, cleared))
+        ) {
+          return null;
+        }
         this.events.emit(
-          { type: 'admin_user_unlocked', userId: user.id, failedAttempts, lockedUntil },
+          { type: 'admin_user_unlocked', userId: current.id, failedAttempts, lockedUntil },
           origin,
         );
-        this.logger.log(`User ${user.id} unlocked by an administrator`);
-        return { account: accountOf(user), failedAttempts, lockedUntil };
-      }
-      const again = await this.usersService.findById(user.id);
-      if (again === null) {
-        throw new NotFoundError(AdminMessages.unknownUser(user.email));
-      }
-      user = again;
-    }
+        this.logger.log(`User ${current.id} unlocked by an administrator`);
+        return { account: accountOf(current), failedAttempts, lockedUntil };
+      },
+      { whenGone: (last) => new NotFoundError(AdminMessages.unknownUser(last.email)) },
+    );
   }
 
   /**

@@ -5,6 +5,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { originAt } from '../../test/utils/origin.js';
+import { RandomSource } from '../common/random/random-source.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
@@ -66,7 +67,7 @@ describe(AuditWriter.name, () => {
     dataSource = await createInMemoryDataSource();
     unitOfWork = new ObservedUnitOfWork(dataSource);
     events = new AuthEvents(new FakeClock(NOW));
-    sut = new AuditWriter(events, unitOfWork);
+    sut = new AuditWriter(events, unitOfWork, new RandomSource());
     sut.onModuleInit();
   });
 

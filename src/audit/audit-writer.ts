@@ -7,6 +7,7 @@ import { AuthEvents } from '../events/auth-events.js';
 import { toAuditEvent } from './audit-row.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
 import { EventIdGenerator } from './event-id.js';
+import { RandomSource } from '../common/random/random-source.js';
 
 /** Rows per INSERT: one statement, so a batch is written whole or not at all. */
 export const AUDIT_BATCH_SIZE = 100;
@@ -22,16 +23,20 @@ export const AUDIT_MAX_PENDING = 10_000;
 @Injectable()
 export class AuditWriter implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(AuditWriter.name);
-  private readonly ids = new EventIdGenerator();
   private queue: AuditEvent[] = [];
   private draining: Promise<void> | null = null;
   private dropped = 0;
   private sqliteInsert: Statement<unknown[]> | undefined;
 
+  private readonly ids: EventIdGenerator;
+
   constructor(
     private readonly events: AuthEvents,
     private readonly unitOfWork: UnitOfWork,
-  ) {}
+    random: RandomSource,
+  ) {
+    this.ids = new EventIdGenerator(random);
+  }
 
   onModuleInit(): void {
     this.events.subscribe((record) => this.enqueue(record));

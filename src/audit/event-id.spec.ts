@@ -1,11 +1,22 @@
+import { SequenceRandomSource } from '../../test/utils/fake-random.js';
+import { RandomSource } from '../common/random/random-source.js';
 import { EventIdGenerator } from './event-id.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const AT = new Date('2026-01-01T00:00:00.000Z');
 
 describe(EventIdGenerator.name, () => {
+  it('should take its random bits from the injected source', () => {
+    const sut = new EventIdGenerator(new SequenceRandomSource());
+
+    // The source's first ten bytes are the number 1: bits 62-73 (zero) follow the version
+    // nibble, bits 0-61 the variant bits; the next id of that millisecond adds one.
+    expect(sut.next(AT)).toBe('019b76da-a800-7000-8000-000000000001');
+    expect(sut.next(AT)).toBe('019b76da-a800-7000-8000-000000000002');
+  });
+
   it('should make version 7 UUIDs that start with the time', () => {
-    const sut = new EventIdGenerator();
+    const sut = new EventIdGenerator(new RandomSource());
 
     const id = sut.next(AT);
 
@@ -14,7 +25,7 @@ describe(EventIdGenerator.name, () => {
   });
 
   it('should make ids that grow within one millisecond', () => {
-    const sut = new EventIdGenerator();
+    const sut = new EventIdGenerator(new RandomSource());
 
     const ids = Array.from({ length: 1000 }, () => sut.next(AT));
 
@@ -24,7 +35,7 @@ describe(EventIdGenerator.name, () => {
   });
 
   it('should keep growing when the clock steps back', () => {
-    const sut = new EventIdGenerator();
+    const sut = new EventIdGenerator(new RandomSource());
     const later = sut.next(new Date(AT.getTime() + 5_000));
 
     const earlier = sut.next(AT);
@@ -33,7 +44,7 @@ describe(EventIdGenerator.name, () => {
   });
 
   it('should order ids of later milliseconds after earlier ones', () => {
-    const sut = new EventIdGenerator();
+    const sut = new EventIdGenerator(new RandomSource());
 
     const ids = [0, 1, 2, 1_000, 60_000].map((ms) => sut.next(new Date(AT.getTime() + ms)));
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import type { RandomSource } from '../common/random/random-source.js';
 
 const RANDOM_BITS = 74n;
 const RANDOM_MAX = (1n << RANDOM_BITS) - 1n;
@@ -13,11 +13,13 @@ export class EventIdGenerator {
   private lastMs = -1;
   private lastRandom = 0n;
 
+  constructor(private readonly random: RandomSource) {}
+
   next(at: Date): string {
     let ms = at.getTime();
     if (ms > this.lastMs) {
       // The top random bit starts at 0, so a burst has 2^73 increments before it overflows.
-      this.lastRandom = BigInt(`0x${randomBytes(10).toString('hex')}`) & (RANDOM_MAX >> 1n);
+      this.lastRandom = BigInt(`0x${this.random.bytes(10).toString('hex')}`) & (RANDOM_MAX >> 1n);
     } else {
       ms = this.lastMs;
       this.lastRandom += 1n;

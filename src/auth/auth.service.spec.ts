@@ -8,6 +8,7 @@ import { originAt } from '../../test/utils/origin.js';
 import { errorOf } from '../../test/utils/rejection.js';
 import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
+import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
@@ -100,6 +101,8 @@ class GatedPasswordHasher extends FakePasswordHasher {
 
 /** An in-memory user table that applies what the service writes. */
 class FakeUsersService {
+  /** The real loop, over this fake's reads. */
+  readonly retryOnLoginStateChange = UsersService.prototype.retryOnLoginStateChange;
   readonly users = new Map<string, User>();
   readonly lookups: string[] = [];
   readonly inserted: Array<{ user: User; manager: EntityManager }> = [];
@@ -249,6 +252,7 @@ describe(AuthService.name, () => {
         { provide: PasswordHasher, useValue: passwordHasher },
         { provide: UnitOfWork, useValue: unitOfWork },
         { provide: Clock, useValue: new FakeClock(NOW) },
+        RandomSource,
         AuthEvents,
       ],
     }).compile();

@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
@@ -21,6 +20,7 @@ import type { RegisterDto } from './dto/register.dto.js';
 import { EmailVerificationService } from './email-verification.service.js';
 import { FailedLogins } from './failed-logins.js';
 import { PasswordHasher } from './password-hasher.js';
+import { RandomSource } from '../common/random/random-source.js';
 
 /** Registration and login: the rules of SPEC §3.1 and §4.2. */
 @Injectable()
@@ -36,6 +36,7 @@ export class AuthService {
     private readonly failedLogins: FailedLogins,
     private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
+    private readonly random: RandomSource,
     private readonly events: AuthEvents,
     private readonly emailVerification: EmailVerificationService,
     config: AppConfig,
@@ -51,7 +52,7 @@ export class AuthService {
       throw new ConflictError(UsersMessages.emailTaken);
     }
     const user: User = {
-      id: randomUUID(),
+      id: this.random.uuid(),
       username: request.username,
       email,
       passwordHash: await this.passwordHasher.hash(request.password),
@@ -93,7 +94,7 @@ export class AuthService {
       return new UnauthorizedError(message);
     };
     return this.accountLock.run(email, async () => {
-      let user = await this.usersService.findByEmail(email);
+      const user = await this.usersService.findByEmail(email);
       if (user === null) {
         await this.passwordHasher.verifyAgainstDummy(request.password);
         throw refuse(null, 'unknown_email', AuthMessages.invalidCredentials);
@@ -106,22 +107,22 @@ export class AuthService {
         await this.emailVerification.remind(user, origin);
         throw refuse(user.id, 'unverified', UsersMessages.emailNotVerified);
       }
-      for (;;) {
-        if (isCorrect) {
-          const response = await this.recordSuccess(user, request.password, origin);
-          if (response !== null) {
-            return response;
+      return this.usersService.retryOnLoginStateChange(
+        user,
+        async (current) => {
+          if (isCorrect) {
+            return this.recordSuccess(current, request.password, origin);
           }
-        } else if (await this.failedLogins.record(user, origin)) {
-          throw refuse(user.id, 'bad_password', AuthMessages.invalidCredentials);
-        }
-        const again = await this.usersService.findById(user.id);
-        if (again === null) {
-          throw refuse(null, 'unknown_email', AuthMessages.invalidCredentials);
-        }
-        user = again;
-        this.assertMayLogIn(user, refuse);
-      }
+          if (await this.failedLogins.record(current, origin)) {
+            throw refuse(current.id, 'bad_password', AuthMessages.invalidCredentials);
+          }
+          return null;
+        },
+        {
+          whenGone: () => refuse(null, 'unknown_email', AuthMessages.invalidCredentials),
+          onReread: (current) => this.assertMayLogIn(current, refuse),
+        },
+      );
     });
   }
 

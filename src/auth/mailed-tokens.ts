@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { digestOpaqueToken, generateOpaqueToken } from '../common/crypto/opaque-token.js';
 import { InvalidArgumentError, UnauthorizedError } from '../common/errors/domain-errors.js';
@@ -18,6 +17,7 @@ import { UsersService } from '../users/users.service.js';
 import { AccountTokenRepository } from './account-token.repository.js';
 import { AuthMessages } from './auth.messages.js';
 import { AccountToken, type AccountTokenPurpose } from './entities/account-token.entity.js';
+import { RandomSource } from '../common/random/random-source.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -46,6 +46,7 @@ export class MailedTokens {
     private readonly mail: MailOutbox,
     private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
+    private readonly random: RandomSource,
     config: AppConfig,
   ) {
     this.minIntervalMs = config.mail.minIntervalSeconds * 1000;
@@ -88,12 +89,12 @@ export class MailedTokens {
     ) {
       return null;
     }
-    const { raw, hash } = generateOpaqueToken();
+    const { raw, hash } = generateOpaqueToken(this.random);
     await this.mail.cancelOpen(manager, user.id, [mailKindOf(purpose)]);
     await this.repository.replace(
       manager,
       Object.assign(new AccountToken(), {
-        id: randomUUID(),
+        id: this.random.uuid(),
         userId: user.id,
         purpose,
         tokenHash: hash,

@@ -44,21 +44,25 @@ export class PasswordConfirmation {
       return new UnauthorizedError(message);
     };
     return this.accountLock.run(first.email, async () => {
-      let user = await this.find(userId);
-      let refusal = this.failedLogins.refusalFor(user);
-      if (refusal !== null) {
-        throw refuse(refusal.reason, refusal.message);
-      }
-      if (await this.passwordHasher.verify(password, user.passwordHash)) {
-        return user;
-      }
-      while (!(await this.failedLogins.record(user, origin))) {
-        user = await this.find(userId);
-        refusal = this.failedLogins.refusalFor(user);
+      const assertMayUsePassword = (account: User): void => {
+        const refusal = this.failedLogins.refusalFor(account);
         if (refusal !== null) {
           throw refuse(refusal.reason, refusal.message);
         }
+      };
+      const user = await this.find(userId);
+      assertMayUsePassword(user);
+      if (await this.passwordHasher.verify(password, user.passwordHash)) {
+        return user;
       }
+      await this.usersService.retryOnLoginStateChange(
+        user,
+        async (current) => ((await this.failedLogins.record(current, origin)) ? current : null),
+        {
+          whenGone: () => new NotFoundError(UsersMessages.notFound),
+          onReread: assertMayUsePassword,
+        },
+      );
       throw refuse('bad_password', AuthMessages.invalidCredentials);
     });
   }

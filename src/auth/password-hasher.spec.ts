@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { RandomSource } from '../common/random/random-source.js';
 import type { AppConfig } from '../config/app-config.js';
 import { PasswordHashObserver, type PasswordHashOperation } from './password-hash-observer.js';
 import { PasswordHasher } from './password-hasher.js';
@@ -13,6 +14,7 @@ function hasherWith(
 ): PasswordHasher {
   return new PasswordHasher(
     { passwordHashing: { iterations, concurrency } } as AppConfig,
+    new RandomSource(),
     observer,
   );
 }

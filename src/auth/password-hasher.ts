@@ -1,9 +1,10 @@
 import { Injectable, Optional, type OnApplicationBootstrap } from '@nestjs/common';
-import { pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
+import { pbkdf2, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { ConcurrencyLimit } from '../common/concurrency/concurrency-limit.js';
 import { AppConfig } from '../config/app-config.js';
 import { PasswordHashObserver, type PasswordHashOperation } from './password-hash-observer.js';
+import { RandomSource } from '../common/random/random-source.js';
 
 const pbkdf2Async = promisify(pbkdf2);
 
@@ -33,6 +34,7 @@ export class PasswordHasher implements OnApplicationBootstrap {
 
   constructor(
     config: AppConfig,
+    private readonly random: RandomSource,
     @Optional() private readonly observer?: PasswordHashObserver,
   ) {
     this.iterations = config.passwordHashing.iterations;
@@ -41,11 +43,11 @@ export class PasswordHasher implements OnApplicationBootstrap {
 
   /** Prepares the dummy hash in the background, so no login request pays for it. */
   onApplicationBootstrap(): void {
-    this.dummyHash ??= this.hash(randomBytes(SALT_BYTES).toString('base64'));
+    this.dummyHash ??= this.hash(this.random.bytes(SALT_BYTES).toString('base64'));
   }
 
   async hash(password: string): Promise<string> {
-    const salt = randomBytes(SALT_BYTES);
+    const salt = this.random.bytes(SALT_BYTES);
     const key = await this.derive('hash', password, salt, this.iterations);
     return [ALGORITHM, this.iterations, salt.toString('base64'), key.toString('base64')].join('$');
   }
@@ -65,7 +67,7 @@ export class PasswordHasher implements OnApplicationBootstrap {
    * told from a wrong password by timing.
    */
   async verifyAgainstDummy(password: string): Promise<void> {
-    this.dummyHash ??= this.hash(randomBytes(SALT_BYTES).toString('base64'));
+    this.dummyHash ??= this.hash(this.random.bytes(SALT_BYTES).toString('base64'));
     await this.verify(password, await this.dummyHash);
   }
 

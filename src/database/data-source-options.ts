@@ -1,22 +1,29 @@
 import type { DataSourceOptions } from 'typeorm';
-import { AuditEvent } from '../audit/entities/audit-event.entity.js';
-import { AccountToken } from '../auth/entities/account-token.entity.js';
 import type { DatabaseConfig } from '../config/app-config.js';
-import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
-import { OutboxMail } from '../mail/entities/outbox-mail.entity.js';
-import { User } from '../users/entities/user.entity.js';
-import { MIGRATIONS } from './migrations/index.js';
+import { MIGRATIONS, type MigrationClass } from './migrations/index.js';
 
-const ENTITIES = [User, RefreshToken, AuditEvent, AccountToken, OutboxMail];
+/** What a data source knows of the schema beyond the connection. */
+export interface SchemaOptions {
+  /**
+   * The entities, for a data source built outside Nest (the TypeORM CLI, tests). The application
+   * leaves this out: each module registers its own through `TypeOrmModule.forFeature`.
+   */
+  readonly entities?: ReadonlyArray<new () => object>;
+  /** Migrations run after the core's (see runMigrations): those of the mounted extensions. */
+  readonly extensionMigrations?: readonly MigrationClass[];
+}
 
 /**
  * The TypeORM options for a configured database; shared by the application, the CLI and tests.
  * Migrations are not run here: see runMigrations, which makes concurrent start-ups safe.
  */
-export function dataSourceOptions(config: DatabaseConfig): DataSourceOptions {
+export function dataSourceOptions(
+  config: DatabaseConfig,
+  { entities = [], extensionMigrations = [] }: SchemaOptions = {},
+): DataSourceOptions {
+  const schema = { entities: [...entities], migrations: [...MIGRATIONS, ...extensionMigrations] };
   const common = {
-    entities: ENTITIES,
-    migrations: MIGRATIONS,
+    ...schema,
     migrationsRun: false,
     synchronize: false,
     logging: false,

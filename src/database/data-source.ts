@@ -1,23 +1,44 @@
 import 'reflect-metadata';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { DataSource } from 'typeorm';
+import { AuditEvent } from '../audit/entities/audit-event.entity.js';
+import { AccountToken } from '../auth/entities/account-token.entity.js';
 import { parseConnectionString } from '../config/connection-string.js';
 import { DEFAULT_CONNECTION_STRING } from '../config/environment-variables.js';
+import { EXTENSIONS } from '../extensions.js';
+import { OutboxMail } from '../mail/entities/outbox-mail.entity.js';
+import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
+import { User } from '../users/entities/user.entity.js';
 import { dataSourceOptions } from './data-source-options.js';
+import { extensionMigrationsOf } from './keygate-extension.js';
 
-// For the TypeORM CLI (`npm run migration:*`): the database the service would use, read from the
-// environment or `.env` (the environment wins), without requiring the rest of the configuration.
-if (existsSync('.env')) {
-  process.loadEnvFile('.env');
+// For the TypeORM CLI (`npm run migration:*`), and for tests that build a data source outside
+// Nest. No feature imports this file: the application takes each entity from its module
+// (`TypeOrmModule.forFeature`), so only an entry point names them all.
+
+/** Every core entity. */
+export const ENTITIES = [User, RefreshToken, AuditEvent, AccountToken, OutboxMail];
+
+/**
+ * The database the service would use, read from the environment or `.env` (the environment
+ * wins), without requiring the rest of the configuration. `.env` is read, not loaded, so that
+ * importing this file changes nothing in the process.
+ */
+function connectionString(): string {
+  const file = existsSync('.env') ? parseEnv(readFileSync('.env', 'utf8')) : {};
+  const key = 'ConnectionStrings__DefaultConnection';
+  return process.env[key] ?? file[key] ?? DEFAULT_CONNECTION_STRING;
 }
 
 export default new DataSource(
-  dataSourceOptions({
-    target: parseConnectionString(
-      process.env.ConnectionStrings__DefaultConnection ?? DEFAULT_CONNECTION_STRING,
-    ),
-    poolSize: 2,
-    connectionTimeoutMs: 10_000,
-    statementTimeoutMs: 60_000,
-  }),
+  dataSourceOptions(
+    {
+      target: parseConnectionString(connectionString()),
+      poolSize: 2,
+      connectionTimeoutMs: 10_000,
+      statementTimeoutMs: 60_000,
+    },
+    { entities: ENTITIES, extensionMigrations: extensionMigrationsOf(EXTENSIONS) },
+  ),
 );

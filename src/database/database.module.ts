@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { dataSourceOptions } from './data-source-options.js';
+import type { MigrationClass } from './migrations/index.js';
 import { runMigrations } from './run-migrations.js';
 import { UnitOfWork } from './unit-of-work.js';
 
@@ -12,20 +13,25 @@ export interface DatabaseOptions {
    * diagnostics, which must work while a migration refuses to run.
    */
   readonly migrate?: boolean;
+  /** The mounted extensions' migrations, run after the core's. */
+  readonly extensionMigrations?: readonly MigrationClass[];
 }
 
 @Global()
 @Module({})
 export class DatabaseModule {
-  static forRoot({ migrate = true }: DatabaseOptions = {}): DynamicModule {
+  /**
+   * The connection, with the core's migrations and `extensionMigrations`. Entities are not
+   * listed here: each module registers its own with `TypeOrmModule.forFeature`.
+   */
+  static forRoot({ migrate = true, extensionMigrations }: DatabaseOptions = {}): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
           useFactory: (config: AppConfig) => ({
-            ...dataSourceOptions(config.database),
-            entities: undefined,
+            ...dataSourceOptions(config.database, { extensionMigrations }),
             autoLoadEntities: true,
             // A file that cannot be opened will not open on a retry; a PostgreSQL server that
             // is still starting may.

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import { DataSource, type EntityManager } from 'typeorm';
+import { sqliteConnectionOf } from './driver-handle.js';
 
 type Work<T> = (manager: EntityManager) => Promise<T>;
 
@@ -99,8 +100,7 @@ export class UnitOfWork {
     if (!this.serialized) {
       throw new Error('A SQLite-only unit of work was asked for on PostgreSQL');
     }
-    return (this.dataSource.driver as unknown as { databaseConnection: SqliteDatabase })
-      .databaseConnection;
+    return sqliteConnectionOf(this.dataSource);
   }
 
   private serialize<T>(task: () => Promise<T>): Promise<T> {

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { UnavailableError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
@@ -11,6 +10,7 @@ import { MailSender, type MailPreparer } from './mail-sender.js';
 import type { TemplateValues } from './mail-templates.js';
 import { OutboxMailRepository } from './outbox-mail.repository.js';
 import { OutboxSecrets } from './outbox-secrets.js';
+import { RandomSource } from '../common/random/random-source.js';
 
 /** A mail to queue: its kind, its account and address, its template values and its token. */
 export interface MailToQueue {
@@ -34,6 +34,7 @@ export class MailOutbox {
     private readonly secrets: OutboxSecrets,
     private readonly sender: MailSender,
     private readonly clock: Clock,
+    private readonly random: RandomSource,
     private readonly config: AppConfig,
   ) {}
 
@@ -102,7 +103,7 @@ export class MailOutbox {
   ): OutboxMail {
     const now = this.clock.now();
     return Object.assign(new OutboxMail(), {
-      id: randomUUID(),
+      id: this.random.uuid(),
       ...fields,
       createdAt: now,
       attempts: 0,

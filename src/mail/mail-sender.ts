@@ -4,7 +4,6 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { internalOrigin, type RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
@@ -17,6 +16,7 @@ import { MailTemplates, type TemplateValues } from './mail-templates.js';
 import { createMailTransport, DeliveryError, type MailTransport } from './mail-transport.js';
 import { OutboxMailRepository } from './outbox-mail.repository.js';
 import { OutboxSecrets } from './outbox-secrets.js';
+import { RandomSource } from '../common/random/random-source.js';
 
 /** What a preparer makes of a requested mail: its account, address, values and token. */
 export interface PreparedMail {
@@ -81,6 +81,7 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
     private readonly secrets: OutboxSecrets,
     private readonly events: AuthEvents,
     private readonly clock: Clock,
+    private readonly random: RandomSource,
     config: AppConfig,
   ) {
     this.settings = config.mail;
@@ -152,7 +153,7 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
     while (!this.stopping.signal.aborted) {
       const now = this.clock.now();
       const claim = {
-        id: randomUUID(),
+        id: this.random.uuid(),
         now,
         until: new Date(now.getTime() + 2 * this.attemptTimeoutMs),
       };
@@ -165,7 +166,7 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
   }
 
   private async deliver(transport: MailTransport, claimed: OutboxMail): Promise<void> {
-    const origin = internalOrigin('mail');
+    const origin = internalOrigin('mail', this.random);
     const mail = claimed.state === 'requested' ? await this.prepare(claimed) : claimed;
     if (mail === null) {
       return;

@@ -1,3 +1,4 @@
+import { RandomSource } from '../common/random/random-source.js';
 import type { AppConfig } from '../config/app-config.js';
 import { OutboxSecrets } from './outbox-secrets.js';
 
@@ -6,7 +7,10 @@ const NEW = 'new-signing-secret-0123456789abcdef-XYZ';
 const TOKEN = 'kq3V0S2yq8m1bZcR5x0G6uUj4tQnH7wEoLdP9aFsYiM';
 
 function secretsWith(secret: string, previousSecrets: string[] = []): OutboxSecrets {
-  return new OutboxSecrets({ jwt: { secret, previousSecrets } } as unknown as AppConfig);
+  return new OutboxSecrets(
+    { jwt: { secret, previousSecrets } } as unknown as AppConfig,
+    new RandomSource(),
+  );
 }
 
 describe(OutboxSecrets.name, () => {

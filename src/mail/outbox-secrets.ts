@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
 import { jwtKey } from '../common/jwt/jwt-key.js';
 import { AppConfig } from '../config/app-config.js';
+import { RandomSource } from '../common/random/random-source.js';
 
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
@@ -20,7 +21,10 @@ export class OutboxSecrets {
   private readonly current: { readonly kid: string; readonly key: Buffer };
   private readonly byKid = new Map<string, Buffer>();
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly random: RandomSource,
+  ) {
     const keys = [config.jwt.secret, ...config.jwt.previousSecrets].map((secret) => ({
       kid: jwtKey(secret).kid,
       key: Buffer.from(hkdfSync('sha256', secret, '', KEY_LABEL, 32)),
@@ -34,7 +38,7 @@ export class OutboxSecrets {
   }
 
   seal(plain: string): string {
-    const iv = randomBytes(IV_BYTES);
+    const iv = this.random.bytes(IV_BYTES);
     const cipher = createCipheriv(ALGORITHM, this.current.key, iv);
     const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return [FORMAT, this.current.kid, iv, cipher.getAuthTag(), sealed]

@@ -7,6 +7,7 @@ import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js
 import { rejectionOf } from '../../test/utils/rejection.js';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
+import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -75,6 +76,7 @@ describe(SessionsService.name, () => {
           useValue: { sign: () => ({ token: 'access', expiresAt: START }) },
         },
         { provide: Clock, useValue: clock },
+        RandomSource,
         { provide: AppConfig, useValue: config },
         AuthEvents,
       ],

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
-import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { User } from '../users/entities/user.entity.js';
+import { RandomSource } from '../common/random/random-source.js';
 
 export interface SignedAccessToken {
   readonly token: string;
@@ -22,6 +22,7 @@ export class AccessTokenService {
   constructor(
     private readonly jwt: JwtService,
     private readonly clock: Clock,
+    private readonly random: RandomSource,
     config: AppConfig,
   ) {
     this.lifetimeSeconds = config.jwt.accessTokenExpiryMinutes * 60;
@@ -36,7 +37,7 @@ export class AccessTokenService {
       email: user.email,
       // OpenID Connect's claim: whether `email` was proven by a link mailed to it.
       email_verified: user.emailVerifiedAt !== null,
-      jti: randomUUID(),
+      jti: this.random.uuid(),
       iat,
       exp,
     });

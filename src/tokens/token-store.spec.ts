@@ -1,6 +1,6 @@
-import type { Database } from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
+import { sqliteConnectionOf } from '../database/driver-handle.js';
 import { User } from '../users/entities/user.entity.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { SqliteTokenStatements, SqliteTokenStore } from './token-store.js';
@@ -46,8 +46,7 @@ describe(SqliteTokenStore.name, () => {
   beforeEach(async () => {
     dataSource = await createInMemoryDataSource();
     await dataSource.getRepository(User).insert(USER);
-    const db = (dataSource.driver as unknown as { databaseConnection: Database })
-      .databaseConnection;
+    const db = sqliteConnectionOf(dataSource);
     sut = new SqliteTokenStore(new SqliteTokenStatements(db));
   });
 

@@ -4,10 +4,12 @@ import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { buildUser } from '../../test/factories/user.factory.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
+import { SequenceRandomSource } from '../../test/utils/fake-random.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { originAt } from '../../test/utils/origin.js';
 import { rejectionOf } from '../../test/utils/rejection.js';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
+import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -87,6 +89,8 @@ describe(TokensService.name, () => {
         TokensService,
         { provide: AccessTokenService, useValue: { sign } },
         { provide: Clock, useValue: clock },
+        // Ids and token values are the sequence's, so a test can write them down.
+        { provide: RandomSource, useValue: new SequenceRandomSource() },
         { provide: AppConfig, useValue: config },
         AuthEvents,
       ],
@@ -125,6 +129,22 @@ describe(TokensService.name, () => {
         expect.objectContaining({ id: user.id, email: user.email }),
         familyId,
       );
+    });
+
+    it('should take the family id and the token value from the injected randomness', async () => {
+      const user = await createUser();
+
+      const { response, familyId } = await unitOfWork.transaction((m) =>
+        sut.issue(user, originAt(LOGIN_IP), m),
+      );
+
+      // The sequence's first call (a UUID) names the family, its second (32 bytes) is the token.
+      expect(familyId).toBe('00000000-0000-4000-8000-000000000001');
+      expect(response.refreshToken).toBe('AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAI');
+      await expect(tokenOf(response.refreshToken)).resolves.toMatchObject({
+        id: familyId,
+        familyId,
+      });
     });
 
     it('should start a new family at generation 0 that expires after the configured days', async () => {

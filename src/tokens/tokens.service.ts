@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { In, Not, type EntityManager } from 'typeorm';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
@@ -28,6 +27,7 @@ import {
   type TokenStore,
 } from './token-store.js';
 import { TokensMessages } from './tokens.messages.js';
+import { RandomSource } from '../common/random/random-source.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -70,6 +70,7 @@ export class TokensService {
     private readonly usersService: UsersService,
     private readonly accessTokens: AccessTokenService,
     private readonly clock: Clock,
+    private readonly random: RandomSource,
     private readonly events: AuthEvents,
     config: AppConfig,
   ) {
@@ -83,7 +84,7 @@ export class TokensService {
    * caller's transaction so that the login or registration and its token commit together.
    */
   async issue(user: User, origin: RequestOrigin, manager: EntityManager): Promise<IssuedSession> {
-    const familyId = randomUUID();
+    const familyId = this.random.uuid();
     const store = new TypeOrmTokenStore(manager, this.unitOfWork, this.usersService);
     const raw = await this.insertToken(store, origin, {
       id: familyId,
@@ -279,7 +280,7 @@ export class TokensService {
     now: Date,
     origin: RequestOrigin,
   ): Promise<RefreshOutcome> {
-    const id = randomUUID();
+    const id = this.random.uuid();
     const revoked = await store.revokeIfActive(token.id, {
       at: now,
       ip: origin.ip,
@@ -320,7 +321,7 @@ export class TokensService {
       Partial<Pick<RefreshToken, 'sessionStartedAt'>>,
   ): Promise<string> {
     const now = this.clock.now();
-    const { raw, hash } = generateRefreshTokenValue();
+    const { raw, hash } = generateRefreshTokenValue(this.random);
     await store.insert(
       Object.assign(new RefreshToken(), {
         id: fields.id,

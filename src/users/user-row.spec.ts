@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
+import { sqliteConnectionOf } from '../database/driver-handle.js';
 import { User } from './entities/user.entity.js';
 import { SELECT_USER_BY_ID_SQLITE, userFromSqliteRow, type SqliteUserRow } from './user-row.js';
 
@@ -41,9 +42,7 @@ describe(userFromSqliteRow.name, () => {
       ...overrides,
     };
     await dataSource.getRepository(User).insert(user);
-    const db = (
-      dataSource.driver as unknown as { databaseConnection: import('better-sqlite3').Database }
-    ).databaseConnection;
+    const db = sqliteConnectionOf(dataSource);
 
     const row = db.prepare<[string], SqliteUserRow>(SELECT_USER_BY_ID_SQLITE).get(user.id);
     const typeorm = await dataSource.getRepository(User).findOneByOrFail({ id: user.id });

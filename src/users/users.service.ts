@@ -93,6 +93,36 @@ export class UsersService {
   }
 
   /**
+   * The loop around replaceLoginState: `attempt` decides on the account as read and writes only
+   * if its lockout state is still the one read, answering null when another writer got there
+   * first. The account is then read again, shown to `onReread` (which may refuse it by
+   * throwing), and `attempt` decides anew. A deleted account ends the loop with `whenGone`,
+   * shown the account as last read. Login and the admin unlock both go through it.
+   */
+  async retryOnLoginStateChange<T>(
+    user: User,
+    attempt: (current: User) => Promise<T | null>,
+    handlers: {
+      readonly whenGone: (last: User) => Error;
+      readonly onReread?: (current: User) => void;
+    },
+  ): Promise<T> {
+    let current = user;
+    for (;;) {
+      const result = await attempt(current);
+      if (result !== null) {
+        return result;
+      }
+      const again = await this.findById(current.id);
+      if (again === null) {
+        throw handlers.whenGone(current);
+      }
+      handlers.onReread?.(again);
+      current = again;
+    }
+  }
+
+  /**
    * Sets a new password hash; with `ifStill`, only if the stored one is still that (false when it
    * changed meanwhile).
    */

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AuditWriter } from '../../src/audit/audit-writer.js';
+import { RandomSource } from '../../src/common/random/random-source.js';
 import { internalOrigin } from '../../src/common/request-origin/request-origin.js';
 import { AuthEvents } from '../../src/events/auth-events.js';
 import { RefreshToken } from '../../src/tokens/entities/refresh-token.entity.js';
@@ -286,7 +287,7 @@ describe('audit trail', () => {
 
   it('should record the end of all sessions of a user, with the tokens revoked', async () => {
     const registered = await registerUser(t);
-    const origin = internalOrigin('maintenance');
+    const origin = internalOrigin('maintenance', t.app.get(RandomSource));
 
     const revoked = await t.app
       .get(TokensService)
@@ -457,7 +458,7 @@ describe('audit trail on shutdown', () => {
       for (let n = 0; n < count; n += 1) {
         events.emit(
           { type: 'refresh_failed', userId: null, reason: 'invalid' },
-          internalOrigin('test'),
+          internalOrigin('test', t.app.get(RandomSource)),
         );
       }
 

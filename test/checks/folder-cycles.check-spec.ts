@@ -9,13 +9,6 @@ import { REPOSITORY_ROOT } from './markdown.js';
 
 const SOURCE = join(REPOSITORY_ROOT, 'src');
 
-/**
- * Files whose imports are not counted yet. The entity list still sits in a file that
- * DatabaseModule imports; issue 15 moves it beside the data source, an entry point, and this
- * entry goes with it.
- */
-const NOT_COUNTED = new Set(['database/data-source-options.ts']);
-
 /** Source files (specs excluded), relative to src. */
 function sourceFiles(folder = SOURCE): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
@@ -51,7 +44,7 @@ export function folderDependencies(files: readonly string[]): Map<string, Map<st
   const imported = new Set([...imports.values()].flat());
   const graph = new Map<string, Map<string, string>>();
   for (const [file, targets] of imports) {
-    if (!imported.has(file) || NOT_COUNTED.has(file)) {
+    if (!imported.has(file)) {
       continue;
     }
     for (const target of targets) {

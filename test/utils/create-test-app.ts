@@ -5,7 +5,9 @@ import { NativeLogger } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp, createHttpAdapter } from '../../src/app.setup.js';
+import { RandomSource } from '../../src/common/random/random-source.js';
 import { Clock } from '../../src/common/time/clock.js';
+import type { KeygateExtension } from '../../src/database/keygate-extension.js';
 import { ManagementServer } from '../../src/metrics/management-server.js';
 import { AppConfig } from '../../src/config/app-config.js';
 import { FakeClock } from './fake-clock.js';
@@ -54,10 +56,14 @@ export interface TestAppOptions {
   /** Reuse the database of an earlier app (restart tests); a fresh one otherwise. */
   readonly database?: TestDatabase;
   readonly clock?: FakeClock;
+  /** Randomness for ids and token values, request ids included; node:crypto's by default. */
+  readonly random?: RandomSource;
   /** Replaces providers, e.g. to inject a failure: `(b) => b.overrideProvider(X).useValue(y)`. */
   readonly override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
   /** Modules mounted next to AppModule, as a team would add its own (see docs/development.md, Extending). */
   readonly imports?: ReadonlyArray<Type | DynamicModule>;
+  /** Extensions mounted as src/extensions.ts mounts them: modules with their migrations. */
+  readonly extensions?: readonly KeygateExtension[];
   /**
    * Nest's Logger writes through pino into `logs`, as in production, instead of into `logger`.
    * Every app of a test file shares one pino logger, built for the first (see LogSink), so all
@@ -85,19 +91,26 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...options.environment,
   };
   const clock = options.clock ?? new FakeClock();
+  const random = options.random ?? new RandomSource();
   const logger = new RecordingLogger();
 
   const builder = Test.createTestingModule({
     imports: [
-      await AppModule.forRoot({ environment, logDestination: testLogSink }),
+      await AppModule.forRoot({
+        environment,
+        logDestination: testLogSink,
+        extensions: options.extensions,
+      }),
       ...(options.imports ?? []),
     ],
   })
     .overrideProvider(Clock)
     .useValue(clock)
+    .overrideProvider(RandomSource)
+    .useValue(random)
     .setLogger(logger);
   const moduleRef = await (options.override?.(builder) ?? builder).compile();
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), {
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(random), {
     bodyParser: false,
     logger,
   });

@@ -11,3 +11,12 @@ export function codeShownFor(page: string, file: string, language = 'ts'): strin
   const fence = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``);
   return start < 0 ? undefined : fence.exec(text.slice(start))?.[1];
 }
+
+/**
+ * A file of a documented example as it would sit in src: the example's copy under `test/<folder>`
+ * is one folder deeper, so `../../src/common/…` there is `../common/…` in src.
+ */
+export function asInSource(folder: string, file: string): string {
+  const text = readFileSync(new URL(`../${folder}/${file}`, import.meta.url), 'utf8');
+  return text.replace(/(['"])((?:\.\.\/)*)\.\.\/src\//g, '$1$2');
+}

@@ -1,10 +1,12 @@
+import { SequenceRandomSource } from '../../../test/utils/fake-random.js';
+import { RandomSource } from '../random/random-source.js';
 import { requestIdFrom, userAgentFrom, USER_AGENT_MAX_CHARS } from './request-origin.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('requestIdFrom', () => {
   it.each(['abc-123', 'trace.id:42_x', 'a'.repeat(128)])('should keep a tame id: %s', (id) => {
-    expect(requestIdFrom(id)).toBe(id);
+    expect(requestIdFrom(id, new RandomSource())).toBe(id);
   });
 
   it.each([
@@ -16,7 +18,13 @@ describe('requestIdFrom', () => {
     ['with quotes', '"x"'],
     ['repeated', ['a', 'b']],
   ])('should make one up when the header is %s', (_case, header) => {
-    expect(requestIdFrom(header)).toMatch(UUID);
+    expect(requestIdFrom(header, new RandomSource())).toMatch(UUID);
+  });
+
+  it('should take a made-up id from the injected source', () => {
+    expect(requestIdFrom(undefined, new SequenceRandomSource())).toBe(
+      '00000000-0000-4000-8000-000000000001',
+    );
   });
 });
 

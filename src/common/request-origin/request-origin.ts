@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import type { RandomSource } from '../random/random-source.js';
 
 /**
  * Where a state change came from. Refresh tokens record it, and every audit event carries it, so
@@ -17,8 +17,8 @@ export const USER_AGENT_MAX_CHARS = 256;
 /** A client-chosen request id is echoed into logs and the audit trail, so only tame ones pass. */
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestIdFrom(header: string | string[] | undefined): string {
-  return typeof header === 'string' && REQUEST_ID_PATTERN.test(header) ? header : randomUUID();
+export function requestIdFrom(header: string | string[] | undefined, random: RandomSource): string {
+  return typeof header === 'string' && REQUEST_ID_PATTERN.test(header) ? header : random.uuid();
 }
 
 export function userAgentFrom(header: string | string[] | undefined): string | null {
@@ -29,6 +29,6 @@ export function userAgentFrom(header: string | string[] | undefined): string | n
 }
 
 /** The origin of work that no HTTP request started: the admin CLI, scheduled cleanup. */
-export function internalOrigin(source: string): RequestOrigin {
-  return { ip: source, userAgent: null, requestId: randomUUID() };
+export function internalOrigin(source: string, random: RandomSource): RequestOrigin {
+  return { ip: source, userAgent: null, requestId: random.uuid() };
 }

@@ -1,3 +1,4 @@
+import type { MigrationInterface } from 'typeorm';
 import { CreateUsers1735689600000 } from './1735689600000-CreateUsers.js';
 import { CreateRefreshTokens1735689600001 } from './1735689600001-CreateRefreshTokens.js';
 import { IndexRefreshTokenExpiry1735689600002 } from './1735689600002-IndexRefreshTokenExpiry.js';
@@ -8,8 +9,14 @@ import { AddUserEmailVerifiedAt1796000000000 } from './1796000000000-AddUserEmai
 import { CreateAccountTokens1796000000001 } from './1796000000001-CreateAccountTokens.js';
 import { CreateMailOutbox1796000000002 } from './1796000000002-CreateMailOutbox.js';
 
-/** Every migration, in order. Listed explicitly so the build needs no glob at run time. */
-export const MIGRATIONS = [
+/** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
+export type MigrationClass = new () => MigrationInterface;
+
+/**
+ * The core's migrations, in order. Listed explicitly so the build needs no glob at run time.
+ * Extensions bring their own (see KeygateExtension); they run after these.
+ */
+export const MIGRATIONS: readonly MigrationClass[] = [
   CreateUsers1735689600000,
   CreateRefreshTokens1735689600001,
   IndexRefreshTokenExpiry1735689600002,

@@ -1,0 +1,34 @@
+import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { DataSource } from 'typeorm';
+
+/**
+ * The better-sqlite3 connection under a TypeORM data source, for the hot paths that run prepared
+ * statements on it. TypeORM keeps it on its SQLite driver as `databaseConnection`, typed `any`
+ * and outside its documented API, so this is the one place that reads it, and it checks what it
+ * finds: should an upgrade of TypeORM move or wrap the handle, every SQLite hot path fails on
+ * its first use with the message below (and driver-handle.spec.ts fails in `npm test`) instead
+ * of calling into something else.
+ */
+export function sqliteConnectionOf(dataSource: DataSource): SqliteDatabase {
+  if (dataSource.options.type !== 'better-sqlite3') {
+    throw new Error(`A SQLite connection was asked of a ${dataSource.options.type} data source`);
+  }
+  const handle: unknown = (dataSource.driver as { databaseConnection?: unknown })
+    .databaseConnection;
+  if (!isSqliteConnection(handle)) {
+    throw new Error(
+      'TypeORM no longer keeps the better-sqlite3 connection at driver.databaseConnection ' +
+        '(see src/database/driver-handle.ts)',
+    );
+  }
+  return handle;
+}
+
+/** What the hot paths use of better-sqlite3's Database, on an open connection. */
+function isSqliteConnection(handle: unknown): handle is SqliteDatabase {
+  if (typeof handle !== 'object' || handle === null) {
+    return false;
+  }
+  const { prepare, open, inTransaction } = handle as Partial<Record<keyof SqliteDatabase, unknown>>;
+  return typeof prepare === 'function' && open === true && typeof inTransaction === 'boolean';
+}
