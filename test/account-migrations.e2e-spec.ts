@@ -26,6 +26,8 @@ describe('migrations of the account flows', () => {
         poolSize: 2,
         connectionTimeoutMs: 5_000,
         statementTimeoutMs: 5_000,
+        sqliteCacheSizeMb: 16,
+        sqliteMmapSizeMb: 0,
       }),
       migrations,
     }).initialize();

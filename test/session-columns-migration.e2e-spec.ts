@@ -54,6 +54,8 @@ describe('migration AddRefreshTokenSessionColumns', () => {
         poolSize: 2,
         connectionTimeoutMs: 5_000,
         statementTimeoutMs: 5_000,
+        sqliteCacheSizeMb: 16,
+        sqliteMmapSizeMb: 0,
       }),
       migrations: [...migrations],
     });

@@ -2,7 +2,11 @@ import 'reflect-metadata';
 import { existsSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { parseConnectionString } from '../config/connection-string.js';
-import { DEFAULT_CONNECTION_STRING } from '../config/environment-variables.js';
+import {
+  DEFAULT_CONNECTION_STRING,
+  DEFAULT_SQLITE_CACHE_SIZE_MB,
+  DEFAULT_SQLITE_MMAP_SIZE_MB,
+} from '../config/environment-variables.js';
 import { dataSourceOptions } from './data-source-options.js';
 
 // For the TypeORM CLI (`npm run migration:*`): the database the service would use, read from the
@@ -19,5 +23,7 @@ export default new DataSource(
     poolSize: 2,
     connectionTimeoutMs: 10_000,
     statementTimeoutMs: 60_000,
+    sqliteCacheSizeMb: DEFAULT_SQLITE_CACHE_SIZE_MB,
+    sqliteMmapSizeMb: DEFAULT_SQLITE_MMAP_SIZE_MB,
   }),
 );

@@ -183,6 +183,8 @@ describe(UnitOfWork.name, () => {
           poolSize: 1,
           connectionTimeoutMs: 1_000,
           statementTimeoutMs: 1_000,
+          sqliteCacheSizeMb: 16,
+          sqliteMmapSizeMb: 0,
         }),
       );
       await fileSource.initialize();

@@ -10,6 +10,8 @@ export async function createInMemoryDataSource(): Promise<DataSource> {
       poolSize: 1,
       connectionTimeoutMs: 1_000,
       statementTimeoutMs: 1_000,
+      sqliteCacheSizeMb: 16,
+      sqliteMmapSizeMb: 0,
     }),
   );
   await dataSource.initialize();
