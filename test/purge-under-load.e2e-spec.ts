@@ -89,7 +89,18 @@ describeOnSqlite('tokens:purge next to a running instance (SQLite)', () => {
           const generation = i % 10;
           familyId = generation === 0 ? id : familyId;
           const hash = id.replaceAll('-', '').padEnd(64, '0');
-          insert.run(id, hash, userId, familyId, generation, expired, created, '10.0.0.1', created, 1);
+          insert.run(
+            id,
+            hash,
+            userId,
+            familyId,
+            generation,
+            expired,
+            created,
+            '10.0.0.1',
+            created,
+            1,
+          );
         }
       })();
     } finally {
