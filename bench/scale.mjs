@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { availableParallelism, release, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
@@ -305,6 +305,9 @@ export async function runScale({ pg = false, quick = false }) {
         node: process.version,
         kernel: release(),
         date: new Date().toISOString(),
+        // Other work on the machine shows here (1, 5 and 15 minutes); above the core count,
+        // processes queued for CPU during the run.
+        loadAverage: loadavg(),
       },
       plan,
       load: { rows: loaded.rows, seconds: loadSeconds, purgeable: loaded.purgeable },
@@ -480,8 +483,9 @@ function writeResults(results) {
     '# Scale run (SQLite)',
     '',
     `\`${results.command}\`, ${results.machine.date}, ${results.machine.nproc} cores, Node ${results.machine.node}.`,
-    'The machine was shared with other work during the run: absolute figures are noisy; the ratios',
-    'are taken between two services measured alternately in the same run.',
+    `Load average at the end: ${results.machine.loadAverage.map((v) => round(v, 1)).join(', ')} (1, 5, 15 min) on ${results.machine.nproc} cores.`,
+    'Where it exceeds the cores, other work shared the machine: absolute figures are noisy, and',
+    'even the ratios (two services measured alternately in the same run) scatter.',
     '',
     `Large database: ${results.load.rows.users.toLocaleString('en')} users, ${results.load.rows.refresh_tokens.toLocaleString('en')} refresh tokens, ${results.load.rows.auth_events.toLocaleString('en')} audit rows; ${mib(results.databaseBytes.afterLoad)} after loading (${round(results.load.seconds, 0)} s), ${mib(results.databaseBytes.atEnd)} at the end.`,
     '',
