@@ -50,8 +50,15 @@ const { values: flags } = parseArgs({
     pg: { type: 'boolean', default: false },
     // A short smoke run of every phase, for working on the harness itself; not for figures.
     quick: { type: 'boolean', default: false },
+    // The service on a database of a million users against an empty one: bench/scale.mjs.
+    scale: { type: 'boolean', default: false },
   },
 });
+
+if (flags.scale) {
+  const { runScale } = await import('./scale.mjs');
+  process.exit(await runScale({ pg: flags.pg, quick: flags.quick }));
+}
 
 /** Durations and sizes: about three and a half minutes in all on 2 cores. */
 const FULL_PLAN = {

@@ -6,6 +6,7 @@ import { AddUserEmailVerifiedAt1796000000000 } from '../src/database/migrations/
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { toSqliteDatetime } from '../src/database/sqlite-datetime.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from './utils/test-database.js';
+import { buildDatabaseConfig } from './factories/database-config.factory.js';
 
 // The three migrations of the account flows on a database that already has accounts and
 // sessions: they keep every row going up and coming down (a revert on SQLite runs inside a
@@ -22,15 +23,9 @@ describe('migrations of the account flows', () => {
   /** A data source on the test database that knows `migrations`. */
   const connect = (migrations: typeof MIGRATIONS): Promise<DataSource> =>
     new DataSource({
-      ...dataSourceOptions(
-        {
-          target: parseConnectionString(database.connectionString),
-          poolSize: 2,
-          connectionTimeoutMs: 5_000,
-          statementTimeoutMs: 5_000,
-        },
-        { entities: ENTITIES },
-      ),
+      ...dataSourceOptions(buildDatabaseConfig(parseConnectionString(database.connectionString)), {
+        entities: ENTITIES,
+      }),
       migrations: [...migrations],
     }).initialize();
 

@@ -7,6 +7,7 @@ import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { toSqliteDatetime } from '../src/database/sqlite-datetime.js';
 import { RefreshToken } from '../src/tokens/entities/refresh-token.entity.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from './utils/test-database.js';
+import { buildDatabaseConfig } from './factories/database-config.factory.js';
 
 const USER_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 const FAMILY_A = '11111111-1111-4111-8111-111111111110';
@@ -50,15 +51,9 @@ describe('migration AddRefreshTokenSessionColumns', () => {
     migrations: ReadonlyArray<new () => MigrationInterface>,
   ): Promise<DataSource> {
     const dataSource = new DataSource({
-      ...dataSourceOptions(
-        {
-          target: parseConnectionString(database.connectionString),
-          poolSize: 2,
-          connectionTimeoutMs: 5_000,
-          statementTimeoutMs: 5_000,
-        },
-        { entities: ENTITIES },
-      ),
+      ...dataSourceOptions(buildDatabaseConfig(parseConnectionString(database.connectionString)), {
+        entities: ENTITIES,
+      }),
       migrations: [...migrations],
     });
     open.push(await dataSource.initialize());

@@ -50,6 +50,8 @@ describe(loadAppConfig.name, () => {
         poolSize: 10,
         connectionTimeoutMs: 5_000,
         statementTimeoutMs: 5_000,
+        sqliteCacheSizeMb: 64,
+        sqliteMmapSizeMb: 256,
       },
       passwordHashing: {
         iterations: 600_000,
@@ -148,6 +150,9 @@ describe(loadAppConfig.name, () => {
       2000,
     ],
     ['Database__StatementTimeoutMs', '3000', (c: AppConfig) => c.database.statementTimeoutMs, 3000],
+    ['Database__SqliteCacheSizeMb', '512', (c: AppConfig) => c.database.sqliteCacheSizeMb, 512],
+    ['Database__SqliteMmapSizeMb', '0', (c: AppConfig) => c.database.sqliteMmapSizeMb, 0],
+    ['Database__SqliteMmapSizeMb', '2047', (c: AppConfig) => c.database.sqliteMmapSizeMb, 2047],
     ['TokenCleanup__Enabled', 'false', (c: AppConfig) => c.tokenCleanup.enabled, false],
     ['TokenCleanup__Enabled', 'TRUE', (c: AppConfig) => c.tokenCleanup.enabled, true],
     ['TokenCleanup__Enabled', '0', (c: AppConfig) => c.tokenCleanup.enabled, false],
@@ -260,6 +265,21 @@ describe(loadAppConfig.name, () => {
       'a non-numeric statement timeout',
       { Jwt__SecretKey: SECRET, Database__StatementTimeoutMs: 'soon' },
       'Database__StatementTimeoutMs',
+    ],
+    [
+      'a SQLite page cache of 0',
+      { Jwt__SecretKey: SECRET, Database__SqliteCacheSizeMb: '0' },
+      'Database__SqliteCacheSizeMb',
+    ],
+    [
+      'more memory mapping than SQLite allows',
+      { Jwt__SecretKey: SECRET, Database__SqliteMmapSizeMb: '2048' },
+      'Database__SqliteMmapSizeMb',
+    ],
+    [
+      'a negative memory mapping',
+      { Jwt__SecretKey: SECRET, Database__SqliteMmapSizeMb: '-1' },
+      'Database__SqliteMmapSizeMb',
     ],
     [
       'a cleanup switch that is not a boolean',

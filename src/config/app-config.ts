@@ -43,6 +43,10 @@ export interface DatabaseConfig {
   readonly poolSize: number;
   readonly connectionTimeoutMs: number;
   readonly statementTimeoutMs: number;
+  /** SQLite only: page cache per process, in MiB. */
+  readonly sqliteCacheSizeMb: number;
+  /** SQLite only: bytes of the file read through memory mapping, in MiB; 0 for none. */
+  readonly sqliteMmapSizeMb: number;
 }
 
 export interface TokenCleanupConfig {
@@ -280,6 +284,8 @@ function assemble(
       poolSize: env.Database__PoolSize,
       connectionTimeoutMs: env.Database__ConnectionTimeoutMs,
       statementTimeoutMs: env.Database__StatementTimeoutMs,
+      sqliteCacheSizeMb: env.Database__SqliteCacheSizeMb,
+      sqliteMmapSizeMb: env.Database__SqliteMmapSizeMb,
     },
     passwordHashing: {
       iterations: env.PasswordHashing__Iterations,

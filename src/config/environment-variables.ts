@@ -18,6 +18,12 @@ export const DEFAULT_AUDIENCE = 'keygate-clients';
 /** Spec §8: the shortest signing secret accepted, current or previous. */
 export const MIN_SECRET_LENGTH = 32;
 export const DEFAULT_CONNECTION_STRING = 'Data Source=data/keygate.db';
+/** SQLite's page cache per process, in MiB (better-sqlite3's own default is 16). */
+export const DEFAULT_SQLITE_CACHE_SIZE_MB = 64;
+/** How much of the SQLite file is read through memory mapping, in MiB (0: none). */
+export const DEFAULT_SQLITE_MMAP_SIZE_MB = 256;
+/** SQLite's upper bound for memory mapping in this build (SQLITE_MAX_MMAP_SIZE, 0x7fff0000). */
+export const MAX_SQLITE_MMAP_SIZE_MB = 2_047;
 /** The default port of the OpenTelemetry Prometheus exporter, a common choice for metrics. */
 export const DEFAULT_MANAGEMENT_PORT = 9464;
 /** One year: what browsers' HSTS preload lists ask for, and the usual advice. */
@@ -118,6 +124,20 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(100)
   Database__StatementTimeoutMs = 5_000;
+
+  /** SQLite only: the page cache of each process, in MiB. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(65_536)
+  Database__SqliteCacheSizeMb = DEFAULT_SQLITE_CACHE_SIZE_MB;
+
+  /** SQLite only: how much of the file is read through memory mapping, in MiB; 0 turns it off. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(MAX_SQLITE_MMAP_SIZE_MB)
+  Database__SqliteMmapSizeMb = DEFAULT_SQLITE_MMAP_SIZE_MB;
 
   @Type(() => Number)
   @IsInt()

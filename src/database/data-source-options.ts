@@ -62,6 +62,12 @@ export function dataSourceOptions(
       // WAL with NORMAL sync is durable against process crashes; only power loss can lose the
       // last commits.
       db.pragma('synchronous = NORMAL');
+      // Negative: a size in KiB rather than a number of pages. The cache is filled as pages
+      // are read, so a small database never uses all of it.
+      db.pragma(`cache_size = ${-config.sqliteCacheSizeMb * 1024}`);
+      // Mapped pages are read without a system call and without a second copy in the page
+      // cache; the kernel shares them and may take them back under memory pressure.
+      db.pragma(`mmap_size = ${config.sqliteMmapSizeMb * 1024 * 1024}`);
     },
   };
 }

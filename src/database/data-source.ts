@@ -5,7 +5,11 @@ import { DataSource } from 'typeorm';
 import { AuditEvent } from '../audit/entities/audit-event.entity.js';
 import { AccountToken } from '../auth/entities/account-token.entity.js';
 import { parseConnectionString } from '../config/connection-string.js';
-import { DEFAULT_CONNECTION_STRING } from '../config/environment-variables.js';
+import {
+  DEFAULT_CONNECTION_STRING,
+  DEFAULT_SQLITE_CACHE_SIZE_MB,
+  DEFAULT_SQLITE_MMAP_SIZE_MB,
+} from '../config/environment-variables.js';
 import { EXTENSIONS } from '../extensions.js';
 import { OutboxMail } from '../mail/entities/outbox-mail.entity.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
@@ -38,6 +42,8 @@ export default new DataSource(
       poolSize: 2,
       connectionTimeoutMs: 10_000,
       statementTimeoutMs: 60_000,
+      sqliteCacheSizeMb: DEFAULT_SQLITE_CACHE_SIZE_MB,
+      sqliteMmapSizeMb: DEFAULT_SQLITE_MMAP_SIZE_MB,
     },
     { entities: ENTITIES, extensionMigrations: extensionMigrationsOf(EXTENSIONS) },
   ),

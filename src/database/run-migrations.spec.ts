@@ -2,6 +2,7 @@ import { DataSource, TableColumn, type MigrationInterface, type QueryRunner } fr
 import { dataSourceOptions } from './data-source-options.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { runMigrations } from './run-migrations.js';
+import { buildDatabaseConfig } from '../../test/factories/database-config.factory.js';
 
 /** An extension's migration dated before every core one, which needs the core's users table. */
 class AddUserNickname1700000000000 implements MigrationInterface {
@@ -25,12 +26,10 @@ describe(runMigrations.name, () => {
   beforeEach(async () => {
     dataSource = await new DataSource(
       dataSourceOptions(
-        {
-          target: { type: 'sqlite', path: ':memory:' },
-          poolSize: 1,
-          connectionTimeoutMs: 1_000,
-          statementTimeoutMs: 1_000,
-        },
+        buildDatabaseConfig(
+          { type: 'sqlite', path: ':memory:' },
+          { poolSize: 1, connectionTimeoutMs: 1_000, statementTimeoutMs: 1_000 },
+        ),
         { extensionMigrations: [AddUserNickname1700000000000] },
       ),
     ).initialize();

@@ -1,8 +1,15 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
 import { buildUser } from '../../test/factories/user.factory.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { User } from '../users/entities/user.entity.js';
+import { dataSourceOptions } from './data-source-options.js';
+import { runMigrations } from './run-migrations.js';
 import { UnitOfWork } from './unit-of-work.js';
+import { buildDatabaseConfig } from '../../test/factories/database-config.factory.js';
 
 interface Deferred<T> {
   readonly promise: Promise<T>;
@@ -144,6 +151,82 @@ describe(UnitOfWork.name, () => {
     await Promise.all([first, second, third]);
 
     expect(order).toEqual(['first', 'second', 'third sees 2']);
+  });
+
+  it('should keep nested transactions and saves inside a unit working (savepoints)', async () => {
+    await sut.transaction(async (m) => {
+      await m.save(User, buildUser({ email: 'a@example.com' }));
+      await m
+        .transaction(async (inner) => {
+          await inner.insert(User, buildUser({ email: 'b@example.com' }));
+          throw new Error('inner failed');
+        })
+        .catch(() => undefined);
+      await m.transaction((inner) => inner.insert(User, buildUser({ email: 'c@example.com' })));
+    });
+
+    await expect(emails()).resolves.toEqual(['a@example.com', 'c@example.com']);
+    await expect(sut.transaction((m) => m.countBy(User, {}))).resolves.toBe(2);
+  });
+
+  describe('on a SQLite file shared with another process', () => {
+    let directory: string;
+    let fileSource: DataSource;
+    let fileSut: UnitOfWork;
+    let other: Database.Database;
+
+    beforeEach(async () => {
+      directory = mkdtempSync(join(tmpdir(), 'keygate-uow-'));
+      const path = join(directory, 'keygate.db');
+      fileSource = new DataSource(
+        dataSourceOptions(
+          buildDatabaseConfig(
+            { type: 'sqlite', path },
+            { poolSize: 1, connectionTimeoutMs: 1_000, statementTimeoutMs: 1_000 },
+          ),
+        ),
+      );
+      await fileSource.initialize();
+      await runMigrations(fileSource);
+      fileSut = new UnitOfWork(fileSource);
+      other = new Database(path);
+      other.pragma('busy_timeout = 0');
+    });
+
+    afterEach(async () => {
+      other.close();
+      await fileSource.destroy();
+      rmSync(directory, { recursive: true, force: true });
+    });
+
+    /** Whether the other connection could take the write lock right now (and gives it back). */
+    const otherCanWrite = (): boolean => {
+      try {
+        other.exec('BEGIN IMMEDIATE');
+        other.exec('ROLLBACK');
+        return true;
+      } catch {
+        return false;
+      }
+    };
+
+    it.each([
+      ['transaction', (work: () => Promise<void>) => fileSut.transaction(work)],
+      ['transactionOnSqlite', (work: () => Promise<void>) => fileSut.transactionOnSqlite(work)],
+    ])(
+      'should hold the write lock from the start of a %s, before it has read or written',
+      async (_name, unit) => {
+        const seen: boolean[] = [];
+
+        await unit(() => {
+          seen.push(otherCanWrite());
+          return Promise.resolve();
+        });
+        seen.push(otherCanWrite());
+
+        expect(seen).toEqual([false, true]);
+      },
+    );
   });
 
   it('should not serialise units on a database other than SQLite', async () => {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { sqliteConnectionOf } from './driver-handle.js';
 
 type Work<T> = (manager: EntityManager) => Promise<T>;
@@ -27,9 +27,16 @@ export class UnitOfWork {
     this.serialized = dataSource.options.type === 'better-sqlite3';
   }
 
-  /** Runs `work` in one transaction: all of its writes happen, or none. */
+  /**
+   * Runs `work` in one transaction: all of its writes happen, or none. On SQLite it starts as a
+   * writer (BEGIN IMMEDIATE): a transaction that starts as a reader and then writes cannot wait
+   * for another process's write lock (the admin CLI's), and fails with `database is locked`.
+   */
   transaction<T>(work: Work<T>): Promise<T> {
-    return this.serialize(() => this.dataSource.transaction(work));
+    if (!this.serialized) {
+      return this.dataSource.transaction(work);
+    }
+    return this.serialize(() => this.writeTransactionOnSqlite(work));
   }
 
   /**
@@ -77,7 +84,8 @@ export class UnitOfWork {
   transactionOnSqlite<T>(work: (db: SqliteDatabase) => Promise<T>): Promise<T> {
     const db = this.sqliteHandle();
     const control = (this.sqliteControl ??= {
-      begin: db.prepare('BEGIN'),
+      // As a writer: see `transaction`.
+      begin: db.prepare('BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
       rollback: db.prepare('ROLLBACK'),
     });
@@ -94,6 +102,30 @@ export class UnitOfWork {
         throw error;
       }
     });
+  }
+
+  /**
+   * TypeORM's `transaction` begins SQLite transactions DEFERRED and has no option for another
+   * mode, so this begins one IMMEDIATE on TypeORM's (single, shared) query runner and then marks
+   * the runner as TypeORM's own `startTransaction` would, so that its commit, rollback and any
+   * nested transaction (a savepoint) work as usual. unit-of-work.spec.ts holds this to TypeORM.
+   */
+  private async writeTransactionOnSqlite<T>(work: Work<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.query('BEGIN IMMEDIATE');
+    markTransactionStarted(runner);
+    try {
+      const result = await work(runner.manager);
+      await runner.commitTransaction();
+      return result;
+    } catch (error: unknown) {
+      if (runner.isTransactionActive) {
+        await runner.rollbackTransaction();
+      }
+      throw error;
+    } finally {
+      await runner.release();
+    }
   }
 
   private sqliteHandle(): SqliteDatabase {
@@ -116,4 +148,9 @@ export class UnitOfWork {
       });
     return result;
   }
+}
+
+/** The state TypeORM's `startTransaction` leaves on a runner after its outermost BEGIN. */
+function markTransactionStarted(runner: QueryRunner): void {
+  Object.assign(runner, { isTransactionActive: true, transactionDepth: 1 });
 }

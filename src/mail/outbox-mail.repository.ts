@@ -62,8 +62,9 @@ export class OutboxMailRepository {
         .where({ id: In(ids) })
         .andWhere('("claimedUntil" IS NULL OR "claimedUntil" <= :now)', { now: claim.now })
         .execute();
+      // The claimed rows are among `ids`: reading them by primary key needs no index on the claim.
       return m.find(OutboxMail, {
-        where: { claimedBy: claim.id },
+        where: { id: In(ids), claimedBy: claim.id },
         order: { nextAttemptAt: 'ASC', id: 'ASC' },
       });
     });

@@ -88,6 +88,34 @@ describe(TokenCleanupService.name, () => {
     expect(await remaining()).toEqual(['d-expired-recently', 'e-active']);
   });
 
+  it('should rest between full batches on SQLite, as long as the batch took and at least 5 ms', async () => {
+    const longGone = new Date(NOW.getTime() - 30 * DAY_MS);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) {
+      await addToken(id, longGone);
+    }
+    const sut = build();
+    const waits: number[] = [];
+    const batchMs = [30, 2, 0];
+    const deleteBatch = (sut as unknown as { deleteBatch(cutoff: Date): Promise<number> })
+      .deleteBatch;
+    jest
+      .spyOn(sut as unknown as { deleteBatch(cutoff: Date): Promise<number> }, 'deleteBatch')
+      .mockImplementation(async (cutoff: Date) => {
+        const deleted = await deleteBatch.call(sut, cutoff);
+        clock.advance(batchMs.shift() ?? 0);
+        return deleted;
+      });
+    jest.spyOn(clock, 'wait').mockImplementation((ms: number) => {
+      waits.push(ms);
+      return Promise.resolve();
+    });
+
+    expect(await sut.purgeExpired()).toBe(5);
+    // Batches of 2, 2 and 1: a rest after each full one, none after the last.
+    expect(waits).toEqual([30, 5]);
+    expect(await remaining()).toEqual([]);
+  });
+
   it('should keep a token exactly at the edge of the retention margin', async () => {
     await addToken('edge', new Date(NOW.getTime() - 7 * DAY_MS));
 

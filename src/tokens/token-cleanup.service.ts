@@ -10,11 +10,15 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** The shortest rest between two batches on SQLite. */
+const MIN_PAUSE_MS = 5;
 
 /**
  * Deletes refresh tokens whose expiry lies further back than the retention margin, in batches,
  * on a timer. A revoked token is kept until then, so replaying it still reads as reuse. Safe with
- * many instances: on PostgreSQL a batch skips rows another instance is already deleting.
+ * many instances: on PostgreSQL a batch skips rows another instance is already deleting. On
+ * SQLite each batch is one short write and the purge rests between batches, so a running
+ * instance next to the CLI's purge waits at most about one batch for the write lock.
  */
 @Injectable()
 export class TokenCleanupService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -56,10 +60,17 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
     const cutoff = new Date(this.clock.now().getTime() - this.settings.retentionDays * DAY_MS);
     let total = 0;
     for (;;) {
+      const started = this.clock.now().getTime();
       const deleted = await this.deleteBatch(cutoff);
       total += deleted;
       if (deleted < this.settings.batchSize) {
         break;
+      }
+      if (this.unitOfWork.isSerialized) {
+        // SQLite has one write lock per file and no queue for it: a process waiting for it (a
+        // running instance, while the CLI purges) polls, up to every 100 ms. Resting as long
+        // as the batch held the lock gives it its turn; each batch is its own short write.
+        await this.clock.wait(Math.max(this.clock.now().getTime() - started, MIN_PAUSE_MS));
       }
     }
     if (total > 0) {

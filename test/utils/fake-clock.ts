@@ -13,6 +13,12 @@ export class FakeClock extends Clock {
     return new Date(this.current);
   }
 
+  /** Moves the clock on by `ms` and resolves at once: nothing really waits. */
+  override wait(ms: number): Promise<void> {
+    this.advance(ms);
+    return Promise.resolve();
+  }
+
   set(instant: Date): void {
     this.current = new Date(instant);
   }

@@ -1,0 +1,314 @@
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { MailSender } from '../src/mail/mail-sender.js';
+import { registerUser } from './factories/user.factory.js';
+import { useSharedTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
+import {
+  EMAIL_CHANGE,
+  EMAIL_VERIFY,
+  EMAIL_VERIFY_RESEND,
+  LOGIN,
+  ME,
+  PASSWORD_CHANGE,
+  PASSWORD_FORGOT,
+  PASSWORD_RESET,
+  REFRESH,
+  REVOKE,
+  REVOKE_ALL_SESSIONS,
+  SESSIONS,
+} from './utils/routes.js';
+import { tokenOf, useSmtpSink } from './utils/smtp-sink.js';
+import { onPostgres } from './utils/test-database.js';
+
+// Every statement the service issues while serving the request paths (and what its mail sender
+// does meanwhile) is captured at the driver, whatever built it (TypeORM or a prepared statement),
+// and its plan is checked: no statement may read a whole table. SQLite: EXPLAIN QUERY PLAN shows
+// no `SCAN <table>`. PostgreSQL: EXPLAIN with sequential scans priced out (`enable_seqscan =
+// off`, as a table of millions of rows would) shows no `Seq Scan`: one remains only where no
+// index can serve the statement.
+
+interface Captured {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
+
+interface Recorder {
+  start(): void;
+  stop(): Captured[];
+}
+
+type StatementMethod = (this: { source: string }, ...args: unknown[]) => unknown;
+
+/** Records what every better-sqlite3 statement of this process runs, while started. */
+function sqliteRecorder(): Recorder {
+  const probe = new Database(':memory:');
+  const prototype = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<
+    string,
+    StatementMethod
+  >;
+  probe.close();
+  const methods = ['run', 'get', 'all', 'iterate'] as const;
+  const originals = methods.map((name) => prototype[name]);
+  let captured: Captured[] = [];
+  return {
+    start: () => {
+      captured = [];
+      methods.forEach((name, i) => {
+        const original = originals[i];
+        prototype[name] = function (this: { source: string }, ...args: unknown[]): unknown {
+          captured.push({ sql: this.source, parameters: args });
+          return original.apply(this, args);
+        };
+      });
+    },
+    stop: () => {
+      methods.forEach((name, i) => {
+        prototype[name] = originals[i];
+      });
+      return captured;
+    },
+  };
+}
+
+type ClientQuery = (this: pg.Client, ...args: unknown[]) => unknown;
+
+/** Records the text and values of every `pg` query of this process, while started. */
+function postgresRecorder(): Recorder {
+  const prototype = pg.Client.prototype as unknown as { query: ClientQuery };
+  const original = prototype.query;
+  let captured: Captured[] = [];
+  return {
+    start: () => {
+      captured = [];
+      prototype.query = function (this: pg.Client, ...args: unknown[]): unknown {
+        const [first, second] = args;
+        if (typeof first === 'string') {
+          captured.push({ sql: first, parameters: Array.isArray(second) ? second : [] });
+        } else if (typeof first === 'object' && first !== null && 'text' in first) {
+          const config = first as { text: string; values?: unknown[] };
+          captured.push({ sql: config.text, parameters: config.values ?? [] });
+        }
+        return original.apply(this, args);
+      };
+    },
+    stop: () => {
+      prototype.query = original;
+      return captured;
+    },
+  };
+}
+
+/** Statements whose plan says something: reads, updates and deletes of the service's tables. */
+function isPlanned(sql: string): boolean {
+  const text = sql.trim();
+  if (!/^(SELECT|UPDATE|DELETE|WITH|INSERT\b[\s\S]*\bSELECT\b)/i.test(text)) {
+    return false;
+  }
+  // Transaction control, advisory locks, health and catalogue reads touch no table of ours.
+  return !/pg_advisory|sqlite_master|pg_catalog|information_schema|^SELECT 1$|version\(\)/i.test(
+    text,
+  );
+}
+
+/** The plan lines that read a whole table; empty when every access is through an index. */
+function sqliteScans(path: string, statements: readonly Captured[]): string[][] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return statements.map(({ sql, parameters }) => {
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...parameters) as {
+        detail: string;
+      }[];
+      return plan
+        .map((row) => row.detail)
+        .filter((detail) => /^SCAN /.test(detail) && !/^SCAN (CONSTANT ROW|\()/.test(detail));
+    });
+  } finally {
+    db.close();
+  }
+}
+
+async function postgresScans(t: TestApp, statements: readonly Captured[]): Promise<string[][]> {
+  const runner = t.dataSource.createQueryRunner();
+  try {
+    await runner.query('SET enable_seqscan = off');
+    const scans: string[][] = [];
+    for (const { sql, parameters } of statements) {
+      const plan = (await runner.query(`EXPLAIN ${sql}`, [...parameters])) as {
+        'QUERY PLAN': string;
+      }[];
+      scans.push(plan.map((row) => row['QUERY PLAN']).filter((line) => /Seq Scan/.test(line)));
+    }
+    await runner.query('RESET enable_seqscan');
+    return scans;
+  } finally {
+    await runner.release();
+  }
+}
+
+interface AuthBody {
+  readonly accessToken: string;
+  readonly refreshToken: string;
+}
+
+describe('query plans of the request paths', () => {
+  const sink = useSmtpSink();
+  const t = useSharedTestApp(() => ({
+    environment: {
+      Smtp__Url: sink.url,
+      Smtp__From: 'Keygate <no-reply@keygate.test>',
+      Mail__ResetPasswordUrl: 'https://app.example.com/reset-password?token={token}',
+      Mail__VerifyEmailUrl: 'https://app.example.com/verify-email?token={token}',
+      // The session check adds its read to every protected route.
+      Jwt__RequireActiveSession: 'true',
+    },
+  }));
+
+  /** The answer, once it has the expected status (the body is shown when it has not). */
+  const expectStatus = async (
+    response: Promise<TestResponse>,
+    status: number,
+  ): Promise<TestResponse> => {
+    const settled = await response;
+    if (settled.status !== status) {
+      expect({ status: settled.status, body: settled.text }).toEqual({ status });
+    }
+    return settled;
+  };
+
+  async function mailSettled(): Promise<void> {
+    const sender = t.app.get(MailSender);
+    sender.wake();
+    await sender.idle();
+  }
+
+  /** Every route of the interface and of the account additions, as a person would use them. */
+  async function everyRequestPath(): Promise<void> {
+    const alice = await registerUser(t);
+    const bob = await registerUser(t);
+    await expectStatus(t.post(LOGIN, { email: alice.email, password: 'Wrong!pass1' }), 401);
+    await expectStatus(
+      t.post(LOGIN, { email: 'nobody@example.com', password: alice.password }),
+      401,
+    );
+    const login = await expectStatus(
+      t.post(LOGIN, { email: alice.email, password: alice.password }),
+      200,
+    );
+    const session = login.json<AuthBody>();
+    await expectStatus(t.get(ME, session.accessToken), 200);
+
+    const rotated = await expectStatus(
+      t.post(REFRESH, { refreshToken: session.refreshToken }),
+      200,
+    );
+    const current = rotated.json<AuthBody>();
+    await expectStatus(
+      t.request(SESSIONS, {
+        headers: {
+          authorization: `Bearer ${current.accessToken}`,
+          'x-refresh-token': current.refreshToken,
+        },
+      }),
+      200,
+    );
+    // Reuse of the rotated token: the whole family is revoked.
+    await expectStatus(t.post(REFRESH, { refreshToken: session.refreshToken }), 401);
+    await expectStatus(
+      t.post(REVOKE, { refreshToken: alice.refreshToken }, alice.accessToken),
+      200,
+    );
+    await expectStatus(t.post(REFRESH, { refreshToken: 'not-a-token-that-exists' }), 401);
+
+    const [verification] = await sink.waitFor(alice.email);
+    await expectStatus(t.post(EMAIL_VERIFY, { token: tokenOf(verification.link) }), 200);
+    await expectStatus(t.post(EMAIL_VERIFY_RESEND, {}, bob.accessToken), 202);
+
+    const fresh = await expectStatus(
+      t.post(LOGIN, { email: alice.email, password: alice.password }),
+      200,
+    );
+    const kept = fresh.json<AuthBody>();
+    await expectStatus(
+      t.post(
+        REVOKE_ALL_SESSIONS,
+        { keepCurrent: true, refreshToken: kept.refreshToken },
+        kept.accessToken,
+      ),
+      200,
+    );
+    await expectStatus(
+      t.post(
+        PASSWORD_CHANGE,
+        { currentPassword: alice.password, newPassword: 'N3w!secure' },
+        kept.accessToken,
+      ),
+      200,
+    );
+    // The change keeps the session its access token names.
+    await expectStatus(t.post(REVOKE_ALL_SESSIONS, {}, kept.accessToken), 200);
+
+    await expectStatus(t.post(PASSWORD_FORGOT, { email: bob.email }), 202);
+    await expectStatus(t.post(PASSWORD_FORGOT, { email: 'nobody@example.com' }), 202);
+    await mailSettled();
+    const reset = sink.to(bob.email).find((mail) => mail.link?.includes('reset-password'));
+    await expectStatus(
+      t.post(PASSWORD_RESET, { token: tokenOf(reset?.link ?? null), newPassword: 'R3set!pass' }),
+      200,
+    );
+    const bobAgain = await expectStatus(
+      t.post(LOGIN, { email: bob.email, password: 'R3set!pass' }),
+      200,
+    );
+    const bobSession = bobAgain.json<AuthBody>();
+    await expectStatus(
+      t.post(
+        EMAIL_CHANGE,
+        { password: 'R3set!pass', newEmail: `moved-${bob.email}` },
+        bobSession.accessToken,
+      ),
+      202,
+    );
+    await mailSettled();
+    await expectStatus(
+      t.request(ME, {
+        method: 'DELETE',
+        body: JSON.stringify({ password: 'R3set!pass' }),
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${bobSession.accessToken}`,
+        },
+      }),
+      200,
+    );
+    await mailSettled();
+  }
+
+  it('should read no whole table on any route', async () => {
+    const recorder = onPostgres ? postgresRecorder() : sqliteRecorder();
+    recorder.start();
+    let captured: Captured[];
+    try {
+      await everyRequestPath();
+    } finally {
+      captured = recorder.stop();
+    }
+
+    const distinct = new Map<string, Captured>();
+    for (const statement of captured.filter((s) => isPlanned(s.sql))) {
+      distinct.set(statement.sql, statement);
+    }
+    const statements = [...distinct.values()];
+    const scans = onPostgres
+      ? await postgresScans(t, statements)
+      : sqliteScans(t.database.connectionString, statements);
+
+    const violations = statements
+      .map((statement, i) => ({ sql: statement.sql, scans: scans[i] }))
+      .filter((entry) => entry.scans.length > 0);
+    expect(violations).toEqual([]);
+    // The capture saw the service's reads and writes of its tables, not nothing.
+    const tables = ['users', 'refresh_tokens', 'account_tokens', 'mail_outbox'];
+    expect(tables.filter((table) => !statements.some((s) => s.sql.includes(table)))).toEqual([]);
+    expect(statements.length).toBeGreaterThan(20);
+  });
+});
