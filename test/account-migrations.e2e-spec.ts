@@ -26,6 +26,7 @@ describe('migrations of the account flows', () => {
         poolSize: 2,
         connectionTimeoutMs: 5_000,
         statementTimeoutMs: 5_000,
+        sqliteSynchronous: 'full',
       }),
       migrations,
     }).initialize();

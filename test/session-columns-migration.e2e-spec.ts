@@ -54,6 +54,7 @@ describe('migration AddRefreshTokenSessionColumns', () => {
         poolSize: 2,
         connectionTimeoutMs: 5_000,
         statementTimeoutMs: 5_000,
+        sqliteSynchronous: 'full',
       }),
       migrations: [...migrations],
     });

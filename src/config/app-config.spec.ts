@@ -50,6 +50,7 @@ describe(loadAppConfig.name, () => {
         poolSize: 10,
         connectionTimeoutMs: 5_000,
         statementTimeoutMs: 5_000,
+        sqliteSynchronous: 'full',
       },
       passwordHashing: {
         iterations: 600_000,
@@ -148,6 +149,8 @@ describe(loadAppConfig.name, () => {
       2000,
     ],
     ['Database__StatementTimeoutMs', '3000', (c: AppConfig) => c.database.statementTimeoutMs, 3000],
+    ['Database__SqliteSynchronous', 'normal', (c: AppConfig) => c.database.sqliteSynchronous, 'normal'],
+    ['Database__SqliteSynchronous', ' FULL ', (c: AppConfig) => c.database.sqliteSynchronous, 'full'],
     ['TokenCleanup__Enabled', 'false', (c: AppConfig) => c.tokenCleanup.enabled, false],
     ['TokenCleanup__Enabled', 'TRUE', (c: AppConfig) => c.tokenCleanup.enabled, true],
     ['TokenCleanup__Enabled', '0', (c: AppConfig) => c.tokenCleanup.enabled, false],
@@ -260,6 +263,11 @@ describe(loadAppConfig.name, () => {
       'a non-numeric statement timeout',
       { Jwt__SecretKey: SECRET, Database__StatementTimeoutMs: 'soon' },
       'Database__StatementTimeoutMs',
+    ],
+    [
+      'an unknown SQLite synchronous mode',
+      { Jwt__SecretKey: SECRET, Database__SqliteSynchronous: 'off' },
+      'Database__SqliteSynchronous',
     ],
     [
       'a cleanup switch that is not a boolean',

@@ -16,6 +16,7 @@ import {
   OWASP_PBKDF2_SHA256_ITERATIONS,
   SAMPLE_SECRET_KEY,
   type LoggingLevel,
+  type SqliteSynchronous,
 } from './environment-variables.js';
 
 export interface JwtConfig {
@@ -43,6 +44,8 @@ export interface DatabaseConfig {
   readonly poolSize: number;
   readonly connectionTimeoutMs: number;
   readonly statementTimeoutMs: number;
+  /** SQLite only: `full` acknowledges a commit once it is fsynced; `normal` survives a process crash only. */
+  readonly sqliteSynchronous: SqliteSynchronous;
 }
 
 export interface TokenCleanupConfig {
@@ -280,6 +283,7 @@ function assemble(
       poolSize: env.Database__PoolSize,
       connectionTimeoutMs: env.Database__ConnectionTimeoutMs,
       statementTimeoutMs: env.Database__StatementTimeoutMs,
+      sqliteSynchronous: env.Database__SqliteSynchronous,
     },
     passwordHashing: {
       iterations: env.PasswordHashing__Iterations,

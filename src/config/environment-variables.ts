@@ -37,6 +37,12 @@ export const LOGGING_LEVELS = [
   'silent',
 ] as const;
 export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
+/**
+ * SQLite's `synchronous` in WAL mode: `full` fsyncs the WAL at every commit, so an acknowledged
+ * write survives a power cut; `normal` fsyncs only at checkpoints and survives a process crash only.
+ */
+export const SQLITE_SYNCHRONOUS_MODES = ['full', 'normal'] as const;
+export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
 
 /**
  * The raw environment, one property per key, named exactly as the variable.
@@ -118,6 +124,13 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(100)
   Database__StatementTimeoutMs = 5_000;
+
+  /** SQLite only: `full` (durable commits) or `normal`. Case and surrounding spaces are ignored. */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim().toLowerCase() : value,
+  )
+  @IsIn(SQLITE_SYNCHRONOUS_MODES)
+  Database__SqliteSynchronous: SqliteSynchronous = 'full';
 
   @Type(() => Number)
   @IsInt()

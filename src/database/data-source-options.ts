@@ -2,12 +2,18 @@ import type { DataSourceOptions } from 'typeorm';
 import { AuditEvent } from '../audit/entities/audit-event.entity.js';
 import { AccountToken } from '../auth/entities/account-token.entity.js';
 import type { DatabaseConfig } from '../config/app-config.js';
+import type { SqliteSynchronous } from '../config/environment-variables.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { OutboxMail } from '../mail/entities/outbox-mail.entity.js';
 import { User } from '../users/entities/user.entity.js';
 import { MIGRATIONS } from './migrations/index.js';
 
 const ENTITIES = [User, RefreshToken, AuditEvent, AccountToken, OutboxMail];
+
+const SQLITE_SYNCHRONOUS_PRAGMA: Readonly<Record<SqliteSynchronous, string>> = {
+  full: 'FULL',
+  normal: 'NORMAL',
+};
 
 /**
  * The TypeORM options for a configured database; shared by the application, the CLI and tests.
@@ -52,9 +58,10 @@ export function dataSourceOptions(config: DatabaseConfig): DataSourceOptions {
     // better-sqlite3's busy timeout: how long a write waits for another process's lock.
     timeout: config.statementTimeoutMs,
     prepareDatabase: (db: { pragma(source: string): unknown }) => {
-      // WAL with NORMAL sync is durable against process crashes; only power loss can lose the
-      // last commits.
-      db.pragma('synchronous = NORMAL');
+      // In WAL mode FULL fsyncs the WAL at every commit, so a commit is acknowledged only once it
+      // would survive a power cut; NORMAL fsyncs only at checkpoints and survives a process crash
+      // only (https://www.sqlite.org/pragma.html#pragma_synchronous). Decision 0020.
+      db.pragma(`synchronous = ${SQLITE_SYNCHRONOUS_PRAGMA[config.sqliteSynchronous]}`);
     },
   };
 }

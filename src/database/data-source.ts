@@ -19,5 +19,7 @@ export default new DataSource(
     poolSize: 2,
     connectionTimeoutMs: 10_000,
     statementTimeoutMs: 60_000,
+    // Migrations are rare and must never be half-remembered after a power cut.
+    sqliteSynchronous: 'full',
   }),
 );

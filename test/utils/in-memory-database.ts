@@ -10,6 +10,7 @@ export async function createInMemoryDataSource(): Promise<DataSource> {
       poolSize: 1,
       connectionTimeoutMs: 1_000,
       statementTimeoutMs: 1_000,
+      sqliteSynchronous: 'full',
     }),
   );
   await dataSource.initialize();
