@@ -50,8 +50,14 @@ const { values: flags } = parseArgs({
     pg: { type: 'boolean', default: false },
     // A short smoke run of every phase, for working on the harness itself; not for figures.
     quick: { type: 'boolean', default: false },
+    // SQLite's commit durability for the service (Database__SqliteSynchronous): `full`, the
+    // service's default, or `normal`, to measure what an fsync per commit costs.
+    'sqlite-synchronous': { type: 'string', default: 'full' },
   },
 });
+if (!['full', 'normal'].includes(flags['sqlite-synchronous'])) {
+  throw new Error('--sqlite-synchronous must be full or normal');
+}
 
 /** Durations and sizes: about three and a half minutes in all on 2 cores. */
 const FULL_PLAN = {
@@ -246,6 +252,7 @@ async function startBaseline(tmp, secret) {
 function spawnService({ tmp, secret, port, database, name, share, env: extra = {} }) {
   const env = {
     ...serviceEnv({ port, secret, connectionString: database.connectionString }),
+    Database__SqliteSynchronous: flags['sqlite-synchronous'],
     ...extra,
   };
   if (share > 1) {
@@ -514,7 +521,11 @@ function notes() {
 
 /** How this run was started, as a reader would type it. */
 function commandLine() {
-  const extra = [flags.pg && '--pg', flags.quick && '--quick'].filter(Boolean);
+  const extra = [
+    flags.pg && '--pg',
+    flags.quick && '--quick',
+    flags['sqlite-synchronous'] !== 'full' && `--sqlite-synchronous ${flags['sqlite-synchronous']}`,
+  ].filter(Boolean);
   return extra.length > 0 ? `npm run bench -- ${extra.join(' ')}` : 'npm run bench';
 }
 
