@@ -52,8 +52,14 @@ const { values: flags } = parseArgs({
     quick: { type: 'boolean', default: false },
     // The service on a database of a million users against an empty one: bench/scale.mjs.
     scale: { type: 'boolean', default: false },
+    // SQLite's commit durability for the service (Database__SqliteSynchronous): `full`, the
+    // service's default, or `normal`, to measure what an fsync per commit costs.
+    'sqlite-synchronous': { type: 'string', default: 'full' },
   },
 });
+if (!['full', 'normal'].includes(flags['sqlite-synchronous'])) {
+  throw new Error('--sqlite-synchronous must be full or normal');
+}
 
 if (flags.scale) {
   const { runScale } = await import('./scale.mjs');
@@ -253,6 +259,7 @@ async function startBaseline(tmp, secret) {
 function spawnService({ tmp, secret, port, database, name, share, env: extra = {} }) {
   const env = {
     ...serviceEnv({ port, secret, connectionString: database.connectionString }),
+    Database__SqliteSynchronous: flags['sqlite-synchronous'],
     ...extra,
   };
   if (share > 1) {
@@ -521,7 +528,11 @@ function notes() {
 
 /** How this run was started, as a reader would type it. */
 function commandLine() {
-  const extra = [flags.pg && '--pg', flags.quick && '--quick'].filter(Boolean);
+  const extra = [
+    flags.pg && '--pg',
+    flags.quick && '--quick',
+    flags['sqlite-synchronous'] !== 'full' && `--sqlite-synchronous ${flags['sqlite-synchronous']}`,
+  ].filter(Boolean);
   return extra.length > 0 ? `npm run bench -- ${extra.join(' ')}` : 'npm run bench';
 }
 

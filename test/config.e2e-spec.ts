@@ -449,6 +449,22 @@ describe('configuration', () => {
       expect(rows).toEqual([{ journal_mode: 'wal' }]);
     });
 
+    it('should fsync every commit by default (synchronous = FULL)', async () => {
+      const t = await openApp();
+
+      const rows = await t.dataSource.query<Array<{ synchronous: number }>>('PRAGMA synchronous');
+
+      expect(rows).toEqual([{ synchronous: 2 }]);
+    });
+
+    it('should fsync only at checkpoints with Database__SqliteSynchronous=normal', async () => {
+      const t = await openApp({ environment: { Database__SqliteSynchronous: 'normal' } });
+
+      const rows = await t.dataSource.query<Array<{ synchronous: number }>>('PRAGMA synchronous');
+
+      expect(rows).toEqual([{ synchronous: 1 }]);
+    });
+
     it('should wait for locks with a busy timeout', async () => {
       const t = await openApp();
 

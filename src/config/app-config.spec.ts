@@ -52,6 +52,7 @@ describe(loadAppConfig.name, () => {
         statementTimeoutMs: 5_000,
         sqliteCacheSizeMb: 64,
         sqliteMmapSizeMb: 256,
+        sqliteSynchronous: 'full',
       },
       passwordHashing: {
         iterations: 600_000,
@@ -153,6 +154,18 @@ describe(loadAppConfig.name, () => {
     ['Database__SqliteCacheSizeMb', '512', (c: AppConfig) => c.database.sqliteCacheSizeMb, 512],
     ['Database__SqliteMmapSizeMb', '0', (c: AppConfig) => c.database.sqliteMmapSizeMb, 0],
     ['Database__SqliteMmapSizeMb', '2047', (c: AppConfig) => c.database.sqliteMmapSizeMb, 2047],
+    [
+      'Database__SqliteSynchronous',
+      'normal',
+      (c: AppConfig) => c.database.sqliteSynchronous,
+      'normal',
+    ],
+    [
+      'Database__SqliteSynchronous',
+      ' FULL ',
+      (c: AppConfig) => c.database.sqliteSynchronous,
+      'full',
+    ],
     ['TokenCleanup__Enabled', 'false', (c: AppConfig) => c.tokenCleanup.enabled, false],
     ['TokenCleanup__Enabled', 'TRUE', (c: AppConfig) => c.tokenCleanup.enabled, true],
     ['TokenCleanup__Enabled', '0', (c: AppConfig) => c.tokenCleanup.enabled, false],
@@ -280,6 +293,11 @@ describe(loadAppConfig.name, () => {
       'a negative memory mapping',
       { Jwt__SecretKey: SECRET, Database__SqliteMmapSizeMb: '-1' },
       'Database__SqliteMmapSizeMb',
+    ],
+    [
+      'an unknown SQLite synchronous mode',
+      { Jwt__SecretKey: SECRET, Database__SqliteSynchronous: 'off' },
+      'Database__SqliteSynchronous',
     ],
     [
       'a cleanup switch that is not a boolean',

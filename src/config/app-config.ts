@@ -16,6 +16,7 @@ import {
   OWASP_PBKDF2_SHA256_ITERATIONS,
   SAMPLE_SECRET_KEY,
   type LoggingLevel,
+  type SqliteSynchronous,
 } from './environment-variables.js';
 
 export interface JwtConfig {
@@ -47,6 +48,8 @@ export interface DatabaseConfig {
   readonly sqliteCacheSizeMb: number;
   /** SQLite only: bytes of the file read through memory mapping, in MiB; 0 for none. */
   readonly sqliteMmapSizeMb: number;
+  /** SQLite only: `full` acknowledges a commit once it is fsynced; `normal` survives a process crash only. */
+  readonly sqliteSynchronous: SqliteSynchronous;
 }
 
 export interface TokenCleanupConfig {
@@ -286,6 +289,7 @@ function assemble(
       statementTimeoutMs: env.Database__StatementTimeoutMs,
       sqliteCacheSizeMb: env.Database__SqliteCacheSizeMb,
       sqliteMmapSizeMb: env.Database__SqliteMmapSizeMb,
+      sqliteSynchronous: env.Database__SqliteSynchronous,
     },
     passwordHashing: {
       iterations: env.PasswordHashing__Iterations,

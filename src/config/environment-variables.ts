@@ -43,6 +43,12 @@ export const LOGGING_LEVELS = [
   'silent',
 ] as const;
 export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
+/**
+ * SQLite's `synchronous` in WAL mode: `full` fsyncs the WAL at every commit, so an acknowledged
+ * write survives a power cut; `normal` fsyncs only at checkpoints and survives a process crash only.
+ */
+export const SQLITE_SYNCHRONOUS_MODES = ['full', 'normal'] as const;
+export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
 
 /**
  * The raw environment, one property per key, named exactly as the variable.
@@ -138,6 +144,13 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(MAX_SQLITE_MMAP_SIZE_MB)
   Database__SqliteMmapSizeMb = DEFAULT_SQLITE_MMAP_SIZE_MB;
+
+  /** SQLite only: `full` (durable commits) or `normal`. Case and surrounding spaces are ignored. */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim().toLowerCase() : value,
+  )
+  @IsIn(SQLITE_SYNCHRONOUS_MODES)
+  Database__SqliteSynchronous: SqliteSynchronous = 'full';
 
   @Type(() => Number)
   @IsInt()

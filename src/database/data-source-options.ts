@@ -1,5 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config.js';
+import type { SqliteSynchronous } from '../config/environment-variables.js';
 import { MIGRATIONS, type MigrationClass } from './migrations/index.js';
 
 /** What a data source knows of the schema beyond the connection. */
@@ -12,6 +13,11 @@ export interface SchemaOptions {
   /** Migrations run after the core's (see runMigrations): those of the mounted extensions. */
   readonly extensionMigrations?: readonly MigrationClass[];
 }
+
+const SQLITE_SYNCHRONOUS_PRAGMA: Readonly<Record<SqliteSynchronous, string>> = {
+  full: 'FULL',
+  normal: 'NORMAL',
+};
 
 /**
  * The TypeORM options for a configured database; shared by the application, the CLI and tests.
@@ -59,15 +65,16 @@ export function dataSourceOptions(
     // better-sqlite3's busy timeout: how long a write waits for another process's lock.
     timeout: config.statementTimeoutMs,
     prepareDatabase: (db: { pragma(source: string): unknown }) => {
-      // WAL with NORMAL sync is durable against process crashes; only power loss can lose the
-      // last commits.
-      db.pragma('synchronous = NORMAL');
       // Negative: a size in KiB rather than a number of pages. The cache is filled as pages
       // are read, so a small database never uses all of it.
       db.pragma(`cache_size = ${-config.sqliteCacheSizeMb * 1024}`);
       // Mapped pages are read without a system call and without a second copy in the page
       // cache; the kernel shares them and may take them back under memory pressure.
       db.pragma(`mmap_size = ${config.sqliteMmapSizeMb * 1024 * 1024}`);
+      // In WAL mode FULL fsyncs the WAL at every commit, so a commit is acknowledged only once it
+      // would survive a power cut; NORMAL fsyncs only at checkpoints and survives a process crash
+      // only (https://www.sqlite.org/pragma.html#pragma_synchronous). Decision 0020.
+      db.pragma(`synchronous = ${SQLITE_SYNCHRONOUS_PRAGMA[config.sqliteSynchronous]}`);
     },
   };
 }

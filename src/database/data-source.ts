@@ -44,6 +44,8 @@ export default new DataSource(
       statementTimeoutMs: 60_000,
       sqliteCacheSizeMb: DEFAULT_SQLITE_CACHE_SIZE_MB,
       sqliteMmapSizeMb: DEFAULT_SQLITE_MMAP_SIZE_MB,
+      // Migrations are rare and must never be half-remembered after a power cut.
+      sqliteSynchronous: 'full',
     },
     { entities: ENTITIES, extensionMigrations: extensionMigrationsOf(EXTENSIONS) },
   ),

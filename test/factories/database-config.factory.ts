@@ -17,6 +17,7 @@ export function buildDatabaseConfig(
     statementTimeoutMs: 5_000,
     sqliteCacheSizeMb: 16,
     sqliteMmapSizeMb: 0,
+    sqliteSynchronous: 'full',
     ...overrides,
   };
 }
