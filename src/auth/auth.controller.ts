@@ -44,20 +44,24 @@ export class AuthController {
     type: AuthResponseDto,
     examples: { signedIn: { summary: 'A new session', value: AUTH_RESPONSE_EXAMPLE } },
   })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
-    status: HttpStatus.UNAUTHORIZED,
-    messages: {
-      invalidCredentials: AuthMessages.invalidCredentials,
-      deactivated: UsersMessages.deactivated,
-      lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
-      emailNotVerified: UsersMessages.emailNotVerified,
-      codeRequired: MfaMessages.codeRequired,
-      invalidCode: MfaMessages.invalidCode,
+  @ApiErrorResponses(
+    HttpStatus.BAD_REQUEST,
+    {
+      status: HttpStatus.UNAUTHORIZED,
+      messages: {
+        invalidCredentials: AuthMessages.invalidCredentials,
+        deactivated: UsersMessages.deactivated,
+        lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+        emailNotVerified: UsersMessages.emailNotVerified,
+        codeRequired: MfaMessages.codeRequired,
+        invalidCode: MfaMessages.invalidCode,
+      },
     },
-  }, {
-    status: HttpStatus.SERVICE_UNAVAILABLE,
-    messages: { mfaUnavailable: MfaMessages.unavailable },
-  })
+    {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      messages: { mfaUnavailable: MfaMessages.unavailable },
+    },
+  )
   login(@Body() body: LoginDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {
     return this.authService.login(body, origin);
   }

@@ -113,7 +113,9 @@ export class AuthService {
         await this.emailVerification.remind(user, origin);
         throw refuse(user.id, 'unverified', UsersMessages.emailNotVerified);
       }
-      const verdict = isCorrect ? await this.secondFactor(user, request.code, origin, refuse) : null;
+      const verdict = isCorrect
+        ? await this.secondFactor(user, request.code, origin, refuse)
+        : null;
       for (;;) {
         if (verdict !== null && verdict !== 'bad_mfa_code') {
           const response = await this.recordSuccess(user, request.password, origin, verdict);

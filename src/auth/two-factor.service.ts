@@ -1,10 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import QRCode from 'qrcode';
-import {
-  ConflictError,
-  NotFoundError,
-  UnauthorizedError,
-} from '../common/errors/domain-errors.js';
+import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { UnitOfWork } from '../database/unit-of-work.js';

@@ -18,11 +18,7 @@ export type RefreshFailureReason = 'invalid' | 'expired' | 'deactivated' | 'unve
 
 /** The routes that ask for the password again before they act. */
 export type PasswordConfirmationAction =
-  | 'password_change'
-  | 'email_change'
-  | 'account_deletion'
-  | 'totp_enrollment'
-  | 'totp_disable';
+  'password_change' | 'email_change' | 'account_deletion' | 'totp_enrollment' | 'totp_disable';
 
 /** The second-factor routes that ask for a code. */
 export type TotpCodeAction = 'totp_confirmation' | 'recovery_codes' | 'totp_disable';

@@ -91,9 +91,7 @@ export class TotpFactorRepository {
 
   /** Deletes the code if it is still unspent: true for the one caller that spent it. */
   async spendRecoveryCode(userId: string, codeHash: string): Promise<boolean> {
-    const result = await this.unitOfWork.run((m) =>
-      m.delete(RecoveryCode, { userId, codeHash }),
-    );
+    const result = await this.unitOfWork.run((m) => m.delete(RecoveryCode, { userId, codeHash }));
     return result.affected === 1;
   }
 
