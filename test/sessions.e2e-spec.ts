@@ -158,8 +158,7 @@ async function newAccount(t: TestApp): Promise<Account> {
  * clock by days.
  */
 function bearerOf(t: TestApp, account: Account): string {
-  return t.app.get(AccessTokenService).sign({ ...account, emailVerifiedAt: null }, randomUUID())
-    .token;
+  return t.app.get(AccessTokenService).sign({ ...account, emailVerifiedAt: null }, randomUUID()).token;
 }
 
 async function tokenRows(t: TestApp): Promise<unknown[]> {
