@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { User } from '../users/entities/user.entity.js';
-import type { AuthMethod } from './auth-methods.js';
+import { PASSWORD_ONLY, type AuthMethod } from './auth-methods.js';
 
 export interface SignedAccessToken {
   readonly token: string;
@@ -31,7 +31,7 @@ export class AccessTokenService {
   sign(
     user: Pick<User, 'id' | 'email' | 'emailVerifiedAt'>,
     sessionId: string,
-    authMethods: readonly AuthMethod[],
+    authMethods: readonly AuthMethod[] = PASSWORD_ONLY,
   ): SignedAccessToken {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.lifetimeSeconds;

@@ -124,6 +124,7 @@ describe(TokensService.name, () => {
       expect(sign).toHaveBeenCalledWith(
         expect.objectContaining({ id: user.id, email: user.email }),
         familyId,
+        ['pwd'],
       );
     });
 
@@ -150,6 +151,7 @@ describe(TokensService.name, () => {
           revokedByIp: null,
           reasonRevoked: null,
           replacedByTokenId: null,
+          authMethods: 'pwd',
         }),
       );
     });
@@ -497,6 +499,7 @@ describe(TokensService.name, () => {
       expect(sign).toHaveBeenLastCalledWith(
         expect.objectContaining({ id: user.id }),
         (await tokenOf(raw)).familyId,
+        ['pwd'],
       );
     });
   });
