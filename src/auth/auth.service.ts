@@ -145,7 +145,7 @@ export class AuthService {
    */
   private async secondFactor(
     user: User,
-    code: string | undefined,
+    code: string | null | undefined,
     origin: RequestOrigin,
     refuse: (userId: string, reason: LoginFailureReason, message: string) => Error,
   ): Promise<readonly AuthMethod[] | 'bad_mfa_code'> {
@@ -153,7 +153,7 @@ export class AuthService {
     if (factor === null) {
       return PASSWORD_ONLY;
     }
-    if (code === undefined) {
+    if (code === undefined || code === null) {
       // Not a failed login (the password was right) and not a success: no counter moves.
       throw refuse(user.id, 'mfa_required', MfaMessages.codeRequired);
     }

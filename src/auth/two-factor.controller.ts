@@ -34,6 +34,13 @@ const REFUSALS = {
   deactivated: UsersMessages.deactivated,
   lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
 } as const;
+const ENROLMENT_EXAMPLE = {
+  secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
+  otpauthUri:
+    'otpauth://totp/Keygate:alice%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP' +
+    '&issuer=Keygate&algorithm=SHA1&digits=6&period=30',
+  qrCode: 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA...',
+} as const;
 const RECOVERY_CODES_EXAMPLE = {
   recoveryCodes: ['7k2mq-x9d4r', 'p3vhn-0wct8', '...'],
 } as const;
@@ -53,6 +60,7 @@ export class TwoFactorController {
       'A new secret, as text, as an otpauth URI and as a QR code, shown only here. Nothing ' +
       'changes at login until POST /api/auth/mfa/totp/confirm accepts a code of it.',
     type: TotpEnrolmentResponseDto,
+    examples: { pending: { summary: 'A pending factor', value: ENROLMENT_EXAMPLE } },
   })
   @ApiErrorResponses(
     HttpStatus.BAD_REQUEST,
@@ -68,7 +76,7 @@ export class TwoFactorController {
     { status: HttpStatus.CONFLICT, messages: { alreadyEnabled: MfaMessages.alreadyEnabled } },
     NOT_CONFIGURED,
   )
-  enroll(
+  enrollTotp(
     @Body() body: EnrollTotpDto,
     @CurrentUser() user: AccessTokenClaims,
     @Origin() origin: RequestOrigin,
@@ -101,7 +109,7 @@ export class TwoFactorController {
     { status: HttpStatus.CONFLICT, messages: { notPending: MfaMessages.notPending } },
     NOT_CONFIGURED,
   )
-  confirm(
+  confirmTotp(
     @Body() body: TotpCodeDto,
     @CurrentUser() user: AccessTokenClaims,
     @Origin() origin: RequestOrigin,
@@ -160,7 +168,7 @@ export class TwoFactorController {
     { status: HttpStatus.CONFLICT, messages: { notEnabled: MfaMessages.notEnabled } },
     NOT_CONFIGURED,
   )
-  disable(
+  disableTotp(
     @Body() body: DisableTotpDto,
     @CurrentUser() user: AccessTokenClaims,
     @Origin() origin: RequestOrigin,

@@ -28,12 +28,13 @@ export class LoginDto {
 
   /**
    * Beyond the interface: the second factor's code, for an account that turned it on: the six
-   * digits of its authenticator app, or one of its recovery codes. Ignored for other accounts.
+   * digits of its authenticator app, or one of its recovery codes. Ignored for other accounts;
+   * null is no code, as for every optional field.
    * @example "123456"
    */
   @IsOptional()
   @IsString()
   @IsNotEmpty()
   @MaxChars(SECOND_FACTOR_CODE_MAX_LENGTH)
-  readonly code?: string;
+  readonly code?: string | null;
 }
