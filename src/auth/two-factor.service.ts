@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import QRCode from 'qrcode';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
@@ -57,6 +56,8 @@ export class TwoFactorService {
       origin,
     );
     const { secret, otpauthUri } = await this.totpFactors.startEnrolment(user.id, user.email);
+    // Loaded on first use, like otplib: a start-up pays nothing for a feature seldom turned on.
+    const { default: QRCode } = await import('qrcode');
     const qrCode = await QRCode.toDataURL(otpauthUri, { errorCorrectionLevel: 'M', margin: 2 });
     this.events.emit({ type: 'totp_enrollment_started', userId: user.id }, origin);
     this.logger.log(`User ${user.id} started a TOTP enrolment`, forRequest(origin.requestId));

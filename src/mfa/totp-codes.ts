@@ -1,5 +1,10 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { generateSync } from 'otplib';
+
+/**
+ * otplib is loaded on first use: most deployments never turn the second factor on, and every
+ * start-up (a refused one included) would otherwise pay for loading it.
+ */
+let otplib: Promise<typeof import('otplib')> | undefined;
 
 /** RFC 6238's defaults, which every authenticator app uses: 30-second steps, six digits, SHA-1. */
 export const TOTP_PERIOD_SECONDS = 30;
@@ -47,12 +52,12 @@ export function classifyCode(code: string): SubmittedCode {
  * The steps around `at` (one either side) whose code is `digits`, oldest first; usually none or
  * one. Every candidate is computed and compared in constant time, whatever matched.
  */
-export function matchingSteps(secret: string, digits: string, at: Date): number[] {
+export async function matchingSteps(secret: string, digits: string, at: Date): Promise<number[]> {
   const current = timeStepAt(at);
   const given = Buffer.from(digits);
   const matches: number[] = [];
   for (let step = current - TOTP_WINDOW_STEPS; step <= current + TOTP_WINDOW_STEPS; step += 1) {
-    const expected = Buffer.from(totpAt(secret, step));
+    const expected = Buffer.from(await totpAt(secret, step));
     if (expected.length === given.length && timingSafeEqual(expected, given)) {
       matches.push(step);
     }
@@ -61,7 +66,8 @@ export function matchingSteps(secret: string, digits: string, at: Date): number[
 }
 
 /** The code of `step`: what an authenticator app shows during it. */
-export function totpAt(secret: string, step: number): string {
+export async function totpAt(secret: string, step: number): Promise<string> {
+  const { generateSync } = await (otplib ??= import('otplib'));
   return generateSync({
     secret,
     epoch: step * TOTP_PERIOD_SECONDS,

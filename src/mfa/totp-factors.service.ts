@@ -89,7 +89,7 @@ export class TotpFactors {
     }
     const now = this.clock.now();
     const secret = this.secrets.open(factor.userId, factor.sealedSecret);
-    const step = matchingSteps(secret, submitted.digits, now).at(-1);
+    const step = (await matchingSteps(secret, submitted.digits, now)).at(-1);
     if (step === undefined) {
       return null;
     }
@@ -122,9 +122,8 @@ export class TotpFactors {
       case 'totp': {
         const secret = this.secrets.open(factor.userId, factor.sealedSecret);
         const last = factor.lastUsedStep ?? Number.NEGATIVE_INFINITY;
-        const step = matchingSteps(secret, submitted.digits, this.clock.now()).find(
-          (candidate) => candidate > last,
-        );
+        const steps = await matchingSteps(secret, submitted.digits, this.clock.now());
+        const step = steps.find((candidate) => candidate > last);
         if (step === undefined || !(await this.repository.useStep(factor.userId, step))) {
           return null;
         }
