@@ -22,6 +22,10 @@ import {
   REVOKE,
   REVOKE_ALL_SESSIONS,
   SESSIONS,
+  TOTP_CONFIRM,
+  TOTP_DISABLE,
+  TOTP_ENROLL,
+  TOTP_RECOVERY_CODES,
 } from './utils/routes.js';
 
 // RFC 6750 §3: every 401 of the bearer-token guard says how to authenticate, and whether the
@@ -42,6 +46,10 @@ const PROTECTED = [
   `POST ${EMAIL_VERIFY_RESEND}`,
   `POST ${EMAIL_CHANGE}`,
   `DELETE ${ME}`,
+  `POST ${TOTP_ENROLL}`,
+  `POST ${TOTP_CONFIRM}`,
+  `POST ${TOTP_RECOVERY_CODES}`,
+  `POST ${TOTP_DISABLE}`,
 ];
 
 const CASES: ReadonlyArray<

@@ -46,6 +46,7 @@ const MIGRATIONS = [
   'CreateAuthEvents1735689600100',
   'CreateMailOutbox1796000000002',
   'CreateRefreshTokens1735689600001',
+  'CreateTotpFactors1796180000000',
   'CreateUsers1735689600000',
   'IndexRefreshTokenExpiry1735689600002',
 ];

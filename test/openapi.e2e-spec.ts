@@ -94,6 +94,10 @@ const NOT_FOUND = 'Usuario no encontrado.';
 const EMAIL_TAKEN = 'Ya existe una cuenta con ese email.';
 const TOKEN_INVALID = 'Token inválido o expirado.';
 const MAIL_OFF = 'El envío de correos no está configurado.';
+/** The second factor (beyond the interface). */
+const CODE_REQUIRED = 'Se requiere el código de verificación.';
+const INVALID_CODE = 'Código de verificación inválido.';
+const MFA_OFF = 'La verificación en dos pasos no está configurada.';
 /** The refusals of a route that asks for the password again. */
 const PASSWORD_REFUSALS = [INVALID_CREDENTIALS, DEACTIVATED, LOCKED_OUT, UNAUTHORIZED];
 
@@ -111,8 +115,9 @@ const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, reado
   'POST /api/auth/login': {
     ...BODY_REFUSALS,
     400: [PROBLEM],
-    401: [INVALID_CREDENTIALS, DEACTIVATED, LOCKED_OUT, NOT_VERIFIED],
+    401: [INVALID_CREDENTIALS, DEACTIVATED, LOCKED_OUT, NOT_VERIFIED, CODE_REQUIRED, INVALID_CODE],
     500: [INTERNAL],
+    503: [MFA_OFF],
   },
   'POST /api/auth/refresh': {
     ...BODY_REFUSALS,
@@ -202,6 +207,43 @@ const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, reado
     401: PASSWORD_REFUSALS,
     404: [NOT_FOUND],
     500: [INTERNAL],
+  },
+  'POST /api/auth/mfa/totp/enroll': {
+    ...BODY_REFUSALS,
+    400: [PROBLEM],
+    401: PASSWORD_REFUSALS,
+    404: [NOT_FOUND],
+    409: ['La verificación en dos pasos ya está activada.'],
+    500: [INTERNAL],
+    503: [MFA_OFF],
+  },
+  'POST /api/auth/mfa/totp/confirm': {
+    ...BODY_REFUSALS,
+    400: [PROBLEM],
+    401: [INVALID_CODE, DEACTIVATED, LOCKED_OUT, UNAUTHORIZED],
+    404: [NOT_FOUND],
+    409: ['No hay una verificación en dos pasos pendiente de confirmar.'],
+    500: [INTERNAL],
+    503: [MFA_OFF],
+  },
+  'POST /api/auth/mfa/totp/recovery-codes': {
+    ...BODY_REFUSALS,
+    400: [PROBLEM],
+    401: [INVALID_CODE, DEACTIVATED, LOCKED_OUT, UNAUTHORIZED],
+    404: [NOT_FOUND],
+    409: ['La verificación en dos pasos no está activada.'],
+    500: [INTERNAL],
+    503: [MFA_OFF],
+  },
+  'POST /api/auth/mfa/totp/disable': {
+    ...BODY_REFUSALS,
+    200: ['Verificación en dos pasos desactivada.'],
+    400: [PROBLEM],
+    401: [...PASSWORD_REFUSALS, INVALID_CODE],
+    404: [NOT_FOUND],
+    409: ['La verificación en dos pasos no está activada.'],
+    500: [INTERNAL],
+    503: [MFA_OFF],
   },
 };
 
@@ -375,6 +417,10 @@ describe('openapi.json, the contract', () => {
         'POST /api/auth/email/verify/resend': 'resendVerification',
         'POST /api/auth/email/change': 'changeEmail',
         'DELETE /api/auth/me': 'deleteAccount',
+        'POST /api/auth/mfa/totp/enroll': 'enrollTotp',
+        'POST /api/auth/mfa/totp/confirm': 'confirmTotp',
+        'POST /api/auth/mfa/totp/recovery-codes': 'replaceRecoveryCodes',
+        'POST /api/auth/mfa/totp/disable': 'disableTotp',
       });
       expect(new Set(ids).size).toBe(ids.length);
     });

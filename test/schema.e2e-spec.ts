@@ -8,11 +8,11 @@ import { onPostgres } from './utils/test-database.js';
  */
 const TIMESTAMP_COLUMNS =
   '(lockoutEnd|createdAt|lastLoginAt|emailVerifiedAt|expiresAt|revokedAt|sessionStartedAt|' +
-  'nextAttemptAt|claimedUntil|finishedAt)';
+  'nextAttemptAt|claimedUntil|finishedAt|confirmedAt)';
 const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
   [
-    `^ALTER TABLE "(users|refresh_tokens|account_tokens|mail_outbox)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
-    `^ALTER TABLE "(users|refresh_tokens|account_tokens|mail_outbox)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
+    `^ALTER TABLE "(users|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
+    `^ALTER TABLE "(users|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
     // Recreating expiresAt means recreating its index.
     '^DROP INDEX "\\w+"\\."IDX_refresh_tokens_expiresAt"$',
     '^CREATE INDEX "IDX_refresh_tokens_expiresAt" ON "refresh_tokens" {2}\\("expiresAt"\\) $',

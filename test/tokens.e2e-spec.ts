@@ -62,6 +62,7 @@ function claimsOf(accessToken: string): AccessTokenClaims {
     ),
     email: expect.any(String),
     email_verified: expect.any(Boolean),
+    amr: expect.arrayContaining(['pwd']),
     jti: expect.any(String),
     iat: expect.any(Number),
     exp: expect.any(Number),
@@ -602,6 +603,8 @@ describe('Refresh and access tokens', () => {
           email: user.email,
           // No mail is configured here, so the address is not verified.
           email_verified: false,
+          // How the session was authenticated (RFC 8176): a password alone here.
+          amr: ['pwd'],
           jti: expect.stringMatching(/\S/),
           iat: Math.floor(issuedAt.getTime() / 1000),
           exp: Math.floor(issuedAt.getTime() / 1000) + 15 * 60,

@@ -89,6 +89,8 @@ function execute(
       return admin.unlock(invocation.email, origin).then(CliOutput.unlocked);
     case 'users:delete':
       return admin.deleteUser(invocation.email, origin).then(CliOutput.deleted);
+    case 'users:mfa-reset':
+      return admin.resetMfa(invocation.email, origin).then(CliOutput.mfaReset);
     case 'sessions:revoke-all':
       return admin.revokeAllSessions(invocation.email, origin).then(CliOutput.sessionsRevoked);
     case 'users:email-collisions':

@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
+import { MfaModule } from '../mfa/mfa.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AdminService } from './admin.service.js';
 
 /** Operator actions on accounts and tokens; used by the admin CLI, not served over HTTP. */
 @Module({
-  imports: [UsersModule, TokensModule, AuditModule],
+  imports: [UsersModule, TokensModule, AuditModule, MfaModule],
   providers: [AdminService],
   exports: [AdminService],
 })

@@ -9,6 +9,7 @@ import { InvalidArgumentError, NotFoundError } from '../common/errors/domain-err
 import { Clock } from '../common/time/clock.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { TotpFactors } from '../mfa/totp-factors.service.js';
 import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { User } from '../users/entities/user.entity.js';
@@ -83,6 +84,7 @@ describe(AdminService.name, () => {
   let calls: string[];
   let told: AuthEvent[];
   let entries: AuditEntry[];
+  let hasFactor = true;
   let sut: AdminService;
 
   async function build(user: User | null): Promise<void> {
@@ -110,6 +112,15 @@ describe(AdminService.name, () => {
           useValue: { purgeExpired: () => Promise.resolve(12) },
         },
         {
+          provide: TotpFactors,
+          useValue: {
+            removeNow: (userId: string) => {
+              calls.push(`removeTotp ${userId}`);
+              return Promise.resolve(hasFactor);
+            },
+          },
+        },
+        {
           provide: AuditTrail,
           useValue: {
             latestForUser: (userId: string, limit: number) => {
@@ -135,6 +146,7 @@ describe(AdminService.name, () => {
     ['unlock', () => sut.unlock('  Nobody@Example.COM ', ORIGIN)],
     ['revokeAllSessions', () => sut.revokeAllSessions('  Nobody@Example.COM ', ORIGIN)],
     ['auditOf', () => sut.auditOf('  Nobody@Example.COM ', 10, ORIGIN)],
+    ['resetMfa', () => sut.resetMfa('  Nobody@Example.COM ', ORIGIN)],
   ])('should refuse %s for an unknown e-mail, normalised, and tell nothing', async (_name, act) => {
     await build(buildAlice());
 
@@ -247,6 +259,20 @@ describe(AdminService.name, () => {
       { type: 'admin_sessions_revoked', userId: account.id, revokedTokenCount: 2 },
     ]);
   });
+
+  it.each([true, false])(
+    'should remove the second factor (there was one: %s) and tell it',
+    async (had) => {
+      hasFactor = had;
+      await build(buildAlice());
+
+      const result = await sut.resetMfa('alice@example.com', ORIGIN);
+
+      expect(result).toEqual({ account, changed: had });
+      expect(calls.slice(1)).toEqual([`removeTotp ${account.id}`, 'event admin_totp_reset']);
+      expect(told).toEqual([{ type: 'admin_totp_reset', userId: account.id, changed: had }]);
+    },
+  );
 
   it('should purge expired tokens once and tell it with no user', async () => {
     await build(null);

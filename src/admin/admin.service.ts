@@ -3,6 +3,7 @@ import { AuditTrail, type AuditEntry } from '../audit/audit-trail.service.js';
 import { InvalidArgumentError, NotFoundError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { TotpFactors } from '../mfa/totp-factors.service.js';
 import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../common/identity/email.js';
@@ -63,6 +64,7 @@ export class AdminService {
     private readonly tokenCleanup: TokenCleanupService,
     private readonly auditTrail: AuditTrail,
     private readonly events: AuthEvents,
+    private readonly totpFactors: TotpFactors,
   ) {}
 
   /**
@@ -132,6 +134,20 @@ export class AdminService {
     this.events.emit({ type: 'admin_user_deleted', userId: user.id }, origin);
     this.logger.log(`User ${user.id} deleted by an administrator`);
     return accountOf(user);
+  }
+
+  /**
+   * Removes a lost second factor (pending or on) and its recovery codes, so the account logs in
+   * with its password alone. Sessions are left alone: the owner asked for help, not a logout.
+   */
+  async resetMfa(email: string, origin: RequestOrigin): Promise<ActivationResult> {
+    const user = await this.findUser(email);
+    const changed = await this.totpFactors.removeNow(user.id);
+    this.events.emit({ type: 'admin_totp_reset', userId: user.id, changed }, origin);
+    if (changed) {
+      this.logger.log(`Second factor of user ${user.id} removed by an administrator`);
+    }
+    return { account: accountOf(user), changed };
   }
 
   async revokeAllSessions(email: string, origin: RequestOrigin): Promise<SessionsResult> {

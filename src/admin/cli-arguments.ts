@@ -17,6 +17,10 @@ export const CLI_COMMANDS = {
     summary:
       'Delete an account, its tokens and its unsent mail (its audit rows stay, without the e-mail).',
   },
+  'users:mfa-reset': {
+    usage: 'users:mfa-reset <email>',
+    summary: 'Remove the TOTP second factor and recovery codes of an account (a lost device).',
+  },
   'sessions:revoke-all': {
     usage: 'sessions:revoke-all <email>',
     summary: 'Revoke every active refresh token of an account (log it out everywhere).',

@@ -31,6 +31,11 @@ export const CliOutput = {
   deleted: (account: Account): string =>
     `Deleted ${name(account)}, its refresh tokens, mailed-link tokens and unsent mail.`,
 
+  mfaReset: ({ account, changed }: ActivationResult): string =>
+    changed
+      ? `Removed the second factor and recovery codes of ${name(account)}; it logs in with the password alone until it enrols again.`
+      : `${name(account)} had no second factor to remove.`,
+
   sessionsRevoked: ({ account, revokedTokenCount }: SessionsResult): string =>
     `Revoked ${revokedTokenCount} refresh token(s) of ${name(account)}.`,
 

@@ -52,7 +52,17 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
     case 'email_verification_failed':
       return { reason: event.reason };
     case 'password_confirmation_failed':
+    case 'totp_code_failed':
       return { action: event.action, reason: event.reason };
+    case 'totp_enabled':
+      return { keptFamilyId: event.keptFamilyId, revokedTokenIds: event.revokedTokenIds };
+    case 'totp_enrollment_started':
+    case 'totp_recovery_codes_replaced':
+    case 'totp_disabled':
+    case 'totp_recovery_code_used':
+      return {};
+    case 'admin_totp_reset':
+      return { changed: event.changed };
     case 'password_changed':
       return { keptFamilyId: event.keptFamilyId, revokedTokenIds: event.revokedTokenIds };
     case 'password_reset':

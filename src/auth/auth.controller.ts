@@ -5,6 +5,7 @@ import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
+import { MfaMessages } from '../mfa/mfa.messages.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { AuthMessages } from './auth.messages.js';
 import { AuthService } from './auth.service.js';
@@ -34,7 +35,7 @@ export class AuthController {
     return this.authService.register(body, origin);
   }
 
-  /** Signs in with e-mail and password. */
+  /** Signs in with e-mail and password, and the second factor's code where the account has one. */
   @Public()
   @Post('login')
   @HttpCode(HttpStatus.OK)
@@ -43,15 +44,24 @@ export class AuthController {
     type: AuthResponseDto,
     examples: { signedIn: { summary: 'A new session', value: AUTH_RESPONSE_EXAMPLE } },
   })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
-    status: HttpStatus.UNAUTHORIZED,
-    messages: {
-      invalidCredentials: AuthMessages.invalidCredentials,
-      deactivated: UsersMessages.deactivated,
-      lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
-      emailNotVerified: UsersMessages.emailNotVerified,
+  @ApiErrorResponses(
+    HttpStatus.BAD_REQUEST,
+    {
+      status: HttpStatus.UNAUTHORIZED,
+      messages: {
+        invalidCredentials: AuthMessages.invalidCredentials,
+        deactivated: UsersMessages.deactivated,
+        lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+        emailNotVerified: UsersMessages.emailNotVerified,
+        codeRequired: MfaMessages.codeRequired,
+        invalidCode: MfaMessages.invalidCode,
+      },
     },
-  })
+    {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      messages: { mfaUnavailable: MfaMessages.unavailable },
+    },
+  )
   login(@Body() body: LoginDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {
     return this.authService.login(body, origin);
   }

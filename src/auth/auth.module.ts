@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MailModule } from '../mail/mail.module.js';
+import { MfaModule } from '../mfa/mfa.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccountLock } from './account-lock.js';
@@ -19,6 +20,8 @@ import { MailedTokens } from './mailed-tokens.js';
 import { PasswordConfirmation } from './password-confirmation.js';
 import { PasswordHasher } from './password-hasher.js';
 import { PasswordResetService } from './password-reset.service.js';
+import { TwoFactorController } from './two-factor.controller.js';
+import { TwoFactorService } from './two-factor.service.js';
 
 @Module({
   imports: [
@@ -27,12 +30,14 @@ import { PasswordResetService } from './password-reset.service.js';
     UsersModule,
     TokensModule,
     MailModule,
+    MfaModule,
   ],
-  controllers: [AuthController, AccountController],
+  controllers: [AuthController, AccountController, TwoFactorController],
   providers: [
     AuthService,
     AccountService,
     PasswordResetService,
+    TwoFactorService,
     EmailVerificationService,
     MailedTokens,
     AccountTokenRepository,

@@ -14,6 +14,7 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
+import { TotpFactors } from '../mfa/totp-factors.service.js';
 import { TokensService, type IssuedSession } from '../tokens/tokens.service.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
@@ -253,6 +254,8 @@ describe(AuthService.name, () => {
         { provide: UnitOfWork, useValue: unitOfWork },
         { provide: Clock, useValue: new FakeClock(NOW) },
         RandomSource,
+        // No account here has a second factor (test/two-factor.e2e-spec.ts covers those).
+        { provide: TotpFactors, useValue: { activeFactorOf: () => Promise.resolve(null) } },
         AuthEvents,
       ],
     }).compile();

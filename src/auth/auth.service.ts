@@ -7,6 +7,9 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { LoginFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
+import { MfaMessages } from '../mfa/mfa.messages.js';
+import { TotpFactors } from '../mfa/totp-factors.service.js';
+import { PASSWORD_AND_OTP, PASSWORD_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../common/identity/email.js';
@@ -39,6 +42,7 @@ export class AuthService {
     private readonly random: RandomSource,
     private readonly events: AuthEvents,
     private readonly emailVerification: EmailVerificationService,
+    private readonly totpFactors: TotpFactors,
     config: AppConfig,
   ) {
     this.requireVerifiedEmail = config.accountFlows.requireVerifiedEmail;
@@ -79,7 +83,10 @@ export class AuthService {
   }
 
   /**
-   * Spec §4.2: unknown e-mail, deactivated, locked out, then the password, in that order.
+   * Spec §4.2: unknown e-mail, deactivated, locked out, then the password, in that order; then,
+   * for an account with a second factor (beyond the interface), its code. A right password
+   * without a code is refused and changes no counter; a wrong or replayed code counts as a
+   * failed login exactly as a wrong password does.
    *
    * Attempts on one account take turns inside this process (AccountLock), so a burst cannot have
    * many guesses checked against one counter. Across instances, the verdict is written only if
@@ -107,14 +114,19 @@ export class AuthService {
         await this.emailVerification.remind(user, origin);
         throw refuse(user.id, 'unverified', UsersMessages.emailNotVerified);
       }
+      const verdict = isCorrect
+        ? await this.secondFactor(user, request.code, origin, refuse)
+        : null;
       return this.usersService.retryOnLoginStateChange(
         user,
         async (current) => {
-          if (isCorrect) {
-            return this.recordSuccess(current, request.password, origin);
+          if (verdict !== null && verdict !== 'bad_mfa_code') {
+            return this.recordSuccess(current, request.password, origin, verdict);
           }
           if (await this.failedLogins.record(current, origin)) {
-            throw refuse(current.id, 'bad_password', AuthMessages.invalidCredentials);
+            throw verdict === 'bad_mfa_code'
+              ? refuse(current.id, 'bad_mfa_code', MfaMessages.invalidCode)
+              : refuse(current.id, 'bad_password', AuthMessages.invalidCredentials);
           }
           return null;
         },
@@ -124,6 +136,34 @@ export class AuthService {
         },
       );
     });
+  }
+
+  /**
+   * After a right password: how the session is authenticated, or `bad_mfa_code`. An account
+   * without a confirmed factor needs no code and any code sent is ignored, so it answers as the
+   * interface says. A code is used up here (a TOTP step, a recovery code), before the login is
+   * written: a code that raced another request is refused rather than accepted twice.
+   */
+  private async secondFactor(
+    user: User,
+    code: string | null | undefined,
+    origin: RequestOrigin,
+    refuse: (userId: string, reason: LoginFailureReason, message: string) => Error,
+  ): Promise<readonly AuthMethod[] | 'bad_mfa_code'> {
+    const factor = await this.totpFactors.activeFactorOf(user.id);
+    if (factor === null) {
+      return PASSWORD_ONLY;
+    }
+    if (code === undefined || code === null) {
+      // Not a failed login (the password was right) and not a success: no counter moves.
+      throw refuse(user.id, 'mfa_required', MfaMessages.codeRequired);
+    }
+    const redeemed = await this.totpFactors.redeem(factor, code);
+    if (redeemed === 'recovery') {
+      // Spent for good: the trail shows when, so the owner can tell if it was not them.
+      this.events.emit({ type: 'totp_recovery_code_used', userId: user.id }, origin);
+    }
+    return redeemed === null ? 'bad_mfa_code' : PASSWORD_AND_OTP;
   }
 
   private assertMayLogIn(
@@ -141,6 +181,7 @@ export class AuthService {
     user: User,
     password: string,
     origin: RequestOrigin,
+    authMethods: readonly AuthMethod[],
   ): Promise<AuthResponseDto | null> {
     // Hashes made with a lower cost than the configured one are upgraded while we hold the
     // plain password; hashing happens before the transaction, never inside it.
@@ -155,7 +196,7 @@ export class AuthService {
         { failedLoginAttempts: 0, lockoutEnd: null, lastLoginAt: now, passwordHash },
         m,
       );
-      return written ? this.tokensService.issue(user, origin, m) : null;
+      return written ? this.tokensService.issue(user, origin, m, authMethods) : null;
     });
     if (session === null) {
       return null;

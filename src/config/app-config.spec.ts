@@ -80,6 +80,7 @@ describe(loadAppConfig.name, () => {
         pollIntervalSeconds: 5,
         retentionDays: 7,
       },
+      mfa: { issuer: 'Keygate', keys: [] },
       http: { requestTimeoutMs: 30_000 },
       sessions: { maxActivePerUser: 100 },
       allowedOrigins: { exact: [], anyPortOf: [], any: false },
@@ -352,6 +353,19 @@ describe(loadAppConfig.name, () => {
       'Jwt__PreviousSecretKeys: key 2 is shorter than 32 characters',
     ],
     [
+      'an encryption key of 31 bytes',
+      {
+        Jwt__SecretKey: SECRET,
+        Mfa__EncryptionKeys: `${Buffer.alloc(32, 1).toString('base64')},${Buffer.alloc(31, 2).toString('base64')}`,
+      },
+      'Mfa__EncryptionKeys: key 2 is not the base64 of exactly 32 bytes',
+    ],
+    [
+      'an encryption key that is not base64',
+      { Jwt__SecretKey: SECRET, Mfa__EncryptionKeys: 'not base64 at all!' },
+      'Mfa__EncryptionKeys: key 1 is not the base64 of exactly 32 bytes',
+    ],
+    [
       'the sample placeholder with NODE_ENV unset',
       { Jwt__SecretKey: SAMPLE_SECRET_KEY },
       'Jwt__SecretKey is the sample placeholder',
@@ -401,6 +415,29 @@ describe(loadAppConfig.name, () => {
     const config = sut({ Jwt__SecretKey: SECRET, Jwt__PreviousSecretKeys: ` ${first} ,${second}` });
 
     expect(config.jwt.previousSecrets).toEqual([first, second]);
+  });
+
+  it('should read encryption keys as a comma-separated list, the first one first', () => {
+    const [first, second] = [Buffer.alloc(32, 7), Buffer.alloc(32, 9)];
+
+    const config = sut({
+      Jwt__SecretKey: SECRET,
+      Mfa__EncryptionKeys: ` ${first.toString('base64')} , ${second.toString('base64url')}`,
+      Mfa__Issuer: 'Acme ID',
+    });
+
+    expect(config.mfa.issuer).toBe('Acme ID');
+    expect(config.mfa.keys.map((k) => k.key)).toEqual([first, second]);
+    expect(config.mfa.keys[0].id).toMatch(/^[0-9a-f]{16}$/);
+    expect(config.mfa.keys[0].id).not.toBe(config.mfa.keys[1].id);
+  });
+
+  it('should never show a rejected encryption key', () => {
+    const key = Buffer.alloc(31, 3).toString('base64');
+
+    const error = configurationErrorOf({ Jwt__SecretKey: SECRET, Mfa__EncryptionKeys: key });
+
+    expect(error.message).not.toContain(key);
   });
 
   it('should never show a rejected previous secret', () => {

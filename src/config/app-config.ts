@@ -10,6 +10,7 @@ import {
   type AccountFlowsConfig,
   type MailConfig,
 } from './mail-settings.js';
+import { checkMfa, type MfaConfig } from './mfa-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -101,6 +102,8 @@ export class AppConfig {
   /** Password change and reset, e-mail verification and change. */
   readonly accountFlows: AccountFlowsConfig;
   readonly mail: MailConfig;
+  /** The TOTP second factor: the issuer shown, and the keys that encrypt secrets at rest. */
+  readonly mfa: MfaConfig;
   readonly http: HttpConfig;
   readonly sessions: SessionsConfig;
   /** The web front ends that may call the API from a browser; none by default. */
@@ -121,7 +124,12 @@ export class ConfigurationError extends Error {
 }
 
 /** Keys whose values are never echoed: secrets, and a URL that may carry a password. */
-const SECRET_KEYS = new Set(['Jwt__SecretKey', 'Jwt__PreviousSecretKeys', 'Smtp__Url']);
+const SECRET_KEYS = new Set([
+  'Jwt__SecretKey',
+  'Jwt__PreviousSecretKeys',
+  'Smtp__Url',
+  'Mfa__EncryptionKeys',
+]);
 
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
 export const APP_CONFIG_KEY = 'keygate';
@@ -140,7 +148,8 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     problems.length > 0 ||
     secret.value === undefined ||
     checked.target === undefined ||
-    checked.mail === undefined
+    checked.mail === undefined ||
+    checked.mfa === undefined
   ) {
     throw new ConfigurationError(problems);
   }
@@ -148,6 +157,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     secret: secret.value,
     target: checked.target,
     mail: checked.mail,
+    mfa: checked.mfa,
     previousSecrets: checked.previousSecrets,
     trustedProxies: checked.trustedProxies,
     allowedOrigins: checked.allowedOrigins,
@@ -198,6 +208,7 @@ function signingSecret(env: EnvironmentVariables): {
 function checkAcrossKeys(env: EnvironmentVariables): {
   target?: DatabaseTarget;
   mail?: MailConfig;
+  mfa?: MfaConfig;
   previousSecrets: string[];
   trustedProxies: string[];
   allowedOrigins: AllowedOrigins;
@@ -235,9 +246,12 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   }
   const { mail, problems: mailProblems } = checkMail(env, env.NODE_ENV === 'development');
   problems.push(...mailProblems);
+  const { mfa, problems: mfaProblems } = checkMfa(env);
+  problems.push(...mfaProblems);
   return {
     target,
     mail,
+    mfa,
     previousSecrets,
     trustedProxies,
     allowedOrigins: allowedOrigins.origins,
@@ -261,6 +275,7 @@ function assemble(
     readonly secret: string;
     readonly target: DatabaseTarget;
     readonly mail: MailConfig;
+    readonly mfa: MfaConfig;
     readonly previousSecrets: readonly string[];
     readonly trustedProxies: readonly string[];
     readonly allowedOrigins: AllowedOrigins;
@@ -311,6 +326,7 @@ function assemble(
     logging: { level: env.Logging__Level },
     accountFlows: accountFlows(env),
     mail: checked.mail,
+    mfa: checked.mfa,
     http: { requestTimeoutMs: env.Http__RequestTimeoutSeconds * 1000 },
     sessions: { maxActivePerUser: env.Sessions__MaxActivePerUser },
     allowedOrigins: checked.allowedOrigins,

@@ -259,6 +259,18 @@ export class EnvironmentVariables {
   @Max(30 * 24)
   Auth__EmailVerificationTokenHours = 48;
 
+  /** The name authenticator apps show beside a TOTP factor (the `issuer` of its otpauth URI). */
+  @IsString()
+  @IsNotEmpty()
+  Mfa__Issuer = 'Keygate';
+
+  /**
+   * Comma-separated base64 keys of 32 bytes that encrypt TOTP secrets at rest: the first encrypts,
+   * all decrypt (for rolling the key). Empty: the second-factor routes answer 503.
+   */
+  @IsString()
+  Mfa__EncryptionKeys = '';
+
   /** `smtp://` or `smtps://`, with credentials if the server needs them. Unset: no SMTP. */
   @IsOptional()
   @IsString()

@@ -12,6 +12,8 @@ import {
 } from '../config/environment-variables.js';
 import { EXTENSIONS } from '../extensions.js';
 import { OutboxMail } from '../mail/entities/outbox-mail.entity.js';
+import { RecoveryCode } from '../mfa/entities/recovery-code.entity.js';
+import { TotpFactor } from '../mfa/entities/totp-factor.entity.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { User } from '../users/entities/user.entity.js';
 import { dataSourceOptions } from './data-source-options.js';
@@ -22,7 +24,15 @@ import { extensionMigrationsOf } from './keygate-extension.js';
 // (`TypeOrmModule.forFeature`), so only an entry point names them all.
 
 /** Every core entity. */
-export const ENTITIES = [User, RefreshToken, AuditEvent, AccountToken, OutboxMail];
+export const ENTITIES = [
+  User,
+  RefreshToken,
+  AuditEvent,
+  AccountToken,
+  OutboxMail,
+  TotpFactor,
+  RecoveryCode,
+];
 
 /**
  * The database the service would use, read from the environment or `.env` (the environment

@@ -7,13 +7,24 @@ export type LoginFailureReason =
   | 'locked'
   | 'deactivated'
   /** The password was right, but Auth__RequireVerifiedEmail refuses an unverified address. */
-  | 'unverified';
+  | 'unverified'
+  /** The password was right, but the account has a second factor and no code was given. */
+  | 'mfa_required'
+  /** The password was right, the second factor's code wrong or used before; counts as a failure. */
+  | 'bad_mfa_code';
 
 /** Why a refresh was refused, reuse aside: that one is its own event. */
 export type RefreshFailureReason = 'invalid' | 'expired' | 'deactivated' | 'unverified';
 
 /** The routes that ask for the password again before they act. */
-export type PasswordConfirmationAction = 'password_change' | 'email_change' | 'account_deletion';
+export type PasswordConfirmationAction =
+  'password_change' | 'email_change' | 'account_deletion' | 'totp_enrollment' | 'totp_disable';
+
+/** The second-factor routes that ask for a code. */
+export type TotpCodeAction = 'totp_confirmation' | 'recovery_codes' | 'totp_disable';
+
+/** Why the code of such a route was refused; a wrong one counts toward the lockout, but at confirmation. */
+export type TotpCodeFailureReason = 'bad_code' | 'locked' | 'deactivated';
 
 /** Why the password of such a route was refused; a wrong one counts toward the lockout. */
 export type PasswordConfirmationFailureReason = 'bad_password' | 'locked' | 'deactivated';
@@ -104,6 +115,25 @@ export type AuthEvent =
     }
   | { readonly type: 'email_verified' | 'email_changed'; readonly userId: string }
   | { readonly type: 'account_deleted'; readonly userId: string }
+  // The TOTP second factor. No secret, code or digest is ever part of an event.
+  | { readonly type: 'totp_enrollment_started'; readonly userId: string }
+  | {
+      readonly type: 'totp_enabled';
+      readonly userId: string;
+      /** The caller's session, which stays; null when its access token names none. */
+      readonly keptFamilyId: string | null;
+      readonly revokedTokenIds: readonly string[];
+    }
+  | {
+      readonly type: 'totp_recovery_codes_replaced' | 'totp_disabled' | 'totp_recovery_code_used';
+      readonly userId: string;
+    }
+  | {
+      readonly type: 'totp_code_failed';
+      readonly userId: string;
+      readonly action: TotpCodeAction;
+      readonly reason: TotpCodeFailureReason;
+    }
   // The mail sender's work, off any request: no addresses, only the outbox row and its kind.
   | {
       readonly type: 'mail_sent' | 'mail_retry_scheduled' | 'mail_failed';
@@ -143,6 +173,12 @@ export type AuthEvent =
     }
   | { readonly type: 'admin_tokens_purged'; readonly userId: null; readonly deletedCount: number }
   | { readonly type: 'admin_user_deleted'; readonly userId: string }
+  | {
+      readonly type: 'admin_totp_reset';
+      readonly userId: string;
+      /** False when the account had no factor, pending or confirmed. */
+      readonly changed: boolean;
+    }
   | {
       readonly type: 'admin_audit_viewed';
       readonly userId: string;

@@ -27,6 +27,10 @@ describe('REDACTED_PATHS', () => {
     ['an access token', { accessToken: SECRET }],
     ['a refresh token', { refreshToken: SECRET }],
     ['a password in a Nest message', { msg: { password: SECRET } }],
+    ['a second-factor code', { code: SECRET }],
+    ['a TOTP secret', { secret: SECRET }],
+    ['an otpauth URI', { msg: { otpauthUri: SECRET } }],
+    ['recovery codes', { recoveryCodes: [SECRET] }],
   ])('should censor %s', (_label, object) => {
     const line = logged(object);
 

@@ -1,7 +1,16 @@
 /** What a redacted value is replaced with. */
 export const REDACTED = '[Redacted]';
 
-const SECRET_FIELDS = ['password', 'accessToken', 'refreshToken'] as const;
+const SECRET_FIELDS = [
+  'password',
+  'accessToken',
+  'refreshToken',
+  // The second factor: a code, a TOTP secret, recovery codes (beyond the interface).
+  'code',
+  'secret',
+  'otpauthUri',
+  'recoveryCodes',
+] as const;
 
 /**
  * pino `redact` paths for every secret that could reach a log object. Request lines are a few

@@ -10,6 +10,8 @@ const LOGIN_FAILURE_OUTCOME: Readonly<Record<LoginFailureReason, LoginOutcome>> 
   locked: 'locked',
   deactivated: 'deactivated',
   unverified: 'unverified',
+  mfa_required: 'mfa_required',
+  bad_mfa_code: 'bad_mfa_code',
 };
 
 const REFRESH_FAILURE_OUTCOME: Readonly<Record<RefreshFailureReason, RefreshOutcome>> = {
@@ -90,6 +92,12 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'email_verification_requested':
       case 'email_change_requested':
       case 'email_verification_failed':
+      case 'totp_enrollment_started':
+      case 'totp_enabled':
+      case 'totp_recovery_codes_replaced':
+      case 'totp_disabled':
+      case 'totp_recovery_code_used':
+      case 'totp_code_failed':
         // The audit trail records these; their counts would say little an operator acts on.
         return;
       case 'admin_user_deleted':
@@ -99,6 +107,7 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'admin_sessions_revoked':
       case 'admin_tokens_purged':
       case 'admin_audit_viewed':
+      case 'admin_totp_reset':
         // Admin actions run in the CLI's own short-lived process, which no one scrapes: the
         // audit trail is their record.
         return;

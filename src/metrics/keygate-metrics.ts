@@ -9,6 +9,8 @@ export const LOGIN_OUTCOMES = [
   'locked',
   'deactivated',
   'unverified',
+  'mfa_required',
+  'bad_mfa_code',
 ] as const;
 export type LoginOutcome = (typeof LOGIN_OUTCOMES)[number];
 

@@ -4,6 +4,7 @@ import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { User } from '../users/entities/user.entity.js';
 import { RandomSource } from '../common/random/random-source.js';
+import { PASSWORD_ONLY, type AuthMethod } from './auth-methods.js';
 
 export interface SignedAccessToken {
   readonly token: string;
@@ -13,7 +14,7 @@ export interface SignedAccessToken {
 /**
  * Issues access tokens: HS256 JWTs whose `exp` and `iat` come from the Clock, and whose `sid`
  * names the session (the refresh-token family) they were issued for, so that a resource can ask
- * whether that session is still active.
+ * whether that session is still active. `amr` (RFC 8176) says how the session was authenticated.
  */
 @Injectable()
 export class AccessTokenService {
@@ -28,7 +29,11 @@ export class AccessTokenService {
     this.lifetimeSeconds = config.jwt.accessTokenExpiryMinutes * 60;
   }
 
-  sign(user: Pick<User, 'id' | 'email' | 'emailVerifiedAt'>, sessionId: string): SignedAccessToken {
+  sign(
+    user: Pick<User, 'id' | 'email' | 'emailVerifiedAt'>,
+    sessionId: string,
+    authMethods: readonly AuthMethod[] = PASSWORD_ONLY,
+  ): SignedAccessToken {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.lifetimeSeconds;
     const token = this.jwt.sign({
@@ -37,6 +42,7 @@ export class AccessTokenService {
       email: user.email,
       // OpenID Connect's claim: whether `email` was proven by a link mailed to it.
       email_verified: user.emailVerifiedAt !== null,
+      amr: authMethods,
       jti: this.random.uuid(),
       iat,
       exp,

@@ -35,6 +35,7 @@ function token(overrides: Partial<RefreshToken> = {}): RefreshToken {
     revokedByIp: null,
     reasonRevoked: null,
     replacedByTokenId: null,
+    authMethods: 'pwd otp',
     ...overrides,
   });
 }
@@ -70,6 +71,7 @@ describe(SqliteTokenStore.name, () => {
       },
     ],
     ['a token of a client that sent no User-Agent', { createdByUserAgent: null }],
+    ['a token issued before sessions recorded how they were authenticated', { authMethods: null }],
   ])('should write and read %s exactly as TypeORM does', async (_case, overrides) => {
     const written = token(overrides);
     await sut.insert(written);

@@ -119,12 +119,13 @@ interface SqliteTokenRow {
   readonly revokedByIp: string | null;
   readonly reasonRevoked: string | null;
   readonly replacedByTokenId: string | null;
+  readonly authMethods: string | null;
 }
 
 const TOKEN_COLUMNS =
   '"id", "tokenHash", "userId", "familyId", "generation", "expiresAt", "createdAt", ' +
   '"createdByIp", "createdByUserAgent", "sessionStartedAt", "isRevoked", "revokedAt", ' +
-  '"revokedByIp", "reasonRevoked", "replacedByTokenId"';
+  '"revokedByIp", "reasonRevoked", "replacedByTokenId", "authMethods"';
 
 /** The prepared statements of SqliteTokenStore, compiled once per connection. */
 export class SqliteTokenStatements {
@@ -148,7 +149,7 @@ export class SqliteTokenStatements {
     );
     this.insert = db.prepare(
       `INSERT INTO "refresh_tokens" (${TOKEN_COLUMNS}) ` +
-        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
   }
 }
@@ -206,6 +207,7 @@ export class SqliteTokenStore implements TokenStore {
       token.revokedByIp,
       token.reasonRevoked,
       token.replacedByTokenId,
+      token.authMethods,
     );
     return Promise.resolve();
   }

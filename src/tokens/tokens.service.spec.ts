@@ -128,6 +128,7 @@ describe(TokensService.name, () => {
       expect(sign).toHaveBeenCalledWith(
         expect.objectContaining({ id: user.id, email: user.email }),
         familyId,
+        ['pwd'],
       );
     });
 
@@ -170,6 +171,7 @@ describe(TokensService.name, () => {
           revokedByIp: null,
           reasonRevoked: null,
           replacedByTokenId: null,
+          authMethods: 'pwd',
         }),
       );
     });
@@ -517,6 +519,7 @@ describe(TokensService.name, () => {
       expect(sign).toHaveBeenLastCalledWith(
         expect.objectContaining({ id: user.id }),
         (await tokenOf(raw)).familyId,
+        ['pwd'],
       );
     });
   });

@@ -13,6 +13,12 @@ import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
 import { AccessTokenService } from './access-token.service.js';
+import {
+  parseAuthMethods,
+  PASSWORD_ONLY,
+  storedAuthMethods,
+  type AuthMethod,
+} from './auth-methods.js';
 import { AuthResponseDto } from './dto/auth-response.dto.js';
 import type { MessageResponseDto } from './dto/message-response.dto.js';
 import type { RevokeDto } from './dto/revoke.dto.js';
@@ -82,8 +88,15 @@ export class TokensService {
   /**
    * Starts a new token family for `user` and returns the auth response. Runs inside the
    * caller's transaction so that the login or registration and its token commit together.
+   * `authMethods` says how the session was authenticated (the `amr` claim); a password alone
+   * unless the caller says otherwise.
    */
-  async issue(user: User, origin: RequestOrigin, manager: EntityManager): Promise<IssuedSession> {
+  async issue(
+    user: User,
+    origin: RequestOrigin,
+    manager: EntityManager,
+    authMethods: readonly AuthMethod[] = PASSWORD_ONLY,
+  ): Promise<IssuedSession> {
     const familyId = this.random.uuid();
     const store = new TypeOrmTokenStore(manager, this.unitOfWork, this.usersService);
     const raw = await this.insertToken(store, origin, {
@@ -91,9 +104,10 @@ export class TokensService {
       userId: user.id,
       familyId,
       generation: 0,
+      authMethods: storedAuthMethods(authMethods),
     });
     await this.endSessionsOverLimit(user.id, origin, manager);
-    return { response: this.respond(user, familyId, raw), familyId };
+    return { response: this.respond(user, familyId, raw, authMethods), familyId };
   }
 
   /**
@@ -297,9 +311,10 @@ export class TokensService {
       familyId: token.familyId,
       generation: token.generation + 1,
       sessionStartedAt: token.sessionStartedAt,
+      authMethods: token.authMethods,
     });
     return {
-      response: this.respond(user, token.familyId, raw),
+      response: this.respond(user, token.familyId, raw, parseAuthMethods(token.authMethods)),
       event: {
         type: 'token_refreshed',
         userId: user.id,
@@ -317,7 +332,7 @@ export class TokensService {
   private async insertToken(
     store: TokenStore,
     origin: RequestOrigin,
-    fields: Pick<RefreshToken, 'id' | 'userId' | 'familyId' | 'generation'> &
+    fields: Pick<RefreshToken, 'id' | 'userId' | 'familyId' | 'generation' | 'authMethods'> &
       Partial<Pick<RefreshToken, 'sessionStartedAt'>>,
   ): Promise<string> {
     const now = this.clock.now();
@@ -339,13 +354,19 @@ export class TokensService {
         revokedByIp: null,
         reasonRevoked: null,
         replacedByTokenId: null,
+        authMethods: fields.authMethods,
       }),
     );
     return raw;
   }
 
-  private respond(user: User, sessionId: string, refreshToken: string): AuthResponseDto {
-    const access = this.accessTokens.sign(user, sessionId);
+  private respond(
+    user: User,
+    sessionId: string,
+    refreshToken: string,
+    authMethods: readonly AuthMethod[],
+  ): AuthResponseDto {
+    const access = this.accessTokens.sign(user, sessionId, authMethods);
     return {
       accessToken: access.token,
       refreshToken,

@@ -32,6 +32,7 @@ const COMMANDS = [
   'users:activate <email>',
   'users:unlock <email>',
   'users:delete <email>',
+  'users:mfa-reset <email>',
   'sessions:revoke-all <email>',
   'tokens:purge',
   'audit <email> [--limit N]',

@@ -10,6 +10,7 @@ import { DATABASE_UNREACHABLE } from '../../src/health/database.health.js';
 import { BodyMessages } from '../../src/http/body-problems.js';
 import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
 import { MailMessages } from '../../src/mail/mail.messages.js';
+import { MfaMessages } from '../../src/mfa/mfa.messages.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import { UsersMessages } from '../../src/users/users.messages.js';
@@ -28,6 +29,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ...prefixed('TokensMessages', TokensMessages),
   ...prefixed('SessionsMessages', SessionsMessages),
   ...prefixed('MailMessages', MailMessages),
+  ...prefixed('MfaMessages', MfaMessages),
   ['INTERNAL_ERROR_MESSAGE', INTERNAL_ERROR_MESSAGE],
   ['UNAUTHORIZED_MESSAGE', UNAUTHORIZED_MESSAGE],
   ['VALIDATION_PROBLEM_TITLE', VALIDATION_PROBLEM_TITLE],
@@ -46,6 +48,7 @@ const PAGES = [
   'docs/security.md',
   'docs/deployment.md',
   'docs/front-end-flows.md',
+  'docs/two-factor.md',
 ];
 
 /** The placeholder docs/api.md writes for the minutes of the lockout message. */

@@ -14,3 +14,7 @@ export const PASSWORD_RESET = '/api/auth/password/reset';
 export const EMAIL_VERIFY = '/api/auth/email/verify';
 export const EMAIL_VERIFY_RESEND = '/api/auth/email/verify/resend';
 export const EMAIL_CHANGE = '/api/auth/email/change';
+export const TOTP_ENROLL = '/api/auth/mfa/totp/enroll';
+export const TOTP_CONFIRM = '/api/auth/mfa/totp/confirm';
+export const TOTP_RECOVERY_CODES = '/api/auth/mfa/totp/recovery-codes';
+export const TOTP_DISABLE = '/api/auth/mfa/totp/disable';

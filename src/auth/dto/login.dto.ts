@@ -1,4 +1,4 @@
-import { IsNotEmpty, IsString } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString } from 'class-validator';
 import {
   HasNoControlCharacters,
   HasNoInvisibleCharacters,
@@ -8,6 +8,8 @@ import { EMAIL_MAX_LENGTH } from '../../users/entities/user.entity.js';
 
 /** Bounds the work a login can ask for; no registered password is this long. */
 export const LOGIN_PASSWORD_MAX_LENGTH = 1024;
+/** Longer than any TOTP or recovery code written with spaces and hyphens. */
+export const SECOND_FACTOR_CODE_MAX_LENGTH = 32;
 
 export class LoginDto {
   /** Matched in its canonical form, as registration stores it. @example "alice@example.com" */
@@ -23,4 +25,16 @@ export class LoginDto {
   @IsNotEmpty()
   @MaxChars(LOGIN_PASSWORD_MAX_LENGTH)
   readonly password: string;
+
+  /**
+   * Beyond the interface: the second factor's code, for an account that turned it on: the six
+   * digits of its authenticator app, or one of its recovery codes. Ignored for other accounts;
+   * null is no code, as for every optional field.
+   * @example "123456"
+   */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxChars(SECOND_FACTOR_CODE_MAX_LENGTH)
+  readonly code?: string | null;
 }

@@ -12,7 +12,8 @@ const DESCRIPTIONS: Readonly<Record<number, string>> = {
   [HttpStatus.UNAUTHORIZED]: 'Not authorized; the message says why.',
   [HttpStatus.NOT_FOUND]: 'Not found.',
   [HttpStatus.CONFLICT]: 'Conflicts with existing data.',
-  [HttpStatus.SERVICE_UNAVAILABLE]: 'Mail is not configured on this deployment.',
+  [HttpStatus.SERVICE_UNAVAILABLE]:
+    'A feature the request needs is not configured on this deployment.',
 };
 
 /** A failure together with the messages its error body can carry, named for the examples. */

@@ -8,6 +8,7 @@ import { CanonicalEmails1795392000000 } from './1795392000000-CanonicalEmails.js
 import { AddUserEmailVerifiedAt1796000000000 } from './1796000000000-AddUserEmailVerifiedAt.js';
 import { CreateAccountTokens1796000000001 } from './1796000000001-CreateAccountTokens.js';
 import { CreateMailOutbox1796000000002 } from './1796000000002-CreateMailOutbox.js';
+import { CreateTotpFactors1796180000000 } from './1796180000000-CreateTotpFactors.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -26,4 +27,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   AddUserEmailVerifiedAt1796000000000,
   CreateAccountTokens1796000000001,
   CreateMailOutbox1796000000002,
+  CreateTotpFactors1796180000000,
 ];

@@ -86,6 +86,13 @@ export class RefreshToken {
   @Column({ type: String, length: 36, nullable: true })
   replacedByTokenId: string | null;
 
+  /**
+   * How the session was authenticated (`pwd`, or `pwd otp`), copied along the chain so refreshed
+   * access tokens keep their `amr`; null on tokens older than the column, which reads as `pwd`.
+   */
+  @Column({ type: String, length: 32, nullable: true })
+  authMethods: string | null;
+
   /** Spec §2.2 `IsExpired`. */
   hasExpiredAt(now: Date): boolean {
     return this.expiresAt.getTime() <= now.getTime();

@@ -1,0 +1,116 @@
+import { Injectable } from '@nestjs/common';
+import { IsNull, type EntityManager } from 'typeorm';
+import { RandomSource } from '../common/random/random-source.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { RecoveryCode } from './entities/recovery-code.entity.js';
+import { TotpFactor } from './entities/totp-factor.entity.js';
+
+/**
+ * The queries on `totp_factors` and `recovery_codes`, on both engines. Every write that decides
+ * between concurrent requests (a code used once, a recovery code spent once, a confirmation) is
+ * one conditional statement whose affected-row count says who won.
+ */
+@Injectable()
+export class TotpFactorRepository {
+  constructor(
+    private readonly unitOfWork: UnitOfWork,
+    private readonly random: RandomSource,
+  ) {}
+
+  findOf(userId: string, manager?: EntityManager): Promise<TotpFactor | null> {
+    return manager === undefined
+      ? this.unitOfWork.run((m) => m.findOneBy(TotpFactor, { userId }))
+      : manager.findOneBy(TotpFactor, { userId });
+  }
+
+  /** Stores a pending factor in place of a pending one; false when a confirmed one exists. */
+  savePending(factor: TotpFactor): Promise<boolean> {
+    return this.unitOfWork.transaction(async (m) => {
+      // Two enrolments of one account take turns on PostgreSQL; SQLite runs units one at a time.
+      await this.unitOfWork.lock(m, `totp-factor:${factor.userId}`);
+      await m.delete(TotpFactor, { userId: factor.userId, confirmedAt: IsNull() });
+      if ((await m.findOneBy(TotpFactor, { userId: factor.userId })) !== null) {
+        return false;
+      }
+      await m.insert(TotpFactor, factor);
+      return true;
+    });
+  }
+
+  /** Turns the pending factor sealed as `sealedSecret` on, with `step` used; false if it changed. */
+  async confirm(
+    m: EntityManager,
+    userId: string,
+    sealedSecret: string,
+    at: Date,
+    step: number,
+  ): Promise<boolean> {
+    const result = await m.update(
+      TotpFactor,
+      { userId, sealedSecret, confirmedAt: IsNull() },
+      { confirmedAt: at, lastUsedStep: step },
+    );
+    return result.affected === 1;
+  }
+
+  /**
+   * Records `step` as used if no later or equal step was: true for exactly one caller per step,
+   * across instances, since the condition and the write are one statement.
+   */
+  async useStep(userId: string, step: number): Promise<boolean> {
+    const result = await this.unitOfWork.run((m) =>
+      m
+        .createQueryBuilder()
+        .update(TotpFactor)
+        .set({ lastUsedStep: step })
+        .where('"userId" = :userId', { userId })
+        .andWhere('"confirmedAt" IS NOT NULL')
+        .andWhere('("lastUsedStep" IS NULL OR "lastUsedStep" < :step)', { step })
+        .execute(),
+    );
+    return result.affected === 1;
+  }
+
+  /** Replaces the sealed secret if it is still `previous` (a key roll re-encrypting it). */
+  async reseal(userId: string, previous: string, next: string): Promise<void> {
+    await this.unitOfWork.run((m) =>
+      m.update(TotpFactor, { userId, sealedSecret: previous }, { sealedSecret: next }),
+    );
+  }
+
+  /** The account's recovery codes become exactly these digests. */
+  async replaceRecoveryCodes(
+    m: EntityManager,
+    userId: string,
+    digests: readonly string[],
+    at: Date,
+  ): Promise<void> {
+    await m.delete(RecoveryCode, { userId });
+    await m.insert(
+      RecoveryCode,
+      digests.map((codeHash) => ({ id: this.random.uuid(), userId, codeHash, createdAt: at })),
+    );
+  }
+
+  /** Deletes the code if it is still unspent: true for the one caller that spent it. */
+  async spendRecoveryCode(userId: string, codeHash: string): Promise<boolean> {
+    const result = await this.unitOfWork.run((m) => m.delete(RecoveryCode, { userId, codeHash }));
+    return result.affected === 1;
+  }
+
+  countRecoveryCodes(userId: string): Promise<number> {
+    return this.unitOfWork.run((m) => m.countBy(RecoveryCode, { userId }));
+  }
+
+  /** `remove` in a transaction of its own. */
+  removeNow(userId: string): Promise<boolean> {
+    return this.unitOfWork.transaction((m) => this.remove(m, userId));
+  }
+
+  /** Deletes the factor (pending or confirmed) and its codes; false when there was none. */
+  async remove(m: EntityManager, userId: string): Promise<boolean> {
+    await m.delete(RecoveryCode, { userId });
+    const result = await m.delete(TotpFactor, { userId });
+    return (result.affected ?? 0) > 0;
+  }
+}
