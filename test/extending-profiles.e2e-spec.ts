@@ -1,3 +1,4 @@
+import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { fromSqliteDatetime } from '../src/database/sqlite-datetime.js';
 import { ProfilesService } from './extending-profiles/profiles.service.js';
 import { PROFILES_EXTENSION } from './extending-profiles/profiles.module.js';
@@ -18,17 +19,8 @@ const MODULE_FILES = [
   'profiles.module.ts',
 ];
 const EXTENSIONS = [PROFILES_EXTENSION];
-const CORE_MIGRATIONS = [
-  'CreateUsers1735689600000',
-  'CreateRefreshTokens1735689600001',
-  'IndexRefreshTokenExpiry1735689600002',
-  'CreateAuthEvents1735689600100',
-  'AddRefreshTokenSessionColumns1795305600000',
-  'CanonicalEmails1795392000000',
-  'AddUserEmailVerifiedAt1796000000000',
-  'CreateAccountTokens1796000000001',
-  'CreateMailOutbox1796000000002',
-];
+// The core's migrations (listed in timestamp order, as they run), then the extension's.
+const CORE_MIGRATIONS = MIGRATIONS.map((migration) => migration.name);
 const ALL_MIGRATIONS = [...CORE_MIGRATIONS, 'CreateProfiles1800000000000'];
 
 interface ProfileRow {
