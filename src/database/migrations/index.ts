@@ -7,6 +7,7 @@ import { CanonicalEmails1795392000000 } from './1795392000000-CanonicalEmails.js
 import { AddUserEmailVerifiedAt1796000000000 } from './1796000000000-AddUserEmailVerifiedAt.js';
 import { CreateAccountTokens1796000000001 } from './1796000000001-CreateAccountTokens.js';
 import { CreateMailOutbox1796000000002 } from './1796000000002-CreateMailOutbox.js';
+import { AuditRetentionWindow1796500000000 } from './1796500000000-AuditRetentionWindow.js';
 
 /** Every migration, in order. Listed explicitly so the build needs no glob at run time. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   AddUserEmailVerifiedAt1796000000000,
   CreateAccountTokens1796000000001,
   CreateMailOutbox1796000000002,
+  AuditRetentionWindow1796500000000,
 ];
