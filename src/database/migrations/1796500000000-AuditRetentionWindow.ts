@@ -33,9 +33,12 @@ export class AuditRetentionWindow1796500000000 implements MigrationInterface {
       `INSERT INTO "audit_retention" ("id", "retentionDays") VALUES (1, ${DEFAULT_RETENTION_DAYS})`,
     );
     if (queryRunner.connection.options.type === 'postgres') {
-      // now() is the start of the transaction: one cutoff for every row of a statement.
+      // now() is the start of the transaction: one cutoff for every row of a statement. The
+      // search path is pinned to this schema's, so a session with another one (an operator's
+      // psql) still reads this window.
       await queryRunner.query(
-        `CREATE FUNCTION auth_events_delete_outside_window() RETURNS trigger LANGUAGE plpgsql AS $$ ` +
+        `CREATE FUNCTION auth_events_delete_outside_window() RETURNS trigger LANGUAGE plpgsql ` +
+          `SET search_path FROM CURRENT AS $$ ` +
           `BEGIN ` +
           `IF NOT COALESCE(OLD."occurredAt" < now() - make_interval(days => ` +
           `(SELECT "retentionDays" FROM "audit_retention" WHERE "id" = 1)), false) THEN ` +
