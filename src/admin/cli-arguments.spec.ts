@@ -135,6 +135,12 @@ describe(parseCliArguments.name, () => {
     for (const { usage } of Object.values(CLI_COMMANDS)) {
       expect(CLI_USAGE).toContain(usage);
     }
+    // A usage longer than the column still keeps its summary apart.
+    expect(CLI_USAGE).toContain(
+      '  audit:export --before <date> [--output <file>]  Write every audit event older',
+    );
+    expect(CLI_USAGE).toContain('--before <date>');
+    expect(CLI_USAGE).toContain('--output <file>');
     expect(CLI_USAGE).toContain('--limit N');
     expect(CLI_USAGE).toMatch(/Exit codes: 0 .*1 .*\n.*2 usage error/);
   });

@@ -84,7 +84,9 @@ export const CLI_USAGE = [
   'Usage: npm run cli -- <command> [arguments]   (or: node dist/cli.js <command> [arguments])',
   '',
   'Commands:',
-  ...Object.values(CLI_COMMANDS).map(({ usage, summary }) => `  ${usage.padEnd(30)}${summary}`),
+  ...Object.values(CLI_COMMANDS).map(
+    ({ usage, summary }) => `  ${`${usage}  `.padEnd(30)}${summary}`,
+  ),
   '',
   'Options:',
   `  ${'--limit N'.padEnd(30)}audit only: how many events to show.`,
