@@ -60,7 +60,7 @@ describe(loadAppConfig.name, () => {
         retentionDays: 365,
         purgeEnabled: false,
         purgeIntervalSeconds: 3_600,
-        purgeBatchSize: 1_000,
+        purgeBatchSize: 250,
         purgePauseMs: 50,
       },
       management: { enabled: true, port: 9464, host: '127.0.0.1' },

@@ -178,7 +178,7 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(1)
   @Max(10_000)
-  Audit__PurgeBatchSize = 1_000;
+  Audit__PurgeBatchSize = 250;
 
   /** Pause between two batches of the purge, so requests' writes get their turns. */
   @Type(() => Number)
