@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuditModule } from './audit/audit.module.js';
+import { AuditRetentionModule } from './audit/audit-retention.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { JwtAuthGuard } from './auth/jwt-auth.guard.js';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
@@ -46,6 +47,7 @@ export class AppModule {
         SessionsModule,
         AuditModule,
         ...extensions.map((extension) => extension.module),
+        AuditRetentionModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

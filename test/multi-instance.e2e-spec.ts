@@ -41,6 +41,7 @@ const WRONG_PASSWORD = 'Wrong!pass1';
 const MIGRATIONS = [
   'AddRefreshTokenSessionColumns1795305600000',
   'AddUserEmailVerifiedAt1796000000000',
+  'AuditRetentionWindow1796500000000',
   'CanonicalEmails1795392000000',
   'CreateAccountTokens1796000000001',
   'CreateAuthEvents1735689600100',

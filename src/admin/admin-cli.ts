@@ -10,12 +10,14 @@ import { cliOrigin } from './cli-origin.js';
 import { CLI_USAGE, parseCliArguments, UsageError, type CliInvocation } from './cli-arguments.js';
 import { CliLogger } from './cli-logger.js';
 import { CliOutput } from './cli-output.js';
+import { newFileSink, streamSink, type DrainableStream } from './line-sink.js';
 
 /** The documented exit codes (docs/operations/admin-cli.md). */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
 
 export interface CliStreams {
-  readonly out: { write(text: string): unknown };
+  /** Waited on when it asks: `audit:export` may write the whole trail to it. */
+  readonly out: DrainableStream;
   readonly err: { write(text: string): unknown };
 }
 
@@ -60,8 +62,11 @@ export async function runCli(
       app.get(AdminService),
       invocation,
       cliOrigin(app.get(RandomSource)),
+      streams,
     );
-    streams.out.write(`${output}\n`);
+    if (output !== null) {
+      streams.out.write(`${output}\n`);
+    }
     return ExitCode.ok;
   } catch (error: unknown) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -75,11 +80,13 @@ export async function runCli(
   }
 }
 
+/** Runs the command; resolves to what to print, or null when it printed its own answer. */
 function execute(
   admin: AdminService,
   invocation: Exclude<CliInvocation, { kind: 'help' }>,
   origin: RequestOrigin,
-): Promise<string> {
+  streams: CliStreams,
+): Promise<string | null> {
   switch (invocation.command) {
     case 'users:deactivate':
       return admin.deactivate(invocation.email, origin).then(CliOutput.deactivated);
@@ -99,5 +106,35 @@ function execute(
       return admin.purgeExpiredTokens(origin).then(CliOutput.purged);
     case 'audit':
       return admin.auditOf(invocation.email, invocation.limit, origin).then(CliOutput.audit);
+    case 'audit:purge':
+      return admin.purgeAudit(origin).then(CliOutput.auditPurged);
+    case 'audit:export':
+      return exportAudit(admin, invocation, origin, streams);
   }
+}
+
+/**
+ * JSON Lines to the file named (created, never overwritten, synced before the answer) or to
+ * standard output, which then carries nothing but the lines.
+ */
+async function exportAudit(
+  admin: AdminService,
+  { before, output }: Extract<CliInvocation, { command: 'audit:export' }>,
+  origin: RequestOrigin,
+  streams: CliStreams,
+): Promise<string | null> {
+  const sink = output === null ? streamSink(streams.out) : await newFileSink(output);
+  let rowCount: number;
+  try {
+    rowCount = await admin.exportAudit(
+      before,
+      (entry) => sink.write(CliOutput.auditLine(entry)),
+      origin,
+    );
+    await sink.finish();
+  } catch (error: unknown) {
+    await sink.abandon();
+    throw error;
+  }
+  return output === null ? null : CliOutput.auditExported(rowCount, before, output);
 }

@@ -3,6 +3,7 @@ import { buildUser } from '../../test/factories/user.factory.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { originAt } from '../../test/utils/origin.js';
 import { rejectionOf } from '../../test/utils/rejection.js';
+import { AuditRetentionService } from '../audit/audit-retention.service.js';
 import type { AuditEntry } from '../audit/audit-trail.service.js';
 import { AuditTrail } from '../audit/audit-trail.service.js';
 import { InvalidArgumentError, NotFoundError } from '../common/errors/domain-errors.js';
@@ -19,6 +20,7 @@ import { AdminService } from './admin.service.js';
 
 const ORIGIN = originAt('cli');
 const LOCKED_UNTIL = new Date('2026-01-01T00:15:00.000Z');
+const CUTOFF = new Date('2025-01-01T00:00:00.000Z');
 
 /** The account these tests act on; the rest of it comes from the shared factory. */
 const ALICE: Partial<User> = {
@@ -117,6 +119,19 @@ describe(AdminService.name, () => {
             removeNow: (userId: string) => {
               calls.push(`removeTotp ${userId}`);
               return Promise.resolve(hasFactor);
+            },
+          },
+        },
+        {
+          provide: AuditRetentionService,
+          useValue: {
+            purge: () => {
+              calls.push('purge');
+              return Promise.resolve({ cutoff: CUTOFF, retentionDays: 365, deletedCount: 4 });
+            },
+            entriesBefore: async function* (before: Date) {
+              calls.push(`entriesBefore ${before.toISOString()}`);
+              yield* await Promise.resolve(entries);
             },
           },
         },
@@ -280,6 +295,66 @@ describe(AdminService.name, () => {
     await expect(sut.purgeExpiredTokens(ORIGIN)).resolves.toBe(12);
 
     expect(told).toEqual([{ type: 'admin_tokens_purged', userId: null, deletedCount: 12 }]);
+  });
+
+  it('should purge the audit trail once and tell it with its counts and no user', async () => {
+    await build(null);
+
+    await expect(sut.purgeAudit(ORIGIN)).resolves.toEqual({
+      cutoff: CUTOFF,
+      retentionDays: 365,
+      deletedCount: 4,
+    });
+
+    expect(calls).toEqual(['purge', 'event admin_audit_purged']);
+    expect(told).toEqual([
+      {
+        type: 'admin_audit_purged',
+        userId: null,
+        cutoff: CUTOFF,
+        retentionDays: 365,
+        deletedCount: 4,
+      },
+    ]);
+  });
+
+  it('should hand every exported entry to the writer in order, then tell the export', async () => {
+    await build(null);
+    entries = [{ id: 'e1' } as AuditEntry, { id: 'e2' } as AuditEntry];
+    const written: string[] = [];
+
+    const count = await sut.exportAudit(
+      CUTOFF,
+      (entry) => {
+        written.push(entry.id);
+        calls.push(`write ${entry.id}`);
+        return Promise.resolve();
+      },
+      ORIGIN,
+    );
+
+    expect(count).toBe(2);
+    expect(calls).toEqual([
+      `entriesBefore ${CUTOFF.toISOString()}`,
+      'write e1',
+      'write e2',
+      'event admin_audit_exported',
+    ]);
+    expect(told).toEqual([
+      { type: 'admin_audit_exported', userId: null, before: CUTOFF, rowCount: 2 },
+    ]);
+  });
+
+  it('should tell no export when writing fails', async () => {
+    await build(null);
+    entries = [{ id: 'e1' } as AuditEntry];
+
+    const error = await rejectionOf(
+      sut.exportAudit(CUTOFF, () => Promise.reject(new Error('disk full')), ORIGIN),
+    );
+
+    expect(error).toEqual(new Error('disk full'));
+    expect(told).toEqual([]);
   });
 
   it('should read the newest entries of the account, then tell that they were viewed', async () => {

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { AuditRetentionService, type AuditPurgeResult } from '../audit/audit-retention.service.js';
 import { AuditTrail, type AuditEntry } from '../audit/audit-trail.service.js';
 import { InvalidArgumentError, NotFoundError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
@@ -63,6 +64,7 @@ export class AdminService {
     private readonly tokensService: TokensService,
     private readonly tokenCleanup: TokenCleanupService,
     private readonly auditTrail: AuditTrail,
+    private readonly auditRetention: AuditRetentionService,
     private readonly events: AuthEvents,
     private readonly totpFactors: TotpFactors,
   ) {}
@@ -181,6 +183,32 @@ export class AdminService {
     const deletedCount = await this.tokenCleanup.purgeExpired();
     this.events.emit({ type: 'admin_tokens_purged', userId: null, deletedCount }, origin);
     return deletedCount;
+  }
+
+  /** The audit purge, run once now (Audit__RetentionDays applies); recorded with its counts. */
+  async purgeAudit(origin: RequestOrigin): Promise<AuditPurgeResult> {
+    const result = await this.auditRetention.purge();
+    this.events.emit({ type: 'admin_audit_purged', userId: null, ...result }, origin);
+    return result;
+  }
+
+  /**
+   * Hands every audit event older than `before` to `write`, oldest first, waiting for each
+   * write; returns how many. A finished export is recorded (what the trail holds is personal
+   * data, and copying it out is an act worth knowing of).
+   */
+  async exportAudit(
+    before: Date,
+    write: (entry: AuditEntry) => Promise<void>,
+    origin: RequestOrigin,
+  ): Promise<number> {
+    let rowCount = 0;
+    for await (const entry of this.auditRetention.entriesBefore(before)) {
+      await write(entry);
+      rowCount += 1;
+    }
+    this.events.emit({ type: 'admin_audit_exported', userId: null, before, rowCount }, origin);
+    return rowCount;
   }
 
   /** The newest `limit` audit events of an account. Reading them is itself recorded. */

@@ -27,6 +27,23 @@ describe(parseCliArguments.name, () => {
       { command: 'sessions:revoke-all', email: 'a@example.com' },
     ],
     [['tokens:purge'], { command: 'tokens:purge' }],
+    [['audit:purge'], { command: 'audit:purge' }],
+    [
+      ['audit:export', '--before', '2025-01-01'],
+      { command: 'audit:export', before: new Date('2025-01-01T00:00:00.000Z'), output: null },
+    ],
+    [
+      ['audit:export', '--before=2025-01-01T12:30:00.5+02:00', '--output', 'trail.jsonl'],
+      {
+        command: 'audit:export',
+        before: new Date('2025-01-01T10:30:00.500Z'),
+        output: 'trail.jsonl',
+      },
+    ],
+    [
+      ['audit:export', '--output=a.jsonl', '--before', '2024-02-29T23:59Z'],
+      { command: 'audit:export', before: new Date('2024-02-29T23:59:00.000Z'), output: 'a.jsonl' },
+    ],
     [['audit', 'a@example.com'], { command: 'audit', email: 'a@example.com', limit: 50 }],
     [
       ['audit', 'a@example.com', '--limit', '7'],
@@ -56,6 +73,37 @@ describe(parseCliArguments.name, () => {
       'users:unlock has too many arguments: users:unlock <email>',
     ],
     [['tokens:purge', 'now'], 'tokens:purge has too many arguments: tokens:purge'],
+    [['audit:purge', '30'], 'audit:purge has too many arguments: audit:purge'],
+    [
+      ['audit:purge', '--before', '2025-01-01'],
+      '--before applies only to audit:export, not to audit:purge.',
+    ],
+    [
+      ['audit', 'a@example.com', '--output', 'x'],
+      '--output applies only to audit:export, not to audit.',
+    ],
+    [['audit:export', '--limit', '5'], '--limit applies only to audit, not to audit:export.'],
+    [
+      ['audit:export'],
+      'audit:export needs --before: audit:export --before <date> [--output <file>]',
+    ],
+    [
+      ['audit:export', '2025-01-01'],
+      'audit:export has too many arguments: audit:export --before <date> [--output <file>]',
+    ],
+    [['audit:export', '--before', '2025-01-01', '--output', ''], '--output needs a file name.'],
+    ...[
+      'yesterday',
+      '2025-02-30',
+      '2025-13-01',
+      '2025-01-01T12:00:00',
+      '2025-01-01 12:00Z',
+      '2025-01-01T25:00Z',
+      '1735689600',
+    ].map((value): [string[], string] => [
+      ['audit:export', '--before', value],
+      `--before must be a date such as 2025-01-01 or an instant such as 2025-01-01T12:00:00Z, got "${value}".`,
+    ]),
     [['users:activate', 'alice'], 'users:activate expects an e-mail address, got "alice".'],
     [
       ['users:activate', 'a@example.com', '--limit', '5'],
@@ -87,6 +135,12 @@ describe(parseCliArguments.name, () => {
     for (const { usage } of Object.values(CLI_COMMANDS)) {
       expect(CLI_USAGE).toContain(usage);
     }
+    // A usage longer than the column still keeps its summary apart.
+    expect(CLI_USAGE).toContain(
+      '  audit:export --before <date> [--output <file>]  Write every audit event older',
+    );
+    expect(CLI_USAGE).toContain('--before <date>');
+    expect(CLI_USAGE).toContain('--output <file>');
     expect(CLI_USAGE).toContain('--limit N');
     expect(CLI_USAGE).toMatch(/Exit codes: 0 .*1 .*\n.*2 usage error/);
   });

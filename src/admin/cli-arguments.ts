@@ -38,19 +38,36 @@ export const CLI_COMMANDS = {
     usage: `audit <email> [--limit N]`,
     summary: `Show the newest audit events of an account, newest first (default ${DEFAULT_AUDIT_LIMIT}, at most ${MAX_AUDIT_LIMIT}).`,
   },
+  'audit:export': {
+    usage: 'audit:export --before <date> [--output <file>]',
+    summary:
+      'Write every audit event older than the date as JSON Lines, oldest first, to a new file or standard output.',
+  },
+  'audit:purge': {
+    usage: 'audit:purge',
+    summary: 'Delete the audit events older than Audit__RetentionDays, once.',
+  },
 } as const;
 
 export type CliCommand = keyof typeof CLI_COMMANDS;
 
-type CommandWithoutArguments = 'tokens:purge' | 'users:email-collisions';
+type CommandWithoutArguments = 'tokens:purge' | 'users:email-collisions' | 'audit:purge';
 
 export type CliInvocation =
   | { readonly kind: 'help' }
   | { readonly kind: 'run'; readonly command: CommandWithoutArguments }
   | {
       readonly kind: 'run';
-      readonly command: Exclude<CliCommand, CommandWithoutArguments | 'audit'>;
+      readonly command: Exclude<CliCommand, CommandWithoutArguments | 'audit' | 'audit:export'>;
       readonly email: string;
+    }
+  | {
+      readonly kind: 'run';
+      readonly command: 'audit:export';
+      /** Events strictly older than this are exported. */
+      readonly before: Date;
+      /** The file to create; null for standard output. */
+      readonly output: string | null;
     }
   | {
       readonly kind: 'run';
@@ -71,10 +88,16 @@ export const CLI_USAGE = [
   'Usage: npm run cli -- <command> [arguments]   (or: node dist/cli.js <command> [arguments])',
   '',
   'Commands:',
-  ...Object.values(CLI_COMMANDS).map(({ usage, summary }) => `  ${usage.padEnd(30)}${summary}`),
+  ...Object.values(CLI_COMMANDS).map(
+    ({ usage, summary }) => `  ${`${usage}  `.padEnd(30)}${summary}`,
+  ),
   '',
   'Options:',
   `  ${'--limit N'.padEnd(30)}audit only: how many events to show.`,
+  `  ${'--before <date>'.padEnd(30)}audit:export only: a date (2025-01-01, midnight UTC) or an`,
+  `  ${''.padEnd(30)}instant with its zone (2025-01-01T12:00:00Z); older events are written.`,
+  `  ${'--output <file>'.padEnd(30)}audit:export only: the file to create (never overwritten);`,
+  `  ${''.padEnd(30)}without it, the lines go to standard output.`,
   `  ${'-h, --help'.padEnd(30)}Show this help.`,
   '',
   'E-mails are matched as the API matches them: in canonical form (see docs/behaviour.md).',
@@ -110,12 +133,33 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
   if (!isCommand(command)) {
     throw new UsageError(`Unknown command "${command}".`);
   }
-  if (values.limit !== undefined && command !== 'audit') {
-    throw new UsageError(`--limit applies only to audit, not to ${command}.`);
+  for (const [option, owner] of OPTION_OWNERS) {
+    if (values[option] !== undefined && command !== owner) {
+      throw new UsageError(`--${option} applies only to ${owner}, not to ${command}.`);
+    }
   }
-  if (command === 'tokens:purge' || command === 'users:email-collisions') {
+  if (
+    command === 'tokens:purge' ||
+    command === 'users:email-collisions' ||
+    command === 'audit:purge'
+  ) {
     expectArguments(command, rest, 0);
     return { kind: 'run', command };
+  }
+  if (command === 'audit:export') {
+    expectArguments(command, rest, 0);
+    if (values.before === undefined) {
+      throw new UsageError(`audit:export needs --before: ${CLI_COMMANDS[command].usage}`);
+    }
+    if (values.output === '') {
+      throw new UsageError('--output needs a file name.');
+    }
+    return {
+      kind: 'run',
+      command,
+      before: parseBefore(values.before),
+      output: values.output ?? null,
+    };
   }
   expectArguments(command, rest, 1);
   const email = rest[0].trim();
@@ -131,10 +175,50 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
 function parse(argv: readonly string[]) {
   return parseArgs({
     args: [...argv],
-    options: { help: { type: 'boolean', short: 'h' }, limit: { type: 'string' } },
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      limit: { type: 'string' },
+      before: { type: 'string' },
+      output: { type: 'string' },
+    },
     allowPositionals: true,
     strict: true,
   });
+}
+
+/** Each option and the one command it belongs to. */
+const OPTION_OWNERS = [
+  ['limit', 'audit'],
+  ['before', 'audit:export'],
+  ['output', 'audit:export'],
+] as const satisfies readonly (readonly [string, CliCommand])[];
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const INSTANT_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A calendar date (midnight UTC) or an instant with its zone. A time without a zone is refused:
+ * it would mean the local time of whichever machine runs the CLI. So is a date that does not
+ * exist (2025-02-30), which Date would quietly move to March.
+ */
+function parseBefore(value: string): Date {
+  const isDate = DATE_ONLY.test(value);
+  const instant = new Date(isDate ? `${value}T00:00:00Z` : value);
+  if (
+    (isDate || INSTANT_WITH_ZONE.test(value)) &&
+    calendarDateExists(value.slice(0, 10)) &&
+    !Number.isNaN(instant.getTime())
+  ) {
+    return instant;
+  }
+  throw new UsageError(
+    `--before must be a date such as 2025-01-01 or an instant such as 2025-01-01T12:00:00Z, got "${value}".`,
+  );
+}
+
+function calendarDateExists(date: string): boolean {
+  const parsed = new Date(`${date}T00:00:00Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().startsWith(date);
 }
 
 function isCommand(name: string): name is CliCommand {

@@ -1,3 +1,4 @@
+import type { AuditPurgeResult } from '../audit/audit-retention.service.js';
 import type { AuditEntry } from '../audit/audit-trail.service.js';
 import type { EmailCollision } from '../common/identity/email-collisions.js';
 import type { AccountSummary } from '../users/users.service.js';
@@ -40,6 +41,27 @@ export const CliOutput = {
     `Revoked ${revokedTokenCount} refresh token(s) of ${name(account)}.`,
 
   purged: (deletedCount: number): string => `Deleted ${deletedCount} expired refresh token(s).`,
+
+  auditPurged: ({ cutoff, retentionDays, deletedCount }: AuditPurgeResult): string =>
+    `Deleted ${deletedCount} audit event(s) older than ${cutoff.toISOString()} ` +
+    `(Audit__RetentionDays=${retentionDays}).`,
+
+  auditExported: (rowCount: number, before: Date, file: string): string =>
+    `Exported ${rowCount} audit event(s) older than ${before.toISOString()} to ${file}.`,
+
+  /** One line of `audit:export`: the fields of the listing, in a fixed order, details parsed. */
+  auditLine: (entry: AuditEntry): string =>
+    JSON.stringify({
+      id: entry.id,
+      occurredAt: entry.occurredAt.toISOString(),
+      type: entry.type,
+      userId: entry.userId,
+      email: entry.email,
+      ip: entry.ip,
+      userAgent: entry.userAgent,
+      requestId: entry.requestId,
+      details: entry.details,
+    }),
 
   emailCollisions: (collisions: readonly EmailCollision<AccountSummary>[]): string => {
     if (collisions.length === 0) {

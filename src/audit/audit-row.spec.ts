@@ -91,6 +91,14 @@ describe(toAuditEvent.name, () => {
         ],
         [{ type: 'admin_tokens_purged', userId: null, deletedCount: 12 }, { deletedCount: 12 }],
         [{ type: 'admin_audit_viewed', userId: USER, rowCount: 7 }, { rowCount: 7 }],
+        [
+          { type: 'admin_audit_exported', userId: null, before: AT, rowCount: 7 },
+          { before: '2026-01-01T12:00:00.000Z', rowCount: 7 },
+        ],
+        ...(['admin_audit_purged', 'audit_purged'] as const).map((type) => [
+          { type, userId: null, cutoff: AT, retentionDays: 365, deletedCount: 3 },
+          { cutoff: '2026-01-01T12:00:00.000Z', retentionDays: 365, deletedCount: 3 },
+        ]),
         [{ type: 'admin_user_deleted', userId: USER }, {}],
         [
           {

@@ -1,6 +1,7 @@
 import { isEmail } from 'class-validator';
 import type { AuthEvent, AuthEventRecord } from '../events/auth-event.js';
 import { EMAIL_MAX_LENGTH } from '../users/entities/user.entity.js';
+import type { AuditEntry } from './audit-trail.service.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
 
 /** Column widths of `auth_events`; longer values are cut rather than lose the whole batch. */
@@ -112,5 +113,24 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { deletedCount: event.deletedCount };
     case 'admin_audit_viewed':
       return { rowCount: event.rowCount };
+    case 'admin_audit_exported':
+      return { before: event.before, rowCount: event.rowCount };
+    case 'admin_audit_purged':
+    case 'audit_purged':
+      return {
+        cutoff: event.cutoff,
+        retentionDays: event.retentionDays,
+        deletedCount: event.deletedCount,
+      };
   }
+}
+
+/** An audit row as readers see it (the listing, the export): its details parsed. */
+export function toAuditEntry(row: AuditEvent): AuditEntry {
+  const parsed: unknown = JSON.parse(row.details);
+  return {
+    ...row,
+    details:
+      typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {},
+  };
 }

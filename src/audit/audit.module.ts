@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditRetentionRepository } from './audit-retention.repository.js';
+import { AuditRetentionService } from './audit-retention.service.js';
 import { AuditTrail } from './audit-trail.service.js';
 import { AuditWriter } from './audit-writer.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
@@ -10,7 +12,7 @@ import { AuditEvent } from './entities/audit-event.entity.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEvent])],
-  providers: [AuditWriter, AuditTrail],
-  exports: [AuditWriter, AuditTrail],
+  providers: [AuditWriter, AuditTrail, AuditRetentionRepository, AuditRetentionService],
+  exports: [AuditWriter, AuditTrail, AuditRetentionService],
 })
 export class AuditModule {}

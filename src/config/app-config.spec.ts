@@ -59,6 +59,13 @@ describe(loadAppConfig.name, () => {
         concurrency: defaultHashingConcurrency(availableParallelism(), undefined),
       },
       tokenCleanup: { enabled: true, intervalSeconds: 3_600, batchSize: 1_000, retentionDays: 7 },
+      auditRetention: {
+        retentionDays: 365,
+        purgeEnabled: false,
+        purgeIntervalSeconds: 3_600,
+        purgeBatchSize: 250,
+        purgePauseMs: 50,
+      },
       management: { enabled: true, port: 9464, host: '127.0.0.1' },
       logging: { level: 'info' },
       accountFlows: {
@@ -173,6 +180,16 @@ describe(loadAppConfig.name, () => {
     ['TokenCleanup__IntervalSeconds', '60', (c: AppConfig) => c.tokenCleanup.intervalSeconds, 60],
     ['TokenCleanup__BatchSize', '50', (c: AppConfig) => c.tokenCleanup.batchSize, 50],
     ['TokenCleanup__RetentionDays', '0', (c: AppConfig) => c.tokenCleanup.retentionDays, 0],
+    ['Audit__RetentionDays', '30', (c: AppConfig) => c.auditRetention.retentionDays, 30],
+    ['Audit__PurgeEnabled', 'true', (c: AppConfig) => c.auditRetention.purgeEnabled, true],
+    [
+      'Audit__PurgeIntervalSeconds',
+      '600',
+      (c: AppConfig) => c.auditRetention.purgeIntervalSeconds,
+      600,
+    ],
+    ['Audit__PurgeBatchSize', '10000', (c: AppConfig) => c.auditRetention.purgeBatchSize, 10_000],
+    ['Audit__PurgePauseMs', '0', (c: AppConfig) => c.auditRetention.purgePauseMs, 0],
     [
       'TrustedProxies',
       ' 10.0.0.1, 10.1.0.0/16 ,fd00::/8',
@@ -246,6 +263,21 @@ describe(loadAppConfig.name, () => {
       'a refresh-token lifetime of 0 days',
       { Jwt__SecretKey: SECRET, Jwt__RefreshTokenExpiryDays: '0' },
       'Jwt__RefreshTokenExpiryDays',
+    ],
+    [
+      'an audit retention of 0 days',
+      { Jwt__SecretKey: SECRET, Audit__RetentionDays: '0' },
+      'Audit__RetentionDays',
+    ],
+    [
+      'an audit retention beyond a hundred years',
+      { Jwt__SecretKey: SECRET, Audit__RetentionDays: '36501' },
+      'Audit__RetentionDays',
+    ],
+    [
+      'an audit purge batch above 10,000 rows',
+      { Jwt__SecretKey: SECRET, Audit__PurgeBatchSize: '10001' },
+      'Audit__PurgeBatchSize',
     ],
     ['a non-numeric port', { Jwt__SecretKey: SECRET, PORT: 'http' }, 'PORT'],
     ['a port above 65535', { Jwt__SecretKey: SECRET, PORT: '65536' }, 'PORT'],

@@ -60,6 +60,16 @@ export interface TokenCleanupConfig {
   readonly retentionDays: number;
 }
 
+/** The audit trail's retention window and its purge. */
+export interface AuditRetentionConfig {
+  readonly retentionDays: number;
+  /** The purge runs on a timer; otherwise only `audit:purge` runs it. */
+  readonly purgeEnabled: boolean;
+  readonly purgeIntervalSeconds: number;
+  readonly purgeBatchSize: number;
+  readonly purgePauseMs: number;
+}
+
 export interface ManagementConfig {
   /** Off: no listener, and no metrics are collected. */
   readonly enabled: boolean;
@@ -97,6 +107,7 @@ export class AppConfig {
   readonly database: DatabaseConfig;
   readonly passwordHashing: PasswordHashingConfig;
   readonly tokenCleanup: TokenCleanupConfig;
+  readonly auditRetention: AuditRetentionConfig;
   readonly management: ManagementConfig;
   readonly logging: LoggingConfig;
   /** Password change and reset, e-mail verification and change. */
@@ -317,6 +328,13 @@ function assemble(
       intervalSeconds: env.TokenCleanup__IntervalSeconds,
       batchSize: env.TokenCleanup__BatchSize,
       retentionDays: env.TokenCleanup__RetentionDays,
+    },
+    auditRetention: {
+      retentionDays: env.Audit__RetentionDays,
+      purgeEnabled: env.Audit__PurgeEnabled,
+      purgeIntervalSeconds: env.Audit__PurgeIntervalSeconds,
+      purgeBatchSize: env.Audit__PurgeBatchSize,
+      purgePauseMs: env.Audit__PurgePauseMs,
     },
     management: {
       enabled: env.Management__Enabled,

@@ -32,6 +32,8 @@ export const HSTS_DEFAULT_MAX_AGE_SECONDS = 31_536_000;
 export const HSTS_MAX_AGE_LIMIT_SECONDS = 63_072_000;
 /** OWASP Password Storage Cheat Sheet level for PBKDF2-HMAC-SHA256. */
 export const OWASP_PBKDF2_SHA256_ITERATIONS = 600_000;
+/** A hundred years: the longest audit retention accepted. */
+export const AUDIT_RETENTION_DAYS_LIMIT = 36_500;
 /** pino's level names, most severe first; `silent` writes nothing. */
 export const LOGGING_LEVELS = [
   'fatal',
@@ -184,6 +186,39 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(0)
   TokenCleanup__RetentionDays = 7;
+
+  /**
+   * Audit rows younger than this are kept: the purge removes only older ones, and the database
+   * refuses to delete a younger one.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(AUDIT_RETENTION_DAYS_LIMIT)
+  Audit__RetentionDays = 365;
+
+  /** Runs the audit purge on a timer. Off: rows are only removed by `audit:purge`. */
+  @IsBooleanKey()
+  Audit__PurgeEnabled = false;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  Audit__PurgeIntervalSeconds = 3_600;
+
+  /** Rows deleted per statement: each batch is one short write. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  Audit__PurgeBatchSize = 250;
+
+  /** Pause between two batches of the purge, so requests' writes get their turns. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  Audit__PurgePauseMs = 50;
 
   /** Longest a client may take to send one whole request, headers and body; then 408. */
   @Type(() => Number)

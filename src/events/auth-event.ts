@@ -184,6 +184,22 @@ export type AuthEvent =
       readonly userId: string;
       /** How many rows were shown. */
       readonly rowCount: number;
+    }
+  | {
+      readonly type: 'admin_audit_exported';
+      readonly userId: null;
+      /** Rows before this instant were exported. */
+      readonly before: Date;
+      readonly rowCount: number;
+    }
+  // The audit purge: `admin_audit_purged` from the CLI, `audit_purged` from the timer.
+  | {
+      readonly type: 'admin_audit_purged' | 'audit_purged';
+      readonly userId: null;
+      /** Rows older than this instant were removed. */
+      readonly cutoff: Date;
+      readonly retentionDays: number;
+      readonly deletedCount: number;
     };
 
 export type AuthEventType = AuthEvent['type'];

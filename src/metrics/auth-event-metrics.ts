@@ -108,8 +108,13 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'admin_tokens_purged':
       case 'admin_audit_viewed':
       case 'admin_totp_reset':
+      case 'admin_audit_exported':
+      case 'admin_audit_purged':
         // Admin actions run in the CLI's own short-lived process, which no one scrapes: the
         // audit trail is their record.
+        return;
+      case 'audit_purged':
+        // Hourly at most, and only when rows went: the trail and the log line say enough.
         return;
     }
   }

@@ -9,6 +9,7 @@ import { AddUserEmailVerifiedAt1796000000000 } from './1796000000000-AddUserEmai
 import { CreateAccountTokens1796000000001 } from './1796000000001-CreateAccountTokens.js';
 import { CreateMailOutbox1796000000002 } from './1796000000002-CreateMailOutbox.js';
 import { CreateTotpFactors1796180000000 } from './1796180000000-CreateTotpFactors.js';
+import { AuditRetentionWindow1796500000000 } from './1796500000000-AuditRetentionWindow.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -28,4 +29,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   CreateAccountTokens1796000000001,
   CreateMailOutbox1796000000002,
   CreateTotpFactors1796180000000,
+  AuditRetentionWindow1796500000000,
 ];

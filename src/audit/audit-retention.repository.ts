@@ -1,0 +1,92 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { AuditEvent } from './entities/audit-event.entity.js';
+
+/** Where an export page ended: the next page starts after this row. */
+export interface AuditCursor {
+  readonly occurredAt: Date;
+  readonly id: string;
+}
+
+/**
+ * The retention queries: the window the database enforces (`audit_retention`) and the reads and
+ * deletes of `auth_events` by age, on both engines. Every method is one statement, atomic by
+ * itself: on SQLite a single writing statement takes the write lock when it starts (waiting up to
+ * the busy timeout), as BEGIN IMMEDIATE would, so a batch never fails half-way on a lock.
+ */
+@Injectable()
+export class AuditRetentionRepository {
+  constructor(private readonly unitOfWork: UnitOfWork) {}
+
+  /** Stores the window that the database's DELETE trigger enforces. */
+  async setRetentionDays(days: number): Promise<void> {
+    const parameter = this.unitOfWork.isSerialized ? '?' : '$1';
+    await this.unitOfWork.run((m) =>
+      m.query(
+        `INSERT INTO "audit_retention" ("id", "retentionDays") VALUES (1, ${parameter}) ` +
+          'ON CONFLICT ("id") DO UPDATE SET "retentionDays" = excluded."retentionDays"',
+        [days],
+      ),
+    );
+  }
+
+  /**
+   * Deletes up to `limit` of the oldest rows that are older than `cutoff` and also older than
+   * the stored window by the database's clock, which the trigger checks: a service clock ahead
+   * of the database's then leaves the rows between the two for a later run, instead of failing
+   * the batch. Returns how many went. On PostgreSQL rows another instance is deleting are skipped.
+   */
+  deleteOlderThan(cutoff: Date, limit: number): Promise<number> {
+    return this.unitOfWork.run(async (m) => {
+      const batch = m
+        .createQueryBuilder(AuditEvent, 'old')
+        .select('old.id')
+        .where('old.occurredAt < :cutoff', { cutoff })
+        .andWhere(`old.occurredAt < ${this.databaseCutoff()}`)
+        .orderBy('old.occurredAt')
+        .limit(limit);
+      if (!this.unitOfWork.isSerialized) {
+        batch.setLock('pessimistic_write').setOnLocked('skip_locked');
+      }
+      const result = await m
+        .createQueryBuilder()
+        .delete()
+        .from(AuditEvent)
+        .where(`id IN (${batch.getQuery()})`)
+        .setParameters(batch.getParameters())
+        .execute();
+      return result.affected ?? 0;
+    });
+  }
+
+  /**
+   * Up to `limit` rows older than `before`, oldest first (ties by id, which grows with time),
+   * starting after `after`: a page of an export. Keyset pages read no row twice and hold no
+   * transaction open between them (IDX_auth_events_occurredAt).
+   */
+  pageBefore(before: Date, after: AuditCursor | null, limit: number): Promise<AuditEvent[]> {
+    return this.unitOfWork.run((m) => {
+      const query = m
+        .createQueryBuilder(AuditEvent, 'event')
+        .where('event.occurredAt < :before', { before })
+        .orderBy('event.occurredAt', 'ASC')
+        .addOrderBy('event.id', 'ASC')
+        .limit(limit);
+      if (after !== null) {
+        query.andWhere(
+          'event.occurredAt >= :afterAt AND (event.occurredAt > :afterAt OR event.id > :afterId)',
+          { afterAt: after.occurredAt, afterId: after.id },
+        );
+      }
+      return query.getMany();
+    });
+  }
+
+  /** The trigger's cutoff, in SQL: now by the database's clock, minus the stored window. */
+  private databaseCutoff(): string {
+    return this.unitOfWork.isSerialized
+      ? `(SELECT strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || "retentionDays" || ' days') ` +
+          'FROM "audit_retention" WHERE "id" = 1)'
+      : 'now() - make_interval(days => (SELECT "retentionDays" FROM "audit_retention" WHERE "id" = 1))';
+  }
+}
