@@ -8,6 +8,7 @@ import { originAt } from '../../test/utils/origin.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { AuditEventRepository } from './audit-event.repository.js';
 import { AUDIT_BATCH_SIZE, AUDIT_MAX_PENDING, AuditWriter } from './audit-writer.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
 
@@ -66,7 +67,7 @@ describe(AuditWriter.name, () => {
     dataSource = await createInMemoryDataSource();
     unitOfWork = new ObservedUnitOfWork(dataSource);
     events = new AuthEvents(new FakeClock(NOW));
-    sut = new AuditWriter(events, unitOfWork);
+    sut = new AuditWriter(events, new AuditEventRepository(unitOfWork, dataSource));
     sut.onModuleInit();
   });
 

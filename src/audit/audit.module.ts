@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditEventRepository } from './audit-event.repository.js';
 import { AuditTrail } from './audit-trail.service.js';
 import { AuditWriter } from './audit-writer.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
@@ -10,7 +11,7 @@ import { AuditEvent } from './entities/audit-event.entity.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEvent])],
-  providers: [AuditWriter, AuditTrail],
+  providers: [AuditWriter, AuditTrail, AuditEventRepository],
   exports: [AuditWriter, AuditTrail],
 })
 export class AuditModule {}
