@@ -199,7 +199,7 @@ describe(RefreshTokenRepository.name, () => {
     };
 
     const revoked = await sut.atomically((unit) =>
-      unit.revokeActiveDescendants(members[1], revocation),
+      unit.revokeActiveFrom(members[1], revocation, 'descendants'),
     );
 
     expect([...revoked].sort()).toEqual([members[2].id, members[3].id]);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
-import { DataSource, In, MoreThan, Not, type EntityManager } from 'typeorm';
+import { DataSource, In, MoreThanOrEqual, Not, type EntityManager } from 'typeorm';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import { NamedStatement } from '../database/postgres-statements.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -49,15 +49,30 @@ export type Rotation =
       readonly owner: User | null;
     };
 
+/** What never changes in a stored token: whose it is and where it stands in its session. */
+export type TokenIdentity = Pick<RefreshToken, 'id' | 'userId' | 'familyId' | 'generation'>;
+
 /** Reads and writes on refresh tokens inside one unit, with the token's family held. */
 export interface RefreshTokenUnit {
   readonly manager: EntityManager;
-  /** The token, read again once its family's lock is held (PostgreSQL) until the unit ends. */
+  /**
+   * The token's identity, with its family's lock held until the unit ends (PostgreSQL), in one
+   * statement. Its state may have changed while the lock was awaited: findByHash reads that.
+   */
+  lockByHash(tokenHash: string): Promise<TokenIdentity | null>;
+  /** The token, read once its family's lock is held (PostgreSQL) until the unit ends. */
   findByHash(tokenHash: string): Promise<RefreshToken | null>;
   /** Revokes the token if it is still active; false when it was not. */
   revokeIfActive(tokenId: string, revocation: Revocation): Promise<boolean>;
-  /** Revokes the still-active tokens rotated out of `token`; returns their ids. */
-  revokeActiveDescendants(token: RefreshToken, revocation: Revocation): Promise<string[]>;
+  /**
+   * Revokes the still-active tokens of `token`'s session from `token` itself, or only those
+   * rotated out of it (its descendants); returns their ids, `token`'s first. One statement.
+   */
+  revokeActiveFrom(
+    token: TokenIdentity,
+    revocation: Revocation,
+    from: 'itself' | 'descendants',
+  ): Promise<string[]>;
   insert(token: RefreshToken): Promise<void>;
 }
 
@@ -129,8 +144,8 @@ export class RefreshTokenRepository {
     return this.unitOfWork.transaction((m) => work(this.unitWithin(m)));
   }
 
-  /** The same unit inside a caller's transaction. */
-  unitWithin(manager: EntityManager): RefreshTokenUnit {
+  /** The unit on a transaction already begun. */
+  private unitWithin(manager: EntityManager): RefreshTokenUnit {
     return new TypeOrmUnit(manager, this.unitOfWork);
   }
 
@@ -140,24 +155,52 @@ export class RefreshTokenRepository {
   }
 
   /**
-   * Keeps `userId` at `limit` active sessions, inside the caller's transaction: revokes the newest
-   * token of each session past it, least recently used first. Returns the revoked token ids.
+   * Stores the first token of a new session inside the caller's transaction, and keeps its owner
+   * at `limit` active sessions: the sessions past it, least recently used first, are ended with
+   * `revocation`. Logins of one account take turns here on PostgreSQL (a lock taken by the insert
+   * itself), so each counts the sessions the others committed and together they never leave more
+   * than the limit. Two statements on PostgreSQL. Returns the ids of the tokens it revoked.
    */
-  async revokeSessionsOverLimit(
+  async startSession(
+    manager: EntityManager,
+    token: RefreshToken,
+    limit: number,
+    revocation: Revocation,
+  ): Promise<string[]> {
+    if (this.unitOfWork.isSerialized) {
+      await manager.insert(RefreshToken, token);
+      return this.revokeOverLimitOnSqlite(manager, token.userId, limit, revocation);
+    }
+    await manager.query(
+      `WITH held AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 0)) IS NULL AS held) ` +
+        `INSERT INTO "${this.tokens.table}" (${this.tokens.names()}) ` +
+        `SELECT ${postgresCasts(this.tokens, this.dataSource, 2).join(', ')} FROM held`,
+      [sessionsLockKey(token.userId), ...this.tokens.values(token)],
+    );
+    // A statement of its own, so that it reads what other logins committed while it waited.
+    const [rows] = await manager.query<[{ id: string }[], number]>(
+      `UPDATE "${this.tokens.table}" SET "isRevoked" = true, "revokedAt" = $1, ` +
+        '"revokedByIp" = $2, "reasonRevoked" = $3 WHERE "isRevoked" = false AND "id" IN (' +
+        `SELECT "id" FROM "${this.tokens.table}" WHERE "userId" = $4 AND "isRevoked" = false ` +
+        'AND "expiresAt" > $1 ORDER BY "createdAt" DESC, "sessionStartedAt" DESC, "familyId" ASC ' +
+        // One session starts at a time, so at most one is over the limit; a bound all the same.
+        'OFFSET $5 LIMIT 100) RETURNING "id"',
+      [revocation.at, revocation.ip, revocation.reason, token.userId, limit],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  private async revokeOverLimitOnSqlite(
     manager: EntityManager,
     userId: string,
     limit: number,
     revocation: Revocation,
   ): Promise<string[]> {
-    // Logins of one account take turns here on PostgreSQL, so each one counts the sessions the
-    // others committed and together they never leave more than the limit.
-    await this.unitOfWork.lock(manager, `user-sessions:${userId}`);
     const overLimit = await manager.find(RefreshToken, {
       select: { id: true },
       where: activeTokensOf(userId, revocation.at),
       order: { createdAt: 'DESC', sessionStartedAt: 'DESC', familyId: 'ASC' },
       skip: limit,
-      // One session starts at a time, so at most one is over the limit; a bound all the same.
       take: 100,
     });
     const ids = overLimit.map((token) => token.id);
@@ -419,8 +462,7 @@ function postgresRotationSql(
     if (inherited !== undefined) {
       return inherited;
     }
-    const type = dataSource.driver.normalizeType(column);
-    const placeholder = `$${next}::${type}`;
+    const [placeholder] = postgresCasts({ columns: [column] }, dataSource, next);
     next += 1;
     return placeholder;
   });
@@ -445,7 +487,26 @@ function postgresRotationSql(
   ].join('\n');
 }
 
+/**
+ * `$first::type, ...`: one typed parameter per column, for an INSERT ... SELECT, where PostgreSQL
+ * cannot infer a parameter's type from the target column.
+ */
+function postgresCasts(
+  rows: Pick<EntityRows<RefreshToken>, 'columns'>,
+  dataSource: DataSource,
+  first: number,
+): string[] {
+  return rows.columns.map(
+    (column, i) => `$${first + i}::${dataSource.driver.normalizeType(column)}`,
+  );
+}
+
 const FAMILY_LOCK_PREFIX = 'refresh-family:';
+
+/** The advisory lock that makes the session starts of one account take turns on PostgreSQL. */
+function sessionsLockKey(userId: string): string {
+  return `user-sessions:${userId}`;
+}
 
 /** The advisory lock that makes the changes of one token family take turns on PostgreSQL. */
 function familyLockKey(familyId: string): string {
@@ -499,14 +560,37 @@ class TypeOrmUnit implements RefreshTokenUnit {
     private readonly unitOfWork: UnitOfWork,
   ) {}
 
-  async findByHash(tokenHash: string): Promise<RefreshToken | null> {
-    const token = await this.manager.findOneBy(RefreshToken, { tokenHash });
-    if (token === null || this.unitOfWork.isSerialized) {
-      return token;
+  async lockByHash(tokenHash: string): Promise<TokenIdentity | null> {
+    if (this.unitOfWork.isSerialized) {
+      return this.manager.findOne(RefreshToken, {
+        select: { id: true, userId: true, familyId: true, generation: true },
+        where: { tokenHash },
+      });
     }
     // Rotation, reuse detection and revocation of one family never interleave, across
-    // instances included; read again under the lock, the first read may predate a commit.
-    await this.unitOfWork.lock(this.manager, familyLockKey(token.familyId));
+    // instances included.
+    const rows = await this.manager.query<(TokenIdentity & { held: boolean })[]>(
+      'SELECT "id", "userId", "familyId", "generation", pg_advisory_xact_lock(hashtextextended(' +
+        `'${FAMILY_LOCK_PREFIX}' || "familyId", 0)) IS NULL AS "held" ` +
+        `FROM "refresh_tokens" WHERE "tokenHash" = $1`,
+      [tokenHash],
+    );
+    return rows.length === 0
+      ? null
+      : {
+          id: rows[0].id,
+          userId: rows[0].userId,
+          familyId: rows[0].familyId,
+          generation: rows[0].generation,
+        };
+  }
+
+  async findByHash(tokenHash: string): Promise<RefreshToken | null> {
+    const token = await this.lockByHash(tokenHash);
+    if (token === null || this.unitOfWork.isSerialized) {
+      return token === null ? null : this.manager.findOneBy(RefreshToken, { id: token.id });
+    }
+    // Read again under the lock: the first read may predate a commit.
     return this.manager.findOneBy(RefreshToken, { id: token.id });
   }
 
@@ -519,13 +603,37 @@ class TypeOrmUnit implements RefreshTokenUnit {
     return result.affected === 1;
   }
 
-  async revokeActiveDescendants(token: RefreshToken, revocation: Revocation): Promise<string[]> {
-    // Two statements are safe here: findByHash holds the family's lock until the unit ends.
-    const descendants = await this.manager.find(RefreshToken, {
+  async revokeActiveFrom(
+    token: TokenIdentity,
+    revocation: Revocation,
+    from: 'itself' | 'descendants',
+  ): Promise<string[]> {
+    const generation = from === 'itself' ? token.generation : token.generation + 1;
+    const ids = this.unitOfWork.isSerialized
+      ? await this.revokeFromGenerationOnSqlite(token.familyId, generation, revocation)
+      : (
+          await this.manager.query<[{ id: string }[], number]>(
+            'UPDATE "refresh_tokens" SET "isRevoked" = true, "revokedAt" = $1, ' +
+              '"revokedByIp" = $2, "reasonRevoked" = $3 WHERE "familyId" = $4 ' +
+              'AND "generation" >= $5 AND "isRevoked" = false RETURNING "id"',
+            [revocation.at, revocation.ip, revocation.reason, token.familyId, generation],
+          )
+        )[0].map((row) => row.id);
+    return ids.includes(token.id) ? [token.id, ...ids.filter((id) => id !== token.id)] : ids;
+  }
+
+  /** Units run one at a time on SQLite: a read and an update cannot be interleaved. */
+  private async revokeFromGenerationOnSqlite(
+    familyId: string,
+    generation: number,
+    revocation: Revocation,
+  ): Promise<string[]> {
+    const active = await this.manager.find(RefreshToken, {
       select: { id: true },
-      where: { familyId: token.familyId, generation: MoreThan(token.generation), isRevoked: false },
+      where: { familyId, generation: MoreThanOrEqual(generation), isRevoked: false },
+      order: { generation: 'ASC' },
     });
-    const ids = descendants.map((descendant) => descendant.id);
+    const ids = active.map((token) => token.id);
     if (ids.length > 0) {
       await this.manager.update(
         RefreshToken,

@@ -82,33 +82,19 @@ export class TokensService {
     const familyId = randomUUID();
     const now = this.clock.now();
     const { raw, own } = this.newToken(origin, familyId, now);
-    await this.tokens.unitWithin(manager).insert(
+    // Sessions__MaxActivePerUser: the sessions past it, least recently used first, end here.
+    await this.tokens.startSession(
+      manager,
       Object.assign(new RefreshToken(), own, {
         userId: user.id,
         familyId,
         generation: 0,
         sessionStartedAt: now,
       }),
+      this.maxActiveSessions,
+      { at: now, ip: origin.ip, reason: TokensMessages.sessionLimitReason },
     );
-    await this.endSessionsOverLimit(user.id, origin, manager);
     return { response: this.respond(user, familyId, raw), familyId };
-  }
-
-  /**
-   * Keeps an account at `Sessions__MaxActivePerUser` active sessions: the sessions past it, least
-   * recently used first (the session list's order, from its end), are ended with a recorded
-   * reason. Called when a session starts, in its transaction; returns the revoked token ids.
-   */
-  private async endSessionsOverLimit(
-    userId: string,
-    origin: RequestOrigin,
-    manager: EntityManager,
-  ): Promise<string[]> {
-    return this.tokens.revokeSessionsOverLimit(manager, userId, this.maxActiveSessions, {
-      at: this.clock.now(),
-      ip: origin.ip,
-      reason: TokensMessages.sessionLimitReason,
-    });
   }
 
   /**
@@ -178,11 +164,11 @@ export class TokensService {
         return refreshFailed(null, 'invalid');
       }
       if (token.isRevoked) {
-        const revokedTokenIds = await unit.revokeActiveDescendants(token, {
-          at: now,
-          ip: origin.ip,
-          reason: TokensMessages.reuseDetectedReason,
-        });
+        const revokedTokenIds = await unit.revokeActiveFrom(
+          token,
+          { at: now, ip: origin.ip, reason: TokensMessages.reuseDetectedReason },
+          'descendants',
+        );
         const { userId, familyId, id: tokenId } = token;
         return { event: { type: 'reuse_detected', userId, familyId, tokenId, revokedTokenIds } };
       }
@@ -211,14 +197,14 @@ export class TokensService {
     const tokenHash = hashRefreshToken(request.refreshToken);
     const reason = request.reason ?? TokensMessages.defaultRevokeReason;
     const event = await this.tokens.atomically(async (unit): Promise<AuthEvent | null> => {
-      const token = await unit.findByHash(tokenHash);
+      // Who owns a token and where it stands in its session never change: no second read.
+      const token = await unit.lockByHash(tokenHash);
       if (token === null || token.userId !== userId) {
         return null;
       }
       const revocation = { at: this.clock.now(), ip: origin.ip, reason };
-      const revokedItself = await unit.revokeIfActive(token.id, revocation);
-      const descendants = await unit.revokeActiveDescendants(token, revocation);
-      const revokedTokenIds = revokedItself ? [token.id, ...descendants] : descendants;
+      // The token itself if still active, and the session it led to if it had been rotated.
+      const revokedTokenIds = await unit.revokeActiveFrom(token, revocation, 'itself');
       const { familyId, id: tokenId } = token;
       return { type: 'token_revoked', userId, familyId, tokenId, revokedTokenIds };
     });
