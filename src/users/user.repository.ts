@@ -24,7 +24,7 @@ export type LoginState = LockoutState & Partial<Pick<User, 'lastLoginAt' | 'pass
  */
 @Injectable()
 export class UserRepository {
-  readonly rows: EntityRows<User>;
+  private readonly rows: EntityRows<User>;
   private readonly byIdSql: string;
   private sqliteById: Statement<[string], RawRow> | undefined;
   private postgresById: NamedStatement | undefined;
