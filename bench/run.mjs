@@ -1,7 +1,9 @@
 // `npm run bench` (= nest build && node bench/run.mjs): the built service against a minimal
 // baseline doing the same work (bench/baseline.mjs), on this machine, over loopback only,
 // bounded in time (about three minutes). `npm run bench -- --pg` puts the service on the local
-// PostgreSQL, as two instances sharing the load; the baseline stays on SQLite.
+// PostgreSQL, as two instances sharing the load, against a Fastify + `pg` baseline doing the same
+// work with the same atomic guarantees, also two instances on a database of its own on the same
+// server (bench/baseline-pg.mjs); it also counts round trips to PostgreSQL per request.
 // Results: bench/results/latest{,-pg}.md, .json and ratios{,-pg}.svg. See bench/README.md.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +24,7 @@ import { measureWindow, runAmount, waitUntilIdle, warmUp } from './lib/load.mjs'
 import { cpuSeconds, machineBusySeconds, memoryMiB, openFds, resetPeakRss } from './lib/proc.mjs';
 import {
   BASELINE_ENTRY,
+  PG_BASELINE_ENTRY,
   SERVICE_ENTRY,
   freePort,
   serviceEnv,
@@ -30,6 +33,7 @@ import {
   waitForFirstAnswer,
 } from './lib/processes.mjs';
 import { writeResults } from './lib/report.mjs';
+import { roundTripsPerRequest, startRoundTripCounter } from './lib/round-trips.mjs';
 import { assemble } from './lib/results.mjs';
 import {
   createState,
@@ -48,6 +52,8 @@ const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 const { values: flags } = parseArgs({
   options: {
     pg: { type: 'boolean', default: false },
+    // With --pg: only count round trips per request (a few seconds), no throughput runs.
+    'round-trips': { type: 'boolean', default: false },
     // A short smoke run of every phase, for working on the harness itself; not for figures.
     quick: { type: 'boolean', default: false },
     // The service on a database of a million users against an empty one: bench/scale.mjs.
@@ -112,6 +118,9 @@ const ENDPOINTS = [
   { name: 'refresh', windowMs: plan.fastWindowMs, requests: (state) => [refreshRequest(state)] },
 ];
 
+/** The run's temporary folder (servers' logs). */
+let tmpDir;
+
 /** Undo steps (drop databases, delete files), run in reverse order on the way out. */
 const cleanups = [];
 const log = (message) =>
@@ -120,6 +129,7 @@ const log = (message) =>
 async function main() {
   const started = performance.now();
   const tmp = await mkdtemp(join(tmpdir(), 'keygate-bench-'));
+  tmpDir = tmp;
   // The servers' logs are in tmp: it is kept when the run fails, so the cause can be read.
   cleanups.push((failed) =>
     failed
@@ -131,6 +141,11 @@ async function main() {
   log(
     `mode ${mode}${flags.quick ? ' (quick smoke run: figures are not meaningful)' : ''}; temp ${tmp}`,
   );
+
+  const roundTrips = mode === 'pg' ? await measureRoundTrips(tmp, secret) : null;
+  if (flags['round-trips']) {
+    return;
+  }
 
   const startup = await measureStartup(tmp, secret);
   log(
@@ -159,6 +174,7 @@ async function main() {
 
   const results = {
     ...assemble({ mode, rounds, flood, stability, startup, sessionCheck }),
+    roundTrips,
     command: commandLine(),
     quick: flags.quick,
     machine: await describeMachine(),
@@ -231,28 +247,170 @@ async function startService(tmp, secret, { label = 'service', env = {} } = {}) {
 }
 
 async function startBaseline(tmp, secret) {
+  if (mode === 'pg') {
+    return startPostgresBaseline(secret);
+  }
   const port = await freePort();
   const database = sqliteDatabase(tmp, 'baseline');
-  const handle = spawnNode({
-    name: 'baseline',
-    // eslint-disable-next-line no-restricted-syntax -- the child needs PATH and nothing else.
-    env: { PATH: process.env.PATH ?? '' },
-    args: [
-      BASELINE_ENTRY,
-      '--port',
-      String(port),
-      '--db',
-      database.connectionString,
-      '--secret',
-      secret,
-    ],
-    cwd: tmp,
+  const handle = spawnBaseline({
+    tmp,
+    secret,
     port,
-    logFile: join(tmp, 'baseline.log'),
+    entry: BASELINE_ENTRY,
+    db: database.connectionString,
+    name: 'baseline',
   });
   await waitForFirstAnswer(handle);
   log(`baseline up: pid ${handle.pid} ${handle.url}`);
   return makeSut('baseline', [handle], false);
+}
+
+/** Two instances of the PostgreSQL baseline on a database of their own on the same server. */
+async function startPostgresBaseline(secret, { label = 'baseline', connectionString } = {}) {
+  let db = connectionString;
+  if (db === undefined) {
+    const database = await postgresDatabase(label);
+    cleanups.push(() => database.drop());
+    db = database.connectionString;
+  }
+  const handles = [];
+  for (let i = 1; i <= (connectionString === undefined ? 2 : 1); i++) {
+    const port = await freePort();
+    handles.push(
+      spawnBaseline({
+        tmp: tmpDir,
+        secret,
+        port,
+        entry: PG_BASELINE_ENTRY,
+        db,
+        name: `${label}-${i}`,
+      }),
+    );
+  }
+  await Promise.all(handles.map((handle) => waitForFirstAnswer(handle)));
+  log(`${label} up: ${handles.map((h) => `${h.name} pid ${h.pid} ${h.url}`).join(', ')}`);
+  const sut = makeSut(label, handles, true);
+  return { ...sut, stop: () => Promise.all(handles.map((handle) => handle.stop())) };
+}
+
+function spawnBaseline({ tmp, secret, port, entry, db, name }) {
+  return spawnNode({
+    name,
+    // eslint-disable-next-line no-restricted-syntax -- the child needs PATH and nothing else.
+    env: { PATH: process.env.PATH ?? '' },
+    args: [entry, '--port', String(port), '--db', db, '--secret', secret],
+    cwd: tmp,
+    port,
+    logFile: join(tmp, `${name}.log`),
+  });
+}
+
+/**
+ * Round trips to PostgreSQL per request, service and baseline: one instance of each, connected
+ * through a relay that counts them (bench/lib/round-trips.mjs), requests sent one at a time.
+ * The service's count includes its audit row (one INSERT per event, written after the answer).
+ */
+async function measureRoundTrips(tmp, secret) {
+  const counter = await startRoundTripCounter({ host: '127.0.0.1', port: 5432 });
+  cleanups.push(() => counter.close());
+  const viaCounter = (connectionString) => {
+    const url = new URL(connectionString);
+    url.port = String(counter.port);
+    return url.toString();
+  };
+  const serviceDb = await postgresDatabase('round_trips');
+  cleanups.push(() => serviceDb.drop());
+  const port = await freePort();
+  const service = spawnService({
+    tmp,
+    secret,
+    port,
+    database: { connectionString: viaCounter(serviceDb.connectionString) },
+    name: 'round-trips-service',
+  });
+  await waitForFirstAnswer(service);
+  const baselineDb = await postgresDatabase('round_trips_baseline');
+  cleanups.push(() => baselineDb.drop());
+  const baseline = await startPostgresBaseline(secret, {
+    label: 'round-trips-baseline',
+    connectionString: viaCounter(baselineDb.connectionString),
+  });
+  const result = {};
+  for (const [label, url] of [
+    ['service', service.url],
+    ['baseline', baseline.url],
+  ]) {
+    result[label] = await countRoundTrips(counter, url, label);
+    log(
+      `round trips per request, ${label}: ` +
+        Object.entries(result[label])
+          .map(([name, value]) => `${name} ${round(value, 2)}`)
+          .join(', '),
+    );
+  }
+  await service.stop();
+  await baseline.stop();
+  return result;
+}
+
+async function countRoundTrips(counter, url, label) {
+  const n = flags.quick ? 2 : 4;
+  const password = 'S3cure!bench-pass';
+  const accounts = [];
+  const tokens = [];
+  const json = { 'content-type': 'application/json' };
+  const keep = (text) => {
+    const body = JSON.parse(text);
+    accounts.push(body);
+    tokens.push(body.refreshToken);
+  };
+  const register = (i) => ({
+    method: 'POST',
+    path: '/api/auth/register',
+    headers: json,
+    body: JSON.stringify({ username: 'rt', email: `rt-${label}-${i}@example.com`, password }),
+    expect: 201,
+  });
+  register.onBody = (_i, text) => keep(text);
+  const login = (i) => ({
+    method: 'POST',
+    path: '/api/auth/login',
+    headers: json,
+    body: JSON.stringify({ email: `rt-${label}-${i % n}@example.com`, password }),
+    expect: 200,
+  });
+  login.onBody = (_i, text) => tokens.push(JSON.parse(text).refreshToken);
+  const me = (i) => ({
+    method: 'GET',
+    path: '/api/auth/me',
+    headers: { authorization: `Bearer ${accounts[i % accounts.length].accessToken}` },
+    expect: 200,
+  });
+  const refresh = () => ({
+    method: 'POST',
+    path: '/api/auth/refresh',
+    headers: json,
+    body: JSON.stringify({ refreshToken: tokens.shift() }),
+    expect: 200,
+  });
+  refresh.onBody = (_i, text) => tokens.push(JSON.parse(text).refreshToken);
+  const counts = {
+    register: (await roundTripsPerRequest(counter, url, n, register)).perRequest,
+    login: (await roundTripsPerRequest(counter, url, n, login)).perRequest,
+    me: (await roundTripsPerRequest(counter, url, 50, me)).perRequest,
+    refresh: (await roundTripsPerRequest(counter, url, 50, refresh)).perRequest,
+  };
+  if (label === 'service') {
+    const revoke = (i) => ({
+      method: 'POST',
+      path: '/api/auth/revoke',
+      headers: { ...json, authorization: `Bearer ${accounts[i % accounts.length].accessToken}` },
+      body: JSON.stringify({ refreshToken: accounts[i % accounts.length].refreshToken }),
+      expect: 200,
+    });
+    counts.revoke = (await roundTripsPerRequest(counter, url, n, revoke)).perRequest;
+  }
+  return counts;
 }
 
 /** `share`: how many instances the machine's cores are split between. */
@@ -496,8 +654,14 @@ function notes() {
   return [
     'The service is the built `dist/main.js` with NODE_ENV=production, a 48-character Jwt__SecretKey, ' +
       'TokenCleanup__Enabled=false and the default PBKDF2 cost (600,000 iterations); its log goes to a file. ' +
-      'The baseline (bench/baseline.mjs) is plain Fastify + better-sqlite3 + node:crypto doing the same work ' +
-      'with the same response shapes, on the same table layout, WAL and synchronous=NORMAL.',
+      (mode === 'pg'
+        ? 'The baseline (bench/baseline-pg.mjs) is plain Fastify + `pg` named statements + node:crypto doing the ' +
+          'same work with the same response shapes and the same atomic guarantees (a refresh is one statement ' +
+          'that revokes the presented token only if still active and inserts its successor; registration and ' +
+          'login write the account and the token in one statement), two instances on a database of its own on ' +
+          'the same PostgreSQL server. It writes no audit trail and counts no lockouts.'
+        : 'The baseline (bench/baseline.mjs) is plain Fastify + better-sqlite3 + node:crypto doing the same work ' +
+          'with the same response shapes, on the same table layout, WAL and synchronous=NORMAL.'),
     'Load: autocannon in the harness process, which shares the 2 cores with the server under test; both ' +
       'servers pay that equally. Latencies are raw per-response times (no coordinated-omission correction).',
     'CPU per request: utime+stime of the server process(es) from /proc/<pid>/stat over the measured window, ' +
@@ -532,6 +696,7 @@ function commandLine() {
     flags.pg && '--pg',
     flags.quick && '--quick',
     flags['sqlite-synchronous'] !== 'full' && `--sqlite-synchronous ${flags['sqlite-synchronous']}`,
+    flags['round-trips'] && '--round-trips',
   ].filter(Boolean);
   return extra.length > 0 ? `npm run bench -- ${extra.join(' ')}` : 'npm run bench';
 }

@@ -3,7 +3,7 @@ import { AdminModule } from '../src/admin/admin.module.js';
 import { AdminService } from '../src/admin/admin.service.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
-import { NEWEST_TOKEN_OF_FAMILY } from '../src/sessions/sessions.service.js';
+import { NEWEST_TOKEN_OF_FAMILY } from '../src/tokens/refresh-token.repository.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import {

@@ -15,6 +15,7 @@ import { URL, fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SERVICE_ENTRY = join(ROOT, 'dist/main.js');
 export const BASELINE_ENTRY = join(ROOT, 'bench/baseline.mjs');
+export const PG_BASELINE_ENTRY = join(ROOT, 'bench/baseline-pg.mjs');
 
 /** Longest a start-up may take before the run is abandoned. */
 const START_TIMEOUT_MS = 20_000;

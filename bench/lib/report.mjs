@@ -61,6 +61,7 @@ function toMarkdown(r) {
     row(['---', '---', '---', '---', '---']),
     ...r.targets.map((t) => row([t.name, t.threshold, t.measured, t.result, fmt(t.otherCores, 2)])),
     '',
+    ...roundTripLines(r.roundTrips),
     `## Per endpoint: median of ${plan.rounds} rounds`,
     '',
     `${plan.connections} connections, pipelining 1. Each run skips ${plan.warmupMs / 1000} s of ` +
@@ -324,4 +325,24 @@ function toSvg(r) {
     '</svg>',
   );
   return `${parts.join('\n')}\n`;
+}
+
+/** The round trips to PostgreSQL per request (--pg), service beside baseline. */
+function roundTripLines(roundTrips) {
+  if (roundTrips === null || roundTrips === undefined) {
+    return [];
+  }
+  const names = Object.keys(roundTrips.service);
+  return [
+    '## Round trips to PostgreSQL per request',
+    '',
+    'One instance each, connected through a relay that counts Sync and Query messages; requests ' +
+      "one at a time. The service's figure includes its audit row, written after the answer.",
+    '',
+    row(['', ...names]),
+    row(['---', ...names.map(() => '---')]),
+    row(['service', ...names.map((name) => fmt(roundTrips.service[name], 2))]),
+    row(['baseline', ...names.map((name) => fmt(roundTrips.baseline[name], 2))]),
+    '',
+  ];
 }

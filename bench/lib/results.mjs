@@ -5,6 +5,8 @@ import { median, round } from './stats.mjs';
 /** The issue's targets. */
 export const TARGETS = {
   throughputRatio: 0.75, // /me and refresh, service/baseline
+  pgThroughputRatio: 0.7, // the same on PostgreSQL, against the Fastify + pg baseline
+  pgRefreshRps: 2_100, // four times the 525 refreshes/s issue 15 measured before its change
   ceilingShare: 0.9, // login and register, share of the PBKDF2 ceiling
   floodP99Ms: 50,
   rssGrowthMiB: 64,
@@ -21,7 +23,7 @@ export function assemble({ mode, rounds, flood, stability, startup, sessionCheck
   const pbkdf2 = pbkdf2Shares(rounds, endpoints);
   return {
     mode,
-    targets: checkTargets({ endpoints, pbkdf2, flood, stability, startup }).map((target) => ({
+    targets: checkTargets({ mode, endpoints, pbkdf2, flood, stability, startup }).map((target) => ({
       ...target,
       otherCores: otherCoresFor(target.key, { rounds, flood, stability, startup }),
     })),
@@ -37,13 +39,13 @@ export function assemble({ mode, rounds, flood, stability, startup, sessionCheck
         label: 'GET /me',
         of: 'vs baseline',
         value: endpoints.me.ratio,
-        target: TARGETS.throughputRatio,
+        target: ratioTarget(mode),
       },
       {
         label: 'POST /refresh',
         of: 'vs baseline',
         value: endpoints.refresh.ratio,
-        target: TARGETS.throughputRatio,
+        target: ratioTarget(mode),
       },
       {
         label: 'POST /login',
@@ -144,8 +146,13 @@ function summarizeRuns(runs) {
   };
 }
 
-function checkTargets({ endpoints, pbkdf2, flood, stability, startup }) {
+function ratioTarget(mode) {
+  return mode === 'pg' ? TARGETS.pgThroughputRatio : TARGETS.throughputRatio;
+}
+
+function checkTargets({ mode, endpoints, pbkdf2, flood, stability, startup }) {
   const verdict = (ok) => (ok ? 'PASS' : 'FAIL');
+  const ratio = ratioTarget(mode);
   const times = (value) => `${round(value, 2)}×`;
   // A stability run stopped by its time cap did not make the planned number of requests.
   const stable = (ok) => (stability.hitTimeCap ? 'INCOMPLETE' : verdict(ok));
@@ -154,17 +161,28 @@ function checkTargets({ endpoints, pbkdf2, flood, stability, startup }) {
     {
       key: 'me',
       name: 'GET /me throughput vs baseline',
-      threshold: `≥ ${TARGETS.throughputRatio}×`,
+      threshold: `≥ ${ratio}×`,
       measured: times(endpoints.me.ratio),
-      result: verdict(endpoints.me.ratio >= TARGETS.throughputRatio),
+      result: verdict(endpoints.me.ratio >= ratio),
     },
     {
       key: 'refresh',
       name: 'POST /refresh throughput vs baseline',
-      threshold: `≥ ${TARGETS.throughputRatio}×`,
+      threshold: `≥ ${ratio}×`,
       measured: times(endpoints.refresh.ratio),
-      result: verdict(endpoints.refresh.ratio >= TARGETS.throughputRatio),
+      result: verdict(endpoints.refresh.ratio >= ratio),
     },
+    ...(mode === 'pg'
+      ? [
+          {
+            key: 'refresh',
+            name: 'POST /refresh throughput, two instances',
+            threshold: `≥ ${TARGETS.pgRefreshRps.toLocaleString('en-US')} req/s`,
+            measured: `${round(endpoints.refresh.service.rps, 0)} req/s`,
+            result: verdict(endpoints.refresh.service.rps >= TARGETS.pgRefreshRps),
+          },
+        ]
+      : []),
     {
       key: 'login',
       name: 'POST /login share of the PBKDF2 ceiling',

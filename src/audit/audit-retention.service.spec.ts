@@ -153,18 +153,14 @@ describe(AuditRetentionService.name, () => {
       const ids = await addEvents(daysAgo(400), daysAgo(1));
 
       expect(await refusalOf('DELETE FROM auth_events')).toBe(APPEND_ONLY);
-      expect(await refusalOf('DELETE FROM auth_events WHERE "id" = ?', [ids[1]])).toBe(
-        APPEND_ONLY,
-      );
+      expect(await refusalOf('DELETE FROM auth_events WHERE "id" = ?', [ids[1]])).toBe(APPEND_ONLY);
       expect(await remaining()).toEqual(ids);
     });
 
     it('should let a row older than the window be deleted', async () => {
       const ids = await addEvents(daysAgo(400), daysAgo(1));
 
-      expect(await refusalOf('DELETE FROM auth_events WHERE "id" = ?', [ids[0]])).toBe(
-        'accepted',
-      );
+      expect(await refusalOf('DELETE FROM auth_events WHERE "id" = ?', [ids[0]])).toBe('accepted');
       expect(await remaining()).toEqual([ids[1]]);
     });
 
@@ -173,10 +169,9 @@ describe(AuditRetentionService.name, () => {
 
       expect(await refusalOf(`UPDATE auth_events SET "type" = 'tampered'`)).toBe(APPEND_ONLY);
       expect(
-        await refusalOf(
-          `UPDATE auth_events SET "details" = '{}' WHERE "occurredAt" < ?`,
-          [toSqliteDatetime(daysAgo(399))],
-        ),
+        await refusalOf(`UPDATE auth_events SET "details" = '{}' WHERE "occurredAt" < ?`, [
+          toSqliteDatetime(daysAgo(399)),
+        ]),
       ).toBe(APPEND_ONLY);
     });
 

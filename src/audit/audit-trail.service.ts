@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../database/unit-of-work.js';
-import { AuditEvent } from './entities/audit-event.entity.js';
+import { AuditEventRepository } from './audit-event.repository.js';
 
 /** An audit row as readers see it, with its details parsed. */
 export interface AuditEntry {
@@ -18,17 +17,11 @@ export interface AuditEntry {
 /** Reads the audit trail. Writing is AuditWriter's alone. */
 @Injectable()
 export class AuditTrail {
-  constructor(private readonly unitOfWork: UnitOfWork) {}
+  constructor(private readonly repository: AuditEventRepository) {}
 
   /** The newest `limit` events of one user, newest first (IDX_auth_events_userId_occurredAt). */
   async latestForUser(userId: string, limit: number): Promise<AuditEntry[]> {
-    const rows = await this.unitOfWork.run((m) =>
-      m.find(AuditEvent, {
-        where: { userId },
-        order: { occurredAt: 'DESC', id: 'DESC' },
-        take: limit,
-      }),
-    );
+    const rows = await this.repository.latestForUser(userId, limit);
     return rows.map((row) => ({ ...row, details: parseDetails(row.details) }));
   }
 }

@@ -9,6 +9,7 @@ import { RandomSource } from '../common/random/random-source.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { AuditEventRepository } from './audit-event.repository.js';
 import { AUDIT_BATCH_SIZE, AUDIT_MAX_PENDING, AuditWriter } from './audit-writer.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
 
@@ -67,7 +68,11 @@ describe(AuditWriter.name, () => {
     dataSource = await createInMemoryDataSource();
     unitOfWork = new ObservedUnitOfWork(dataSource);
     events = new AuthEvents(new FakeClock(NOW));
-    sut = new AuditWriter(events, unitOfWork, new RandomSource());
+    sut = new AuditWriter(
+      events,
+      new AuditEventRepository(unitOfWork, dataSource),
+      new RandomSource(),
+    );
     sut.onModuleInit();
   });
 

@@ -1,11 +1,9 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { Statement } from 'better-sqlite3';
-import { toSqliteDatetime } from '../database/sqlite-datetime.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { AuditEventRepository } from './audit-event.repository.js';
 import { toAuditEvent } from './audit-row.js';
-import { AuditEvent } from './entities/audit-event.entity.js';
+import type { AuditEvent } from './entities/audit-event.entity.js';
 import { EventIdGenerator } from './event-id.js';
 import { RandomSource } from '../common/random/random-source.js';
 
@@ -26,13 +24,11 @@ export class AuditWriter implements OnModuleInit, OnApplicationShutdown {
   private queue: AuditEvent[] = [];
   private draining: Promise<void> | null = null;
   private dropped = 0;
-  private sqliteInsert: Statement<unknown[]> | undefined;
-
   private readonly ids: EventIdGenerator;
 
   constructor(
     private readonly events: AuthEvents,
-    private readonly unitOfWork: UnitOfWork,
+    private readonly repository: AuditEventRepository,
     random: RandomSource,
   ) {
     this.ids = new EventIdGenerator(random);
@@ -82,43 +78,13 @@ export class AuditWriter implements OnModuleInit, OnApplicationShutdown {
 
   private async write(batch: AuditEvent[]): Promise<void> {
     try {
-      await (this.unitOfWork.isSerialized
-        ? this.writeOnSqlite(batch)
-        : this.unitOfWork.run((m) => m.insert(AuditEvent, batch)));
+      await this.repository.insertBatch(batch);
     } catch (error: unknown) {
       const reason = error instanceof Error ? error.message : String(error);
       this.logger.error(
         `Audit trail: ${batch.length} event(s) lost (${summarize(batch)}): ${reason}`,
       );
     }
-  }
-
-  /**
-   * Every refresh and login adds a row, so on SQLite, where TypeORM's insert building cost more
-   * than the write itself, the batch is a prepared statement run per row in one transaction.
-   * The values are the ones TypeORM would store (see audit-trail.e2e-spec.ts).
-   */
-  private writeOnSqlite(batch: readonly AuditEvent[]): Promise<void> {
-    return this.unitOfWork.transactionOnSqlite((db) => {
-      const insert = (this.sqliteInsert ??= db.prepare(
-        'INSERT INTO "auth_events" ("id", "occurredAt", "type", "userId", "email", "ip", ' +
-          '"userAgent", "requestId", "details") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      ));
-      for (const row of batch) {
-        insert.run(
-          row.id,
-          toSqliteDatetime(row.occurredAt),
-          row.type,
-          row.userId,
-          row.email,
-          row.ip,
-          row.userAgent,
-          row.requestId,
-          row.details,
-        );
-      }
-      return Promise.resolve();
-    });
   }
 
   private reportDropped(): void {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditEventRepository } from './audit-event.repository.js';
 import { AuditRetentionRepository } from './audit-retention.repository.js';
 import { AuditRetentionService } from './audit-retention.service.js';
 import { AuditTrail } from './audit-trail.service.js';
@@ -12,7 +13,13 @@ import { AuditEvent } from './entities/audit-event.entity.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEvent])],
-  providers: [AuditWriter, AuditTrail, AuditRetentionRepository, AuditRetentionService],
+  providers: [
+    AuditWriter,
+    AuditTrail,
+    AuditEventRepository,
+    AuditRetentionRepository,
+    AuditRetentionService,
+  ],
   exports: [AuditWriter, AuditTrail, AuditRetentionService],
 })
 export class AuditModule {}

@@ -1,4 +1,5 @@
 import type { Database as SqliteDatabase } from 'better-sqlite3';
+import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -31,4 +32,32 @@ function isSqliteConnection(handle: unknown): handle is SqliteDatabase {
   }
   const { prepare, open, inTransaction } = handle as Partial<Record<keyof SqliteDatabase, unknown>>;
   return typeof prepare === 'function' && open === true && typeof inTransaction === 'boolean';
+}
+
+/**
+ * The `pg` pool under a TypeORM data source on PostgreSQL, for the named statements of the hot
+ * paths, so they share TypeORM's pool size and timeouts. TypeORM keeps it as the driver's
+ * `master`, public but untyped; like the SQLite handle it is read here only and checked, so an
+ * upgrade that moves it fails every PostgreSQL hot path (and the PostgreSQL suites) loudly.
+ */
+export function postgresPoolOf(dataSource: DataSource): Pool {
+  if (dataSource.options.type !== 'postgres') {
+    throw new Error(`A PostgreSQL pool was asked of a ${dataSource.options.type} data source`);
+  }
+  const handle: unknown = (dataSource.driver as { master?: unknown }).master;
+  if (!isPostgresPool(handle)) {
+    throw new Error(
+      'TypeORM no longer keeps the pg pool at driver.master (see src/database/driver-handle.ts)',
+    );
+  }
+  return handle;
+}
+
+/** What the hot paths use of pg's Pool. */
+function isPostgresPool(handle: unknown): handle is Pool {
+  if (typeof handle !== 'object' || handle === null) {
+    return false;
+  }
+  const { connect, query } = handle as Partial<Record<keyof Pool, unknown>>;
+  return typeof connect === 'function' && typeof query === 'function';
 }

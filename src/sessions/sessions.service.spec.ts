@@ -14,8 +14,10 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { AccessTokenService } from '../tokens/access-token.service.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
+import { RefreshTokenRepository } from '../tokens/refresh-token.repository.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { User } from '../users/entities/user.entity.js';
+import { UserRepository } from '../users/user.repository.js';
 import { UsersService } from '../users/users.service.js';
 import { SessionsService } from './sessions.service.js';
 
@@ -69,7 +71,9 @@ describe(SessionsService.name, () => {
         { provide: DataSource, useValue: dataSource },
         UnitOfWork,
         UsersService,
+        UserRepository,
         TokensService,
+        RefreshTokenRepository,
         SessionsService,
         {
           provide: AccessTokenService,

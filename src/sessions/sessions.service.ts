@@ -1,12 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Statement } from 'better-sqlite3';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
-import { fromSqliteDatetime } from '../database/sqlite-datetime.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
 import { forRequest } from '../logging/log-fields.js';
-import { activeTokensOf, RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { TokensMessages } from '../tokens/tokens.messages.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { RevokeAllSessionsDto } from './dto/revoke-all-sessions.dto.js';
@@ -25,10 +21,8 @@ import { SessionsMessages } from './sessions.messages.js';
 @Injectable()
 export class SessionsService {
   private readonly logger = new Logger(SessionsService.name);
-  private selectNewestOfFamily: Statement<[string], NewestTokenRow> | undefined;
 
   constructor(
-    private readonly unitOfWork: UnitOfWork,
     private readonly tokensService: TokensService,
     private readonly clock: Clock,
   ) {}
@@ -39,7 +33,7 @@ export class SessionsService {
    * the newest of an active session marks none, so the answer tells nothing about it.
    */
   async list(userId: string, namedRefreshToken: string | null): Promise<SessionListResponseDto> {
-    const tokens = await this.activeSessionTokens(userId);
+    const tokens = await this.tokensService.activeSessionTokens(userId);
     const named =
       namedRefreshToken === null ? null : await this.tokensService.findByValue(namedRefreshToken);
     // Only the bearer's active tokens are listed, so an id match is the whole check.
@@ -54,7 +48,8 @@ export class SessionsService {
    * a session that does not exist (any more).
    */
   async isActive(userId: string, sessionId: string): Promise<boolean> {
-    const newest = await this.newestTokenOf(sessionId);
+    // Runs on every protected request when Jwt__RequireActiveSession is on: one indexed read.
+    const newest = await this.tokensService.newestTokenOfSession(sessionId);
     return newest !== null && newest.userId === userId && newest.isActiveAt(this.clock.now());
   }
 
@@ -93,68 +88,4 @@ export class SessionsService {
     }
     return token.familyId;
   }
-
-  /**
-   * The newest token of a family, which alone can be active (rotation revokes a token as it
-   * issues its successor). It runs on every protected request when Jwt__RequireActiveSession is
-   * on, so it is one prepared statement on SQLite and one round trip on PostgreSQL.
-   */
-  private async newestTokenOf(
-    familyId: string,
-  ): Promise<Pick<RefreshToken, 'userId' | 'isActiveAt'> | null> {
-    const row = this.unitOfWork.isSerialized
-      ? await this.unitOfWork.runOnSqlite((db) => {
-          this.selectNewestOfFamily ??= db.prepare<[string], NewestTokenRow>(
-            NEWEST_TOKEN_OF_FAMILY.replace('$1', '?'),
-          );
-          return this.selectNewestOfFamily.get(familyId);
-        })
-      : (
-          await this.unitOfWork.run((m) =>
-            m.query<NewestTokenRow[]>(NEWEST_TOKEN_OF_FAMILY, [familyId]),
-          )
-        )[0];
-    return row === undefined
-      ? null
-      : Object.assign(new RefreshToken(), {
-          userId: row.userId,
-          isRevoked: row.isRevoked === true || row.isRevoked === 1,
-          expiresAt:
-            row.expiresAt instanceof Date ? row.expiresAt : fromSqliteDatetime(row.expiresAt),
-        });
-  }
-
-  private activeSessionTokens(userId: string): Promise<RefreshToken[]> {
-    return this.unitOfWork.run((m) =>
-      m.find(RefreshToken, {
-        select: {
-          id: true,
-          familyId: true,
-          createdAt: true,
-          createdByIp: true,
-          createdByUserAgent: true,
-          sessionStartedAt: true,
-        },
-        where: activeTokensOf(userId, this.clock.now()),
-        // Ties (one instant) fall back to the newer session, then the id, so the order is stable.
-        order: { createdAt: 'DESC', sessionStartedAt: 'DESC', familyId: 'ASC' },
-      }),
-    );
-  }
-}
-
-/**
- * A family's newest token: one seek to the end of the family's range in IDX_refresh_tokens_family
- * (familyId, generation), however many generations it has (test/active-session.e2e-spec.ts reads
- * the plan on both engines).
- */
-export const NEWEST_TOKEN_OF_FAMILY =
-  'SELECT "userId", "isRevoked", "expiresAt" FROM "refresh_tokens" WHERE "familyId" = $1 ' +
-  'ORDER BY "generation" DESC LIMIT 1';
-
-/** A row of NEWEST_TOKEN_OF_FAMILY: SQLite gives 0/1 and UTC text, PostgreSQL a boolean and a Date. */
-interface NewestTokenRow {
-  readonly userId: string;
-  readonly isRevoked: number | boolean;
-  readonly expiresAt: string | Date;
 }

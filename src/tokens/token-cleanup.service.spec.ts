@@ -6,6 +6,7 @@ import type { AppConfig, TokenCleanupConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from '../users/entities/user.entity.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
+import { RefreshTokenRepository } from './refresh-token.repository.js';
 import { TokenCleanupService } from './token-cleanup.service.js';
 
 const NOW = new Date('2026-03-01T00:00:00.000Z');
@@ -46,7 +47,13 @@ describe(TokenCleanupService.name, () => {
         ...settings,
       },
     } as AppConfig;
-    return new TokenCleanupService(new UnitOfWork(dataSource), clock, config);
+    const unitOfWork = new UnitOfWork(dataSource);
+    return new TokenCleanupService(
+      new RefreshTokenRepository(unitOfWork, dataSource),
+      unitOfWork,
+      clock,
+      config,
+    );
   }
 
   async function addToken(id: string, expiresAt: Date, isRevoked = false): Promise<void> {

@@ -7,7 +7,7 @@ import {
 import { Clock } from '../common/time/clock.js';
 import { AppConfig, type TokenCleanupConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { RefreshToken } from './entities/refresh-token.entity.js';
+import { RefreshTokenRepository } from './refresh-token.repository.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The shortest rest between two batches on SQLite. */
@@ -28,6 +28,7 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
   private running: Promise<unknown> = Promise.resolve();
 
   constructor(
+    private readonly tokens: RefreshTokenRepository,
     private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
     config: AppConfig,
@@ -80,24 +81,6 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
   }
 
   private deleteBatch(cutoff: Date): Promise<number> {
-    return this.unitOfWork.run(async (m) => {
-      const batch = m
-        .createQueryBuilder(RefreshToken, 'expired')
-        .select('expired.id')
-        .where('expired.expiresAt < :cutoff', { cutoff })
-        .orderBy('expired.expiresAt')
-        .limit(this.settings.batchSize);
-      if (!this.unitOfWork.isSerialized) {
-        batch.setLock('pessimistic_write').setOnLocked('skip_locked');
-      }
-      const result = await m
-        .createQueryBuilder()
-        .delete()
-        .from(RefreshToken)
-        .where(`id IN (${batch.getQuery()})`)
-        .setParameters(batch.getParameters())
-        .execute();
-      return result.affected ?? 0;
-    });
+    return this.tokens.deleteExpiredBatch(cutoff, this.settings.batchSize);
   }
 }

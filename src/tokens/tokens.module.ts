@@ -7,6 +7,7 @@ import { UsersModule } from '../users/users.module.js';
 import { AccessTokenService } from './access-token.service.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { TokensController } from './tokens.controller.js';
+import { RefreshTokenRepository } from './refresh-token.repository.js';
 import { TokenCleanupService } from './token-cleanup.service.js';
 import { TokensService } from './tokens.service.js';
 
@@ -31,7 +32,7 @@ import { TokensService } from './tokens.service.js';
     }),
   ],
   controllers: [TokensController],
-  providers: [TokensService, AccessTokenService, TokenCleanupService],
+  providers: [TokensService, RefreshTokenRepository, AccessTokenService, TokenCleanupService],
   exports: [TokensService, TokenCleanupService],
 })
 export class TokensModule {}

@@ -16,9 +16,11 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { User } from '../users/entities/user.entity.js';
+import { UserRepository } from '../users/user.repository.js';
 import { UsersService } from '../users/users.service.js';
 import { AccessTokenService, type SignedAccessToken } from './access-token.service.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
+import { RefreshTokenRepository } from './refresh-token.repository.js';
 import { TokensService } from './tokens.service.js';
 
 const START = new Date('2026-01-01T12:00:00.000Z');
@@ -86,7 +88,9 @@ describe(TokensService.name, () => {
         { provide: DataSource, useValue: dataSource },
         UnitOfWork,
         UsersService,
+        UserRepository,
         TokensService,
+        RefreshTokenRepository,
         { provide: AccessTokenService, useValue: { sign } },
         { provide: Clock, useValue: clock },
         // Ids and token values are the sequence's, so a test can write them down.

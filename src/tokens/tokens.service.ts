@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { In, Not, type EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent, RefreshFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
@@ -22,16 +21,14 @@ import {
 import { AuthResponseDto } from './dto/auth-response.dto.js';
 import type { MessageResponseDto } from './dto/message-response.dto.js';
 import type { RevokeDto } from './dto/revoke.dto.js';
-import { activeTokensOf, RefreshToken } from './entities/refresh-token.entity.js';
-import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
+import { RefreshToken } from './entities/refresh-token.entity.js';
 import {
-  familyLockKey,
-  revokedColumns,
-  SqliteTokenStatements,
-  SqliteTokenStore,
-  TypeOrmTokenStore,
-  type TokenStore,
-} from './token-store.js';
+  RefreshTokenRepository,
+  type NewestToken,
+  type RefreshTokenUnit,
+  type SuccessorToken,
+} from './refresh-token.repository.js';
+import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
 import { TokensMessages } from './tokens.messages.js';
 import { RandomSource } from '../common/random/random-source.js';
 
@@ -69,10 +66,9 @@ export class TokensService {
   private readonly refreshLifetimeMs: number;
   private readonly requireVerifiedEmail: boolean;
   private readonly maxActiveSessions: number;
-  private sqliteStatements: SqliteTokenStatements | undefined;
 
   constructor(
-    private readonly unitOfWork: UnitOfWork,
+    private readonly tokens: RefreshTokenRepository,
     private readonly usersService: UsersService,
     private readonly accessTokens: AccessTokenService,
     private readonly clock: Clock,
@@ -98,87 +94,109 @@ export class TokensService {
     authMethods: readonly AuthMethod[] = PASSWORD_ONLY,
   ): Promise<IssuedSession> {
     const familyId = this.random.uuid();
-    const store = new TypeOrmTokenStore(manager, this.unitOfWork, this.usersService);
-    const raw = await this.insertToken(store, origin, {
-      id: familyId,
-      userId: user.id,
-      familyId,
-      generation: 0,
-      authMethods: storedAuthMethods(authMethods),
-    });
-    await this.endSessionsOverLimit(user.id, origin, manager);
+    const now = this.clock.now();
+    const { raw, own } = this.newToken(origin, familyId, now);
+    // Sessions__MaxActivePerUser: the sessions past it, least recently used first, end here.
+    await this.tokens.startSession(
+      manager,
+      Object.assign(new RefreshToken(), own, {
+        userId: user.id,
+        familyId,
+        generation: 0,
+        sessionStartedAt: now,
+        authMethods: storedAuthMethods(authMethods),
+      }),
+      this.maxActiveSessions,
+      { at: now, ip: origin.ip, reason: TokensMessages.sessionLimitReason },
+    );
     return { response: this.respond(user, familyId, raw, authMethods), familyId };
   }
 
   /**
-   * Keeps an account at `Sessions__MaxActivePerUser` active sessions: the sessions past it, least
-   * recently used first (the session list's order, from its end), are ended with a recorded
-   * reason. Called when a session starts, in its transaction; returns the revoked token ids.
+   * Spec §3.2: rotates a valid token, or says why not. The rotation is one statement (one unit
+   * on SQLite) that also reads the token and its owner; when it did not rotate, what it read
+   * says why, unless the token was revoked (reuse detection writes) or changed under it (a
+   * concurrent rotation won): those take the careful path, with the family's lock held.
    */
-  private async endSessionsOverLimit(
-    userId: string,
-    origin: RequestOrigin,
-    manager: EntityManager,
-  ): Promise<string[]> {
-    // Logins of one account take turns here on PostgreSQL, so each one counts the sessions the
-    // others committed and together they never leave more than the limit.
-    await this.unitOfWork.lock(manager, `user-sessions:${userId}`);
-    const now = this.clock.now();
-    const overLimit = await manager.find(RefreshToken, {
-      select: { id: true },
-      where: activeTokensOf(userId, now),
-      order: { createdAt: 'DESC', sessionStartedAt: 'DESC', familyId: 'ASC' },
-      skip: this.maxActiveSessions,
-      // One session starts at a time, so at most one is over the limit; a bound all the same.
-      take: 100,
-    });
-    const ids = overLimit.map((token) => token.id);
-    if (ids.length > 0) {
-      await manager.update(
-        RefreshToken,
-        { id: In(ids), isRevoked: false },
-        revokedColumns({ at: now, ip: origin.ip, reason: TokensMessages.sessionLimitReason }),
-      );
-    }
-    return ids;
-  }
-
-  /** Spec §3.2: rotates a valid token, or says why not. */
   async refresh(rawToken: string, origin: RequestOrigin): Promise<AuthResponseDto> {
     const tokenHash = hashRefreshToken(rawToken);
-    const outcome = await this.withStore(async (store): Promise<RefreshOutcome> => {
+    const now = this.clock.now();
+    const { raw, own } = this.newToken(origin, this.random.uuid(), now);
+    const rotation = await this.tokens.rotate(
+      tokenHash,
+      own,
+      { at: now, ip: origin.ip, reason: TokensMessages.replacedReason, replacedByTokenId: own.id },
+      { ownerVerified: this.requireVerifiedEmail },
+    );
+    const outcome = rotation.rotated
+      ? this.rotated(rotation.owner, rotation.presented, rotation.successor.id, raw)
+      : (this.refusalOf(rotation.presented, rotation.owner, now) ??
+        (await this.refreshCarefully(tokenHash, origin)));
+    this.events.emit(outcome.event, origin);
+    return this.settle(outcome, origin);
+  }
+
+  /**
+   * Why a token that was read is refused, when saying so writes nothing; null when it was revoked
+   * (reuse detection must write) or it looked rotatable (then only the careful path can tell).
+   */
+  private refusalOf(
+    token: RefreshToken | null,
+    owner: User | null,
+    now: Date,
+  ): RefreshOutcome | null {
+    if (token === null) {
+      return refreshFailed(null, 'invalid');
+    }
+    if (token.isRevoked) {
+      return null;
+    }
+    return token.hasExpiredAt(now)
+      ? refreshFailed(token.userId, 'expired')
+      : this.ownerRefusalOf(owner);
+  }
+
+  private ownerRefusalOf(owner: User | null): RefreshOutcome | null {
+    if (owner === null) {
+      return refreshFailed(null, 'invalid');
+    }
+    if (!owner.isActive) {
+      return refreshFailed(owner.id, 'deactivated');
+    }
+    // Opt-in: a session of an unverified account cannot be extended, as it could not be opened.
+    if (this.requireVerifiedEmail && owner.emailVerifiedAt === null) {
+      return refreshFailed(owner.id, 'unverified');
+    }
+    return null;
+  }
+
+  /** Refresh in one transaction with the token's family held: reuse detection, or a lost race. */
+  private refreshCarefully(tokenHash: string, origin: RequestOrigin): Promise<RefreshOutcome> {
+    return this.tokens.atomically(async (unit): Promise<RefreshOutcome> => {
       const now = this.clock.now();
-      const token = await store.findByHash(tokenHash);
+      const token = await unit.findByHash(tokenHash);
       if (token === null) {
         return refreshFailed(null, 'invalid');
       }
       if (token.isRevoked) {
-        const revokedTokenIds = await store.revokeActiveDescendants(token, {
-          at: now,
-          ip: origin.ip,
-          reason: TokensMessages.reuseDetectedReason,
-        });
+        const revokedTokenIds = await unit.revokeActiveFrom(
+          token,
+          { at: now, ip: origin.ip, reason: TokensMessages.reuseDetectedReason },
+          'descendants',
+        );
         const { userId, familyId, id: tokenId } = token;
         return { event: { type: 'reuse_detected', userId, familyId, tokenId, revokedTokenIds } };
       }
       if (token.hasExpiredAt(now)) {
         return refreshFailed(token.userId, 'expired');
       }
-      const user = await store.findOwner(token.userId);
-      if (user === null) {
-        return refreshFailed(null, 'invalid');
+      const owner = await this.usersService.findById(token.userId, unit.manager);
+      const refusal = this.ownerRefusalOf(owner);
+      if (refusal !== null || owner === null) {
+        return refusal ?? refreshFailed(null, 'invalid');
       }
-      if (!user.isActive) {
-        return refreshFailed(user.id, 'deactivated');
-      }
-      // Opt-in: a session of an unverified account cannot be extended, as it could not be opened.
-      if (this.requireVerifiedEmail && user.emailVerifiedAt === null) {
-        return refreshFailed(user.id, 'unverified');
-      }
-      return this.rotate(store, token, user, now, origin);
+      return this.rotateWithin(unit, token, owner, now, origin);
     });
-    this.events.emit(outcome.event, origin);
-    return this.settle(outcome, origin);
   }
 
   /**
@@ -193,15 +211,15 @@ export class TokensService {
   ): Promise<MessageResponseDto> {
     const tokenHash = hashRefreshToken(request.refreshToken);
     const reason = request.reason ?? TokensMessages.defaultRevokeReason;
-    const event = await this.withStore(async (store): Promise<AuthEvent | null> => {
-      const token = await store.findByHash(tokenHash);
+    const event = await this.tokens.atomically(async (unit): Promise<AuthEvent | null> => {
+      // Who owns a token and where it stands in its session never change: no second read.
+      const token = await unit.lockByHash(tokenHash);
       if (token === null || token.userId !== userId) {
         return null;
       }
       const revocation = { at: this.clock.now(), ip: origin.ip, reason };
-      const revokedItself = await store.revokeIfActive(token.id, revocation);
-      const descendants = await store.revokeActiveDescendants(token, revocation);
-      const revokedTokenIds = revokedItself ? [token.id, ...descendants] : descendants;
+      // The token itself if still active, and the session it led to if it had been rotated.
+      const revokedTokenIds = await unit.revokeActiveFrom(token, revocation, 'itself');
       const { familyId, id: tokenId } = token;
       return { type: 'token_revoked', userId, familyId, tokenId, revokedTokenIds };
     });
@@ -216,9 +234,8 @@ export class TokensService {
   /**
    * Ends every active session of a user, or every one but `keepFamilyId`. A session is active
    * while its newest token is neither revoked nor expired; expired ones are already over and are
-   * left as they are. Not a hot path, so TypeORM on both engines. On PostgreSQL it takes the
-   * lock of each family first, so a rotation running meanwhile either commits before (and its new
-   * token is revoked here) or starts after (and finds its token revoked).
+   * left as they are. A rotation running meanwhile either commits before (and its new token is
+   * revoked here) or starts after (and finds its token revoked).
    */
   async revokeAll(
     userId: string,
@@ -226,8 +243,8 @@ export class TokensService {
     options: { readonly reason: string; readonly keepFamilyId?: string | null },
   ): Promise<RevokedSessions> {
     const keepFamilyId = options.keepFamilyId ?? null;
-    const revoked = await this.unitOfWork.transaction((m) =>
-      this.revokeAllWithin(m, userId, origin, { reason: options.reason, keepFamilyId }),
+    const revoked = await this.tokens.atomically((unit) =>
+      this.revokeAllWithin(unit.manager, userId, origin, { reason: options.reason, keepFamilyId }),
     );
     const { revokedTokenIds } = revoked;
     this.events.emit({ type: 'sessions_revoked', userId, keepFamilyId, revokedTokenIds }, origin);
@@ -244,75 +261,66 @@ export class TokensService {
     origin: RequestOrigin,
     options: { readonly reason: string; readonly keepFamilyId: string | null },
   ): Promise<RevokedSessions> {
-    const { keepFamilyId } = options;
     const revocation = { at: this.clock.now(), ip: origin.ip, reason: options.reason };
-    const where = {
-      ...activeTokensOf(userId, revocation.at),
-      ...(keepFamilyId === null ? {} : { familyId: Not(keepFamilyId) }),
-    };
-    const families = new Set(
-      (await m.find(RefreshToken, { select: { familyId: true }, where })).map((t) => t.familyId),
+    const { tokenIds, familyIds } = await this.tokens.revokeActiveOf(
+      m,
+      userId,
+      options.keepFamilyId,
+      revocation,
     );
-    // Sorted, so two calls for one user cannot each hold a lock the other waits for.
-    for (const familyId of [...families].sort()) {
-      await this.unitOfWork.lock(m, familyLockKey(familyId));
-    }
-    const tokens = await m.find(RefreshToken, { select: { id: true, familyId: true }, where });
-    const ids = tokens.map((t) => t.id);
-    if (ids.length > 0) {
-      await m.update(RefreshToken, { id: In(ids), isRevoked: false }, revokedColumns(revocation));
-    }
-    return { revokedTokenIds: ids, sessionIds: [...new Set(tokens.map((t) => t.familyId))] };
+    return { revokedTokenIds: tokenIds, sessionIds: familyIds };
   }
 
   /** The stored token with this raw value, or null. A read, for the rules of other modules. */
   findByValue(rawToken: string): Promise<RefreshToken | null> {
-    const tokenHash = hashRefreshToken(rawToken);
-    return this.unitOfWork.run((m) => m.findOneBy(RefreshToken, { tokenHash }));
+    return this.tokens.findByHash(hashRefreshToken(rawToken));
   }
 
-  /**
-   * Runs `work` atomically on the token store: prepared statements on SQLite, where refresh is a
-   * hot path, and TypeORM on PostgreSQL.
-   */
-  private withStore<T>(work: (store: TokenStore) => Promise<T>): Promise<T> {
-    if (this.unitOfWork.isSerialized) {
-      return this.unitOfWork.transactionOnSqlite((db) => {
-        this.sqliteStatements ??= new SqliteTokenStatements(db);
-        return work(new SqliteTokenStore(this.sqliteStatements));
-      });
-    }
-    return this.unitOfWork.transaction((m) =>
-      work(new TypeOrmTokenStore(m, this.unitOfWork, this.usersService)),
-    );
+  /** The newest token of a session (token family), which alone can be active; null if none. */
+  newestTokenOfSession(sessionId: string): Promise<NewestToken | null> {
+    return this.tokens.newestOfFamily(sessionId);
   }
 
-  private async rotate(
-    store: TokenStore,
+  /** The active tokens of `userId`, one per active session, most recently used first. */
+  activeSessionTokens(userId: string): Promise<RefreshToken[]> {
+    return this.tokens.activeOf(userId, this.clock.now());
+  }
+
+  private async rotateWithin(
+    unit: RefreshTokenUnit,
     token: RefreshToken,
     user: User,
     now: Date,
     origin: RequestOrigin,
   ): Promise<RefreshOutcome> {
-    const id = this.random.uuid();
-    const revoked = await store.revokeIfActive(token.id, {
+    const { raw, own } = this.newToken(origin, this.random.uuid(), now);
+    const revoked = await unit.revokeIfActive(token.id, {
       at: now,
       ip: origin.ip,
       reason: TokensMessages.replacedReason,
-      replacedByTokenId: id,
+      replacedByTokenId: own.id,
     });
     if (!revoked) {
       // Another writer revoked it between our read and this update: never issue a second child.
       throw new Error('Refresh token changed while it was being rotated');
     }
-    const raw = await this.insertToken(store, origin, {
-      id,
-      userId: user.id,
-      familyId: token.familyId,
-      generation: token.generation + 1,
-      sessionStartedAt: token.sessionStartedAt,
-      authMethods: token.authMethods,
-    });
+    await unit.insert(
+      Object.assign(new RefreshToken(), own, {
+        userId: user.id,
+        familyId: token.familyId,
+        generation: token.generation + 1,
+        sessionStartedAt: token.sessionStartedAt,
+      }),
+    );
+    return this.rotated(user, token, own.id, raw);
+  }
+
+  private rotated(
+    user: User,
+    token: RefreshToken,
+    replacedByTokenId: string,
+    raw: string,
+  ): RefreshOutcome {
     return {
       response: this.respond(user, token.familyId, raw, parseAuthMethods(token.authMethods)),
       event: {
@@ -320,44 +328,37 @@ export class TokensService {
         userId: user.id,
         familyId: token.familyId,
         tokenId: token.id,
-        replacedByTokenId: id,
+        replacedByTokenId,
       },
     };
   }
 
   /**
-   * Writes a new token created by the request at `origin`. Without `sessionStartedAt` it starts
-   * a session, now; rotation passes the start of the session it continues.
+   * A new token's own fields, created by the request at `origin` at `now`; the owner, session and
+   * generation come from the login that starts it or the token it replaces.
    */
-  private async insertToken(
-    store: TokenStore,
+  private newToken(
     origin: RequestOrigin,
-    fields: Pick<RefreshToken, 'id' | 'userId' | 'familyId' | 'generation' | 'authMethods'> &
-      Partial<Pick<RefreshToken, 'sessionStartedAt'>>,
-  ): Promise<string> {
-    const now = this.clock.now();
+    id: string,
+    now: Date,
+  ): { readonly raw: string; readonly own: SuccessorToken } {
     const { raw, hash } = generateRefreshTokenValue(this.random);
-    await store.insert(
-      Object.assign(new RefreshToken(), {
-        id: fields.id,
+    return {
+      raw,
+      own: {
+        id,
         tokenHash: hash,
-        userId: fields.userId,
-        familyId: fields.familyId,
-        generation: fields.generation,
         createdAt: now,
         createdByIp: origin.ip,
         createdByUserAgent: origin.userAgent,
-        sessionStartedAt: fields.sessionStartedAt ?? now,
         expiresAt: new Date(now.getTime() + this.refreshLifetimeMs),
         isRevoked: false,
         revokedAt: null,
         revokedByIp: null,
         reasonRevoked: null,
         replacedByTokenId: null,
-        authMethods: fields.authMethods,
-      }),
-    );
-    return raw;
+      },
+    };
   }
 
   private respond(

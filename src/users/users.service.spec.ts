@@ -7,6 +7,7 @@ import { rejectionOf } from '../../test/utils/rejection.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from './entities/user.entity.js';
+import { UserRepository } from './user.repository.js';
 import { UsersService } from './users.service.js';
 
 describe(UsersService.name, () => {
@@ -20,7 +21,12 @@ describe(UsersService.name, () => {
   beforeEach(async () => {
     dataSource = await createInMemoryDataSource();
     const moduleRef = await Test.createTestingModule({
-      providers: [{ provide: DataSource, useValue: dataSource }, UnitOfWork, UsersService],
+      providers: [
+        { provide: DataSource, useValue: dataSource },
+        UnitOfWork,
+        UsersService,
+        UserRepository,
+      ],
     }).compile();
     unitOfWork = moduleRef.get(UnitOfWork);
     sut = moduleRef.get(UsersService);

@@ -1,45 +1,30 @@
 import { Injectable } from '@nestjs/common';
-import type { Statement } from 'better-sqlite3';
-import { IsNull, type EntityManager } from 'typeorm';
-import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
-import { isUniqueViolation } from '../database/unique-violation.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
+import type { EntityManager } from 'typeorm';
+import { NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
-import { User } from './entities/user.entity.js';
-import { SELECT_USER_BY_ID_SQLITE, userFromSqliteRow, type SqliteUserRow } from './user-row.js';
+import type { User } from './entities/user.entity.js';
+import {
+  UserRepository,
+  type AccountSummary,
+  type LockoutState,
+  type LoginState,
+} from './user.repository.js';
 import { UsersMessages } from './users.messages.js';
 
-/** The lockout columns: what a login reads before it decides, and expects unchanged when it writes. */
-export type LockoutState = Pick<User, 'failedLoginAttempts' | 'lockoutEnd'>;
+export type { AccountSummary, LockoutState, LoginState } from './user.repository.js';
 
-/** What the admin CLI shows of an account next to its address. */
-export type AccountSummary = Pick<User, 'id' | 'email' | 'createdAt' | 'lastLoginAt'>;
-
-/** The login bookkeeping columns, written together. */
-export type LoginState = LockoutState & Partial<Pick<User, 'lastLoginAt' | 'passwordHash'>>;
-
-/** Data access for users. Returns entities to other services, DTOs to its controller. */
+/** Users: the account rules. Returns entities to other services, DTOs to its controller. */
 @Injectable()
 export class UsersService {
-  private selectById: Statement<[string], SqliteUserRow> | undefined;
-
-  constructor(private readonly unitOfWork: UnitOfWork) {}
+  constructor(private readonly users: UserRepository) {}
 
   findById(id: string, manager?: EntityManager): Promise<User | null> {
-    if (manager === undefined && this.unitOfWork.isSerialized) {
-      // The `me` hot path: a prepared statement costs a fifth of TypeORM's findOneBy.
-      return this.unitOfWork.runOnSqlite((db) => {
-        this.selectById ??= db.prepare<[string], SqliteUserRow>(SELECT_USER_BY_ID_SQLITE);
-        const row = this.selectById.get(requireId(id));
-        return row === undefined ? null : userFromSqliteRow(row);
-      });
-    }
-    return this.within(manager, (m) => m.findOneBy(User, { id }));
+    return this.users.findById(id, manager);
   }
 
   /** `email` must already be normalised (see normalizeEmail). */
   findByEmail(email: string, manager?: EntityManager): Promise<User | null> {
-    return this.within(manager, (m) => m.findOneBy(User, { email }));
+    return this.users.findByEmail(email, manager);
   }
 
   /**
@@ -47,24 +32,12 @@ export class UsersService {
    * whose later migrations are pending. For the admin CLI, not a request path.
    */
   listAccounts(): Promise<AccountSummary[]> {
-    return this.unitOfWork.run((m) =>
-      m.find(User, {
-        select: { id: true, email: true, createdAt: true, lastLoginAt: true },
-        order: { id: 'ASC' },
-      }),
-    );
+    return this.users.listAccounts();
   }
 
   /** Inserts a new user; a taken e-mail, even one taken a moment ago, is a ConflictError. */
-  async insert(user: User, manager: EntityManager): Promise<void> {
-    try {
-      await manager.insert(User, user);
-    } catch (error: unknown) {
-      if (isUniqueViolation(error)) {
-        throw new ConflictError(UsersMessages.emailTaken);
-      }
-      throw error;
-    }
+  insert(user: User, manager: EntityManager): Promise<void> {
+    return this.users.insert(user, manager);
   }
 
   /**
@@ -72,24 +45,13 @@ export class UsersService {
    * Another instance may have counted a failure meanwhile; the caller then re-reads and decides
    * again, so every outcome is one that some one-at-a-time order would give.
    */
-  async replaceLoginState(
+  replaceLoginState(
     id: string,
     seen: LockoutState,
     next: LoginState,
     manager?: EntityManager,
   ): Promise<boolean> {
-    const result = await this.within(manager, (m) =>
-      m.update(
-        User,
-        {
-          id,
-          failedLoginAttempts: seen.failedLoginAttempts,
-          lockoutEnd: seen.lockoutEnd === null ? IsNull() : seen.lockoutEnd,
-        },
-        next,
-      ),
-    );
-    return result.affected === 1;
+    return this.users.replaceLoginState(id, seen, next, manager);
   }
 
   /**
@@ -126,67 +88,43 @@ export class UsersService {
    * Sets a new password hash; with `ifStill`, only if the stored one is still that (false when it
    * changed meanwhile).
    */
-  async setPasswordHash(
+  setPasswordHash(
     id: string,
     passwordHash: string,
     manager: EntityManager,
     ifStill?: string,
   ): Promise<boolean> {
-    const where = ifStill === undefined ? { id } : { id, passwordHash: ifStill };
-    const result = await manager.update(User, where, { passwordHash });
-    return result.affected === 1;
+    return this.users.setPasswordHash(id, passwordHash, manager, ifStill);
   }
 
   /** Marks `email` proven, if it is still the account's address; false otherwise. */
-  async markEmailVerified(
-    id: string,
-    email: string,
-    at: Date,
-    manager: EntityManager,
-  ): Promise<boolean> {
-    const result = await manager.update(User, { id, email }, { emailVerifiedAt: at });
-    return result.affected === 1;
+  markEmailVerified(id: string, email: string, at: Date, manager: EntityManager): Promise<boolean> {
+    return this.users.markEmailVerified(id, email, at, manager);
   }
 
   /**
    * Replaces the address `from` with `to`, proven at `at`; false when the account's address is no
    * longer `from`. A taken address, even one taken a moment ago, is a ConflictError.
    */
-  async replaceEmail(
+  replaceEmail(
     id: string,
     change: { readonly from: string; readonly to: string; readonly at: Date },
     manager: EntityManager,
   ): Promise<boolean> {
-    try {
-      const result = await manager.update(
-        User,
-        { id, email: change.from },
-        { email: change.to, emailVerifiedAt: change.at },
-      );
-      return result.affected === 1;
-    } catch (error: unknown) {
-      if (isUniqueViolation(error)) {
-        throw new ConflictError(UsersMessages.emailTaken);
-      }
-      throw error;
-    }
+    return this.users.replaceEmail(id, change, manager);
   }
 
   /**
    * Deletes an account; its refresh tokens, mailed-link tokens and mails go with it (foreign keys
    * with ON DELETE CASCADE). False when it did not exist.
    */
-  async delete(id: string): Promise<boolean> {
-    const result = await this.unitOfWork.run((m) => m.delete(User, { id }));
-    return result.affected === 1;
+  delete(id: string): Promise<boolean> {
+    return this.users.delete(id);
   }
 
   /** Activates or deactivates an account; false when it already was in that state. */
-  async setActive(id: string, isActive: boolean): Promise<boolean> {
-    const result = await this.unitOfWork.run((m) =>
-      m.update(User, { id, isActive: !isActive }, { isActive }),
-    );
-    return result.affected === 1;
+  setActive(id: string, isActive: boolean): Promise<boolean> {
+    return this.users.setActive(id, isActive);
   }
 
   /**
@@ -209,19 +147,4 @@ export class UsersService {
   profileOf(account: User): UserResponseDto {
     return UserResponseDto.from(account);
   }
-
-  private within<T>(
-    manager: EntityManager | undefined,
-    work: (manager: EntityManager) => Promise<T>,
-  ): Promise<T> {
-    return manager === undefined ? this.unitOfWork.run(work) : work(manager);
-  }
-}
-
-/** Like TypeORM's own where-value check: a lookup by a missing id must fail, not match. */
-function requireId(id: string): string {
-  if (typeof id !== 'string') {
-    throw new TypeError('A user lookup needs an id');
-  }
-  return id;
 }

@@ -1,0 +1,152 @@
+import type { Database } from 'better-sqlite3';
+import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
+import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
+import { AuditEvent } from '../audit/entities/audit-event.entity.js';
+import { RefreshTokenRepository } from '../tokens/refresh-token.repository.js';
+import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
+import { User } from '../users/entities/user.entity.js';
+import { sqliteConnectionOf } from './driver-handle.js';
+import { EntityRows } from './entity-rows.js';
+import { UnitOfWork } from './unit-of-work.js';
+
+/** A test-only entity: stands for any table, with a column of each kind the entities use. */
+@Entity('gadgets')
+class Gadget {
+  @PrimaryColumn({ type: String, length: 36 })
+  id: string;
+
+  @Column({ type: Date })
+  madeAt: Date;
+
+  @Column({ type: Date, nullable: true })
+  soldAt: Date | null;
+
+  @Column({ type: Boolean })
+  isBroken: boolean;
+
+  @Column({ type: Number })
+  weight: number;
+
+  @Column({ type: String, length: 10, nullable: true })
+  note: string | null;
+}
+
+const GADGET = Object.assign(new Gadget(), {
+  id: 'g1',
+  madeAt: new Date('2026-01-01T00:00:00.123Z'),
+  soldAt: null,
+  isBroken: true,
+  weight: 42,
+  note: 'ok',
+});
+
+function handle(dataSource: DataSource): Database {
+  return sqliteConnectionOf(dataSource);
+}
+
+/** The quoted column names of an `INSERT INTO t (...)`. */
+function insertedColumns(sql: string): string[] {
+  const list = /INSERT INTO "[a-z_]+" \(([^)]*)\)/.exec(sql)?.[1] ?? '';
+  return list.split(',').map((name) => name.trim().replaceAll('"', ''));
+}
+
+describe(EntityRows.name, () => {
+  describe('on an entity of its own', () => {
+    let dataSource: DataSource;
+    let sut: EntityRows<Gadget>;
+
+    beforeEach(async () => {
+      dataSource = new DataSource({
+        type: 'better-sqlite3',
+        database: ':memory:',
+        entities: [Gadget],
+      });
+      await dataSource.initialize();
+      // The schema a migration would make (synchronize stays off, as everywhere).
+      handle(dataSource).exec(
+        'CREATE TABLE "gadgets" ("id" varchar(36) PRIMARY KEY, "madeAt" datetime NOT NULL, ' +
+          '"soldAt" datetime, "isBroken" boolean NOT NULL, "weight" integer NOT NULL, "note" varchar(10))',
+      );
+      sut = new EntityRows(dataSource, Gadget);
+    });
+
+    afterEach(async () => {
+      await dataSource.destroy();
+    });
+
+    it('should list every column the entity declares, in its order', () => {
+      expect(sut.names()).toBe('"id", "madeAt", "soldAt", "isBroken", "weight", "note"');
+      expect(sut.columns.map((column) => column.propertyName)).toEqual(
+        dataSource.getMetadata(Gadget).columns.map((column) => column.propertyName),
+      );
+    });
+
+    it('should write values TypeORM reads back as the entity', async () => {
+      handle(dataSource)
+        .prepare(`INSERT INTO "gadgets" (${sut.names()}) VALUES (${sut.placeholders('sqlite')})`)
+        .run(...sut.values(GADGET));
+
+      await expect(
+        dataSource.getRepository(Gadget).findOneByOrFail({ id: 'g1' }),
+      ).resolves.toStrictEqual(GADGET);
+    });
+
+    it('should read what TypeORM wrote as TypeORM hydrates it', async () => {
+      await dataSource
+        .getRepository(Gadget)
+        .insert({ ...GADGET, soldAt: new Date('2026-02-03T04:05:06.789Z') });
+      const row = handle(dataSource)
+        .prepare<[], Record<string, unknown>>(`SELECT ${sut.aliased('g', 'x_')} FROM "gadgets" g`)
+        .get();
+
+      expect(sut.hydrate(row ?? {}, 'x_')).toStrictEqual(
+        await dataSource.getRepository(Gadget).findOneByOrFail({ id: 'g1' }),
+      );
+    });
+  });
+
+  describe('in the repositories', () => {
+    let dataSource: DataSource;
+
+    beforeEach(async () => {
+      dataSource = await createInMemoryDataSource();
+    });
+
+    afterEach(async () => {
+      await dataSource.destroy();
+    });
+
+    const metadataColumns = (entity: typeof User | typeof RefreshToken | typeof AuditEvent) =>
+      dataSource.getMetadata(entity).columns.map((column) => column.databaseName);
+
+    it('should insert every refresh-token column the metadata has, on both engines', () => {
+      const sql = new RefreshTokenRepository(new UnitOfWork(dataSource), dataSource).rotationSql();
+
+      expect(insertedColumns(sql.sqlite[2])).toEqual(metadataColumns(RefreshToken));
+      expect(insertedColumns(sql.postgres)).toEqual(metadataColumns(RefreshToken));
+    });
+
+    it('should read every token and owner column the metadata has in a rotation', () => {
+      const sql = new RefreshTokenRepository(new UnitOfWork(dataSource), dataSource).rotationSql();
+
+      const read = handle(dataSource)
+        .prepare(sql.sqlite[0])
+        .columns()
+        .map((column) => column.name);
+
+      expect(read).toEqual([
+        ...metadataColumns(RefreshToken).map((name) => `t_${name}`),
+        ...metadataColumns(User).map((name) => `u_${name}`),
+      ]);
+    });
+
+    it('should give the PostgreSQL rotation one parameter per own column of the successor', () => {
+      const sql = new RefreshTokenRepository(new UnitOfWork(dataSource), dataSource).rotationSql();
+      const inherited = ['userId', 'familyId', 'generation', 'sessionStartedAt'];
+
+      const parameters = new Set(sql.postgres.match(/\$\d+/g));
+
+      expect(parameters.size).toBe(6 + metadataColumns(RefreshToken).length - inherited.length);
+    });
+  });
+});
