@@ -142,7 +142,7 @@ describe(EntityRows.name, () => {
 
     it('should give the PostgreSQL rotation one parameter per own column of the successor', () => {
       const sql = new RefreshTokenRepository(new UnitOfWork(dataSource), dataSource).rotationSql();
-      const inherited = ['userId', 'familyId', 'generation', 'sessionStartedAt'];
+      const inherited = ['userId', 'familyId', 'generation', 'sessionStartedAt', 'authMethods'];
 
       const parameters = new Set(sql.postgres.match(/\$\d+/g));
 

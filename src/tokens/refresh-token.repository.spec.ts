@@ -35,6 +35,7 @@ function token(overrides: Partial<RefreshToken> = {}): RefreshToken {
     revokedByIp: null,
     reasonRevoked: null,
     replacedByTokenId: null,
+    authMethods: 'pwd',
     ...overrides,
   });
 }
@@ -85,13 +86,15 @@ describe(RefreshTokenRepository.name, () => {
   const store = (written: RefreshToken): Promise<unknown> =>
     dataSource.getRepository(RefreshToken).insert(written);
 
-  it.each<[string, Partial<SuccessorToken>]>([
-    ['a token with a User-Agent', {}],
-    ['a token of a client that sent no User-Agent', { createdByUserAgent: null }],
+  it.each<[string, Partial<SuccessorToken>, Partial<RefreshToken>]>([
+    ['a token with a User-Agent', {}, {}],
+    ['a token of a client that sent no User-Agent', { createdByUserAgent: null }, {}],
+    ['a token of a session signed in with a second factor', {}, { authMethods: 'pwd otp' }],
+    ['a token of a session from before amr was recorded', {}, { authMethods: null }],
   ])(
     'should rotate into %s written exactly as TypeORM reads it back, reading what TypeORM reads',
-    async (_case, overrides) => {
-      const presented = token();
+    async (_case, overrides, presentedOverrides) => {
+      const presented = token(presentedOverrides);
       await store(presented);
       const own = successor(overrides);
 
@@ -113,6 +116,7 @@ describe(RefreshTokenRepository.name, () => {
           familyId: presented.familyId,
           generation: presented.generation + 1,
           sessionStartedAt: presented.sessionStartedAt,
+          authMethods: presented.authMethods,
         }),
       );
       expect(result).toEqual({ rotated: true, presented: revoked, owner, successor: next });
