@@ -1,9 +1,8 @@
 import { jest } from '@jest/globals';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AuditWriter } from '../src/audit/audit-writer.js';
 import { registerUser, reloadUser, type RegisteredUser } from './factories/user.factory.js';
 import { auditRows } from './utils/audit-rows.js';
@@ -31,6 +30,7 @@ import {
   describeOnPostgres,
   type TestDatabase,
 } from './utils/test-database.js';
+import { CLI_ENTRY, runProcess } from './utils/cli-process.js';
 
 // The TOTP second factor (issue 18), end to end. Codes come from Debian's `oathtool`, an
 // implementation independent of the service's, fed the secret the service answered and the
@@ -811,12 +811,12 @@ describe('users:mfa-reset', () => {
     const user = await enabledAccount(t);
     const cwd = mkdtempSync(join(tmpdir(), 'keygate-cli-'));
     try {
-      const result = await runCli(['users:mfa-reset', user.email], cwd, {
+      const result = await runProcess(CLI_ENTRY, ['users:mfa-reset', user.email], cwd, {
         Jwt__SecretKey: TEST_SECRET_KEY,
         PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
         ConnectionStrings__DefaultConnection: t.database.connectionString,
       });
-      const again = await runCli(['users:mfa-reset', user.email], cwd, {
+      const again = await runProcess(CLI_ENTRY, ['users:mfa-reset', user.email], cwd, {
         Jwt__SecretKey: TEST_SECRET_KEY,
         PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
         ConnectionStrings__DefaultConnection: t.database.connectionString,
@@ -845,27 +845,3 @@ describe('users:mfa-reset', () => {
     }
   });
 });
-
-const CLI_ENTRY = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-
-function runCli(
-  args: readonly string[],
-  cwd: string,
-  env: Readonly<Record<string, string>>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
-      cwd,
-      // eslint-disable-next-line no-restricted-syntax
-      env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 30_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}

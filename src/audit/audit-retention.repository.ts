@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { deleteSelected } from '../database/delete-selected.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
 
@@ -37,7 +38,7 @@ export class AuditRetentionRepository {
    * the batch. Returns how many went. On PostgreSQL rows another instance is deleting are skipped.
    */
   deleteOlderThan(cutoff: Date, limit: number): Promise<number> {
-    return this.unitOfWork.run(async (m) => {
+    return this.unitOfWork.run((m) => {
       const batch = m
         .createQueryBuilder(AuditEvent, 'old')
         .select('old.id')
@@ -45,17 +46,7 @@ export class AuditRetentionRepository {
         .andWhere(`old.occurredAt < ${this.databaseCutoff()}`)
         .orderBy('old.occurredAt')
         .limit(limit);
-      if (!this.unitOfWork.isSerialized) {
-        batch.setLock('pessimistic_write').setOnLocked('skip_locked');
-      }
-      const result = await m
-        .createQueryBuilder()
-        .delete()
-        .from(AuditEvent)
-        .where(`id IN (${batch.getQuery()})`)
-        .setParameters(batch.getParameters())
-        .execute();
-      return result.affected ?? 0;
+      return deleteSelected(m, AuditEvent, batch, !this.unitOfWork.isSerialized);
     });
   }
 

@@ -34,6 +34,15 @@ const REFUSALS = {
   deactivated: UsersMessages.deactivated,
   lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
 } as const;
+/** A code refused, on the routes that take a code without a password. */
+const CODE_REFUSED = {
+  status: HttpStatus.UNAUTHORIZED,
+  messages: {
+    invalidCode: REFUSALS.invalidCode,
+    deactivated: REFUSALS.deactivated,
+    lockedOut: REFUSALS.lockedOut,
+  },
+} as const;
 const ENROLMENT_EXAMPLE = {
   secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
   otpauthUri:
@@ -97,14 +106,7 @@ export class TwoFactorController {
   })
   @ApiErrorResponses(
     HttpStatus.BAD_REQUEST,
-    {
-      status: HttpStatus.UNAUTHORIZED,
-      messages: {
-        invalidCode: REFUSALS.invalidCode,
-        deactivated: REFUSALS.deactivated,
-        lockedOut: REFUSALS.lockedOut,
-      },
-    },
+    CODE_REFUSED,
     USER_NOT_FOUND,
     { status: HttpStatus.CONFLICT, messages: { notPending: MfaMessages.notPending } },
     NOT_CONFIGURED,
@@ -128,14 +130,7 @@ export class TwoFactorController {
   })
   @ApiErrorResponses(
     HttpStatus.BAD_REQUEST,
-    {
-      status: HttpStatus.UNAUTHORIZED,
-      messages: {
-        invalidCode: REFUSALS.invalidCode,
-        deactivated: REFUSALS.deactivated,
-        lockedOut: REFUSALS.lockedOut,
-      },
-    },
+    CODE_REFUSED,
     USER_NOT_FOUND,
     { status: HttpStatus.CONFLICT, messages: { notEnabled: MfaMessages.notEnabled } },
     NOT_CONFIGURED,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
 import { DataSource, In, MoreThanOrEqual, Not, type EntityManager } from 'typeorm';
+import { deleteSelected } from '../database/delete-selected.js';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import { NamedStatement } from '../database/postgres-statements.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -298,24 +299,14 @@ export class RefreshTokenRepository {
    * PostgreSQL a batch skips rows another instance is already deleting.
    */
   deleteExpiredBatch(cutoff: Date, limit: number): Promise<number> {
-    return this.unitOfWork.run(async (m) => {
+    return this.unitOfWork.run((m) => {
       const batch = m
         .createQueryBuilder(RefreshToken, 'expired')
         .select('expired.id')
         .where('expired.expiresAt < :cutoff', { cutoff })
         .orderBy('expired.expiresAt')
         .limit(limit);
-      if (!this.unitOfWork.isSerialized) {
-        batch.setLock('pessimistic_write').setOnLocked('skip_locked');
-      }
-      const result = await m
-        .createQueryBuilder()
-        .delete()
-        .from(RefreshToken)
-        .where(`id IN (${batch.getQuery()})`)
-        .setParameters(batch.getParameters())
-        .execute();
-      return result.affected ?? 0;
+      return deleteSelected(m, RefreshToken, batch, !this.unitOfWork.isSerialized);
     });
   }
 

@@ -1,5 +1,4 @@
 import { jest } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import {
   registerUser,
   reloadUser,
 } from '../factories/user.factory.js';
+import { CLI_ENTRY, runProcess as run, type CliRun } from '../utils/cli-process.js';
 import { auditRows, refuseAuditInserts, type AuditRow } from '../utils/audit-rows.js';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY, useTestApp } from '../utils/create-test-app.js';
 import { authResponse, errorBody } from '../utils/expected-bodies.js';
@@ -20,9 +20,7 @@ import { LOGIN, REFRESH, REGISTER } from '../utils/routes.js';
 import { onPostgres } from '../utils/test-database.js';
 
 /** The built CLI; `npx nest build` must have run first. */
-const CLI_ENTRY = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const LAUNCHER = fileURLToPath(new URL('../../scripts/cli.mjs', import.meta.url));
-const CLI_TIMEOUT_MS = 30_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CLI_USER_AGENT = /^keygate-cli \(.+@.+\)$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -37,36 +35,6 @@ const COMMANDS = [
   'tokens:purge',
   'audit <email> [--limit N]',
 ];
-
-interface CliRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs `node <script> ...args` with exactly `env` (plus PATH and NO_COLOR) in `cwd`. */
-function run(
-  script: string,
-  args: readonly string[],
-  cwd: string,
-  env: Readonly<Record<string, string>>,
-): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], {
-      cwd,
-      // eslint-disable-next-line no-restricted-syntax
-      env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: CLI_TIMEOUT_MS,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 // Every test starts real processes, some several; each boots Nest and opens the database.
 jest.setTimeout(60_000);

@@ -11,12 +11,16 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs `node <script> ...args` with exactly `env` (plus PATH and NO_COLOR) in `cwd`. */
+/**
+ * Runs `node <script> ...args` with exactly `env` (plus PATH and NO_COLOR) in `cwd`; the process
+ * is killed after `timeoutMs`.
+ */
 export function runProcess(
   script: string,
   args: readonly string[],
   cwd: string,
   env: Readonly<Record<string, string>>,
+  timeoutMs = CLI_TIMEOUT_MS,
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], {
@@ -24,7 +28,7 @@ export function runProcess(
       // eslint-disable-next-line no-restricted-syntax
       env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: CLI_TIMEOUT_MS,
+      timeout: timeoutMs,
     });
     let stdout = '';
     let stderr = '';
