@@ -8,8 +8,6 @@ import { registerUser, reloadUser, type RegisteredUser } from './factories/user.
 import { auditRows } from './utils/audit-rows.js';
 import {
   createTestApp,
-  TEST_HASH_ITERATIONS,
-  TEST_SECRET_KEY,
   useSharedTestApp,
   type TestApp,
   type TestResponse,
@@ -30,7 +28,7 @@ import {
   describeOnPostgres,
   type TestDatabase,
 } from './utils/test-database.js';
-import { CLI_ENTRY, runProcess } from './utils/cli-process.js';
+import { runCliOn } from './utils/cli-process.js';
 
 // The TOTP second factor (issue 18), end to end. Codes come from Debian's `oathtool`, an
 // implementation independent of the service's, fed the secret the service answered and the
@@ -811,16 +809,8 @@ describe('users:mfa-reset', () => {
     const user = await enabledAccount(t);
     const cwd = mkdtempSync(join(tmpdir(), 'keygate-cli-'));
     try {
-      const result = await runProcess(CLI_ENTRY, ['users:mfa-reset', user.email], cwd, {
-        Jwt__SecretKey: TEST_SECRET_KEY,
-        PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-        ConnectionStrings__DefaultConnection: t.database.connectionString,
-      });
-      const again = await runProcess(CLI_ENTRY, ['users:mfa-reset', user.email], cwd, {
-        Jwt__SecretKey: TEST_SECRET_KEY,
-        PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-        ConnectionStrings__DefaultConnection: t.database.connectionString,
-      });
+      const result = await runCliOn(t.database, ['users:mfa-reset', user.email], cwd);
+      const again = await runCliOn(t.database, ['users:mfa-reset', user.email], cwd);
 
       expect(result).toEqual({
         code: 0,

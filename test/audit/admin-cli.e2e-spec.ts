@@ -11,9 +11,9 @@ import {
   registerUser,
   reloadUser,
 } from '../factories/user.factory.js';
-import { CLI_ENTRY, runProcess as run, type CliRun } from '../utils/cli-process.js';
+import { CLI_ENTRY, runCliOn, runProcess as run, type CliRun } from '../utils/cli-process.js';
 import { auditRows, refuseAuditInserts, type AuditRow } from '../utils/audit-rows.js';
-import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY, useTestApp } from '../utils/create-test-app.js';
+import { TEST_SECRET_KEY, useTestApp } from '../utils/create-test-app.js';
 import { authResponse, errorBody } from '../utils/expected-bodies.js';
 import { FakeClock } from '../utils/fake-clock.js';
 import { LOGIN, REFRESH, REGISTER } from '../utils/routes.js';
@@ -46,12 +46,7 @@ describe('admin CLI', () => {
 
   /** The CLI on the test app's database, configured through the environment as the service is. */
   const cli = (args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> =>
-    run(CLI_ENTRY, args, cwd, {
-      Jwt__SecretKey: TEST_SECRET_KEY,
-      PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-      ConnectionStrings__DefaultConnection: t.database.connectionString,
-      ...env,
-    });
+    runCliOn(t.database, args, cwd, env);
 
   const rowsOf = (userId: string): Promise<AuditRow[]> => auditRows(t.database, userId);
   const cliRows = async (): Promise<AuditRow[]> =>

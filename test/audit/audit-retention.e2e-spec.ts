@@ -9,8 +9,8 @@ import { AuditRetentionWindow1796500000000 } from '../../src/database/migrations
 import { MIGRATIONS } from '../../src/database/migrations/index.js';
 import { toSqliteDatetime } from '../../src/database/sqlite-datetime.js';
 import { auditRows, type AuditRow } from '../utils/audit-rows.js';
-import { CLI_ENTRY, runProcess, type CliRun } from '../utils/cli-process.js';
-import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY, useTestApp } from '../utils/create-test-app.js';
+import { runCliOn, type CliRun } from '../utils/cli-process.js';
+import { useTestApp } from '../utils/create-test-app.js';
 import { FakeClock } from '../utils/fake-clock.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../utils/test-database.js';
 import { buildDatabaseConfig } from '../factories/database-config.factory.js';
@@ -76,12 +76,7 @@ describe('audit retention', () => {
   let now: number;
 
   const cli = (args: readonly string[], env: Record<string, string> = {}): Promise<CliRun> =>
-    runProcess(CLI_ENTRY, args, cwd, {
-      Jwt__SecretKey: TEST_SECRET_KEY,
-      PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-      ConnectionStrings__DefaultConnection: t.database.connectionString,
-      ...env,
-    });
+    runCliOn(t.database, args, cwd, env);
   const daysAgo = (days: number): Date => new Date(now - days * DAY_MS);
   const remainingIds = async (): Promise<string[]> =>
     (await auditRows(t.database)).filter((row) => row.ip !== 'cli').map((row) => row.id);

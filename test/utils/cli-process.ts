@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from './create-test-app.js';
 
 /** The built admin CLI; `npx nest build` must have run first. */
 export const CLI_ENTRY = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -36,5 +37,23 @@ export function runProcess(
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/**
+ * The built admin CLI on `database`, configured through the environment as the service is: the
+ * test secret and hashing cost, then `env`.
+ */
+export function runCliOn(
+  database: { readonly connectionString: string },
+  args: readonly string[],
+  cwd: string,
+  env: Readonly<Record<string, string>> = {},
+): Promise<CliRun> {
+  return runProcess(CLI_ENTRY, args, cwd, {
+    Jwt__SecretKey: TEST_SECRET_KEY,
+    PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
+    ConnectionStrings__DefaultConnection: database.connectionString,
+    ...env,
   });
 }
