@@ -103,6 +103,7 @@ describe(EntityRows.name, () => {
         await dataSource.getRepository(Gadget).findOneByOrFail({ id: 'g1' }),
       );
     });
+
     it('should read some columns only, in the entity order, as TypeORM selects them', async () => {
       const some = new EntityRows(dataSource, Gadget, ['note', 'madeAt', 'id']);
       await dataSource.getRepository(Gadget).insert(GADGET);
