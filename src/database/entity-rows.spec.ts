@@ -120,9 +120,9 @@ describe(EntityRows.name, () => {
     });
 
     it('should refuse a property that has no column', () => {
-      expect(
-        () => new EntityRows(dataSource, Gadget, ['id', 'colour' as keyof Gadget]),
-      ).toThrow('gadgets has no column for one of id, colour');
+      expect(() => new EntityRows(dataSource, Gadget, ['id', 'colour' as keyof Gadget])).toThrow(
+        'gadgets has no column for one of id, colour',
+      );
     });
   });
 
