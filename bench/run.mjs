@@ -58,6 +58,8 @@ const { values: flags } = parseArgs({
     quick: { type: 'boolean', default: false },
     // The service on a database of a million users against an empty one: bench/scale.mjs.
     scale: { type: 'boolean', default: false },
+    // What one refresh leaves behind in the database, per table and index: bench/row-bytes.mjs.
+    'row-bytes': { type: 'boolean', default: false },
     // SQLite's commit durability for the service (Database__SqliteSynchronous): `full`, the
     // service's default, or `normal`, to measure what an fsync per commit costs.
     'sqlite-synchronous': { type: 'string', default: 'full' },
@@ -65,6 +67,11 @@ const { values: flags } = parseArgs({
 });
 if (!['full', 'normal'].includes(flags['sqlite-synchronous'])) {
   throw new Error('--sqlite-synchronous must be full or normal');
+}
+
+if (flags['row-bytes']) {
+  const { runRowBytes } = await import('./row-bytes.mjs');
+  process.exit(await runRowBytes({ pg: flags.pg, quick: flags.quick }));
 }
 
 if (flags.scale) {

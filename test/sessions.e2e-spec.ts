@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { AuthEventRecord } from '../src/events/auth-event.js';
 import { AuthEvents } from '../src/events/auth-events.js';
 import { AccessTokenService } from '../src/tokens/access-token.service.js';
+import { RefreshToken } from '../src/tokens/entities/refresh-token.entity.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
 import { createUser, DEFAULT_PASSWORD } from './factories/user.factory.js';
 import { type TestApp, type TestResponse, useTestApp } from './utils/create-test-app.js';
@@ -162,6 +163,35 @@ function bearerOf(t: TestApp, account: Account): string {
     .token;
 }
 
+/** A stored token of `familyId`, active until a week after `createdAt`. */
+function storedToken(
+  userId: string,
+  familyId: string,
+  generation: number,
+  sessionStartedAt: Date,
+  createdAt: Date,
+  client: { readonly ip: string; readonly userAgent: string | null },
+): RefreshToken {
+  return Object.assign(new RefreshToken(), {
+    id: randomUUID(),
+    tokenHash: randomUUID().replaceAll('-', '') + randomUUID().replaceAll('-', ''),
+    userId,
+    familyId,
+    generation,
+    expiresAt: new Date(createdAt.getTime() + 7 * DAY_MS),
+    createdAt,
+    createdByIp: client.ip,
+    createdByUserAgent: client.userAgent,
+    sessionStartedAt,
+    isRevoked: false,
+    revokedAt: null,
+    revokedByIp: null,
+    reasonRevoked: null,
+    replacedByTokenId: null,
+    authMethods: 'pwd',
+  });
+}
+
 async function tokenRows(t: TestApp): Promise<unknown[]> {
   return t.dataSource.query<Record<string, unknown>[]>('SELECT * FROM refresh_tokens ORDER BY id');
 }
@@ -250,6 +280,67 @@ describe('Sessions', () => {
         userAgent: travelling.userAgent,
         current: false,
       });
+    });
+
+    it('should list a thousand sessions, each as its newest token says, most recently used first', async () => {
+      const account = await newAccount(t);
+      const now = t.clock.now().getTime();
+      const stored: RefreshToken[] = [];
+      const listed: SessionBody[] = [];
+      for (let i = 0; i < 1_000; i += 1) {
+        const familyId = randomUUID();
+        const startedAt = new Date(now - DAY_MS + (i % 7) * MINUTE_MS);
+        // Three sessions share each instant of last use: the newer start, then the id, first.
+        const lastUsedAt = new Date(now - Math.floor(i / 3) * MINUTE_MS);
+        const client = i % 2 === 0 ? LAPTOP : { ip: `192.0.2.${i % 250}`, userAgent: null };
+        const first = storedToken(account.id, familyId, 0, startedAt, startedAt, client);
+        const newest = storedToken(account.id, familyId, 1, startedAt, lastUsedAt, client);
+        Object.assign(first, {
+          isRevoked: true,
+          revokedAt: lastUsedAt,
+          replacedByTokenId: newest.id,
+        });
+        stored.push(first, newest);
+        listed.push({
+          id: familyId,
+          createdAt: startedAt.toISOString(),
+          lastUsedAt: lastUsedAt.toISOString(),
+          ip: client.ip,
+          userAgent: client.userAgent,
+          current: false,
+        });
+      }
+      // Not listed: a session logged out and one whose token expired.
+      const loggedOut = storedToken(
+        account.id,
+        randomUUID(),
+        0,
+        new Date(now),
+        new Date(now),
+        LAPTOP,
+      );
+      loggedOut.isRevoked = true;
+      const expired = storedToken(
+        account.id,
+        randomUUID(),
+        0,
+        new Date(now),
+        new Date(now),
+        LAPTOP,
+      );
+      expired.expiresAt = new Date(now);
+      stored.push(loggedOut, expired);
+      for (let i = 0; i < stored.length; i += 200) {
+        await t.dataSource.getRepository(RefreshToken).insert(stored.slice(i, i + 200));
+      }
+      listed.sort(
+        (a, b) =>
+          b.lastUsedAt.localeCompare(a.lastUsedAt) ||
+          b.createdAt.localeCompare(a.createdAt) ||
+          (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      );
+
+      expect(await sessionsOf(t, bearerOf(t, account))).toEqual(listed);
     });
 
     it('should keep the start of a session that refreshes past the lifetime of its first token', async () => {

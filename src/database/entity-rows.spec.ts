@@ -103,6 +103,27 @@ describe(EntityRows.name, () => {
         await dataSource.getRepository(Gadget).findOneByOrFail({ id: 'g1' }),
       );
     });
+
+    it('should read some columns only, in the entity order, as TypeORM selects them', async () => {
+      const some = new EntityRows(dataSource, Gadget, ['note', 'madeAt', 'id']);
+      await dataSource.getRepository(Gadget).insert(GADGET);
+      const row = handle(dataSource)
+        .prepare<[], Record<string, unknown>>(`SELECT ${some.names()} FROM "gadgets"`)
+        .get();
+
+      expect(some.names()).toBe('"id", "madeAt", "note"');
+      expect(some.hydrate(row ?? {})).toStrictEqual(
+        await dataSource
+          .getRepository(Gadget)
+          .findOneOrFail({ select: { id: true, madeAt: true, note: true }, where: { id: 'g1' } }),
+      );
+    });
+
+    it('should refuse a property that has no column', () => {
+      expect(() => new EntityRows(dataSource, Gadget, ['id', 'colour' as keyof Gadget])).toThrow(
+        'gadgets has no column for one of id, colour',
+      );
+    });
   });
 
   describe('in the repositories', () => {

@@ -36,9 +36,24 @@ export class EntityRows<T extends object> {
   private readonly codecs: readonly ColumnCodec[];
   private readonly create: () => T;
 
-  constructor(dataSource: DataSource, target: EntityTarget<T>) {
+  /**
+   * `only`: the properties of a statement that reads some columns only (a listing); their
+   * columns, in the entity's order, are then all the others know of.
+   */
+  constructor(
+    dataSource: DataSource,
+    target: EntityTarget<T>,
+    only?: readonly (keyof T & string)[],
+  ) {
     const metadata = dataSource.getMetadata(target);
-    this.columns = metadata.columns.filter((column) => !column.isVirtual);
+    this.columns = metadata.columns.filter(
+      (column) =>
+        !column.isVirtual &&
+        (only === undefined || only.includes(column.propertyName as keyof T & string)),
+    );
+    if (only !== undefined && this.columns.length !== only.length) {
+      throw new Error(`${metadata.tableName} has no column for one of ${only.join(', ')}`);
+    }
     this.table = metadata.tableName;
     const sqlite = dataSource.options.type === 'better-sqlite3';
     const { driver } = dataSource;

@@ -6,7 +6,12 @@ import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import { NamedStatement } from '../database/postgres-statements.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from '../users/entities/user.entity.js';
-import { activeTokensOf, RefreshToken } from './entities/refresh-token.entity.js';
+import {
+  activeTokensOf,
+  RefreshToken,
+  SESSION_TOKEN_COLUMNS,
+  type SessionToken,
+} from './entities/refresh-token.entity.js';
 
 /** What a revocation records. */
 export interface Revocation {
@@ -113,6 +118,9 @@ export class RefreshTokenRepository {
   private sqlite: SqliteStatements | undefined;
   private postgresRotate: NamedStatement | undefined;
   private postgresNewest: NamedStatement | undefined;
+  private postgresActive: NamedStatement | undefined;
+  /** The columns a session listing shows. */
+  private readonly listed: EntityRows<RefreshToken>;
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
@@ -120,6 +128,7 @@ export class RefreshTokenRepository {
   ) {
     this.tokens = new EntityRows(dataSource, RefreshToken);
     this.owners = new EntityRows(dataSource, User);
+    this.listed = new EntityRows(dataSource, RefreshToken, SESSION_TOKEN_COLUMNS);
   }
 
   /**
@@ -275,23 +284,25 @@ export class RefreshTokenRepository {
     return row === undefined ? null : this.tokens.hydrate(row);
   }
 
-  /** The active tokens of `userId` (one per active session), most recently used first. */
-  activeOf(userId: string, now: Date): Promise<RefreshToken[]> {
-    return this.unitOfWork.run((m) =>
-      m.find(RefreshToken, {
-        select: {
-          id: true,
-          familyId: true,
-          createdAt: true,
-          createdByIp: true,
-          createdByUserAgent: true,
-          sessionStartedAt: true,
-        },
-        where: activeTokensOf(userId, now),
-        // Ties (one instant) fall back to the newer session, then the id, so the order is stable.
-        order: { createdAt: 'DESC', sessionStartedAt: 'DESC', familyId: 'ASC' },
-      }),
-    );
+  /**
+   * The active tokens of `userId` (one per active session), most recently used first: a read
+   * through IDX_refresh_tokens_userId of the listed columns only, as a prepared statement on
+   * SQLite and a named statement on PostgreSQL, mapped without TypeORM's per-row work, because a
+   * user may hold a thousand sessions (Sessions__MaxActivePerUser).
+   */
+  async activeOf(userId: string, now: Date): Promise<SessionToken[]> {
+    const at = this.dataSource.driver.preparePersistentValue(
+      now,
+      this.tokens.column('expiresAt'),
+    ) as unknown;
+    const rows = this.unitOfWork.isSerialized
+      ? await this.unitOfWork.runOnSqlite((db) => this.sqliteStatements(db).active.all(userId, at))
+      : await (this.postgresActive ??= new NamedStatement(
+          this.dataSource,
+          'refresh_tokens_active_of',
+          activeOfSql(this.listed, 'postgres'),
+        )).rows([userId, at]);
+    return rows.map((row) => this.listed.hydrate(row));
   }
 
   /**
@@ -405,6 +416,7 @@ export class RefreshTokenRepository {
         revokeIfActive: db.prepare(sql.revokeIfActive),
         insert: db.prepare(sql.insert),
         newest: db.prepare(NEWEST_TOKEN_OF_FAMILY.replace('$1', '?')),
+        active: db.prepare(activeOfSql(this.listed, 'sqlite')),
       };
     }
     return this.sqlite;
@@ -416,6 +428,20 @@ interface SqliteStatements {
   readonly revokeIfActive: Statement<[unknown, string, string, string | null, string]>;
   readonly insert: Statement<unknown[]>;
   readonly newest: Statement<[string], RawRow>;
+  readonly active: Statement<[string, unknown], RawRow>;
+}
+
+/**
+ * A user's active tokens, what activeTokensOf() selects, with the order of the listing: ties
+ * (one instant) fall back to the newer session, then the id, so the order is stable.
+ */
+function activeOfSql(listed: EntityRows<RefreshToken>, style: 'sqlite' | 'postgres'): string {
+  const [userId, at, isFalse] = style === 'sqlite' ? ['?', '?', '0'] : ['$1', '$2', 'false'];
+  return (
+    `SELECT ${listed.names()} FROM "${listed.table}" WHERE "userId" = ${userId} ` +
+    `AND "isRevoked" = ${isFalse} AND "expiresAt" > ${at} ` +
+    'ORDER BY "createdAt" DESC, "sessionStartedAt" DESC, "familyId" ASC'
+  );
 }
 
 /** The rotation's statements on SQLite: the token with its owner, the revocation, the insert. */

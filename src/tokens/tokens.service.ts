@@ -21,7 +21,7 @@ import {
 import { AuthResponseDto } from './dto/auth-response.dto.js';
 import type { MessageResponseDto } from './dto/message-response.dto.js';
 import type { RevokeDto } from './dto/revoke.dto.js';
-import { RefreshToken } from './entities/refresh-token.entity.js';
+import { RefreshToken, type SessionToken } from './entities/refresh-token.entity.js';
 import {
   RefreshTokenRepository,
   type NewestToken,
@@ -282,7 +282,7 @@ export class TokensService {
   }
 
   /** The active tokens of `userId`, one per active session, most recently used first. */
-  activeSessionTokens(userId: string): Promise<RefreshToken[]> {
+  activeSessionTokens(userId: string): Promise<SessionToken[]> {
     return this.tokens.activeOf(userId, this.clock.now());
   }
 

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { RefreshToken } from '../../tokens/entities/refresh-token.entity.js';
+import type { SessionToken } from '../../tokens/entities/refresh-token.entity.js';
 
 /** The example user's session in this browser. */
 export const SESSION_RESPONSE_EXAMPLE = {
@@ -51,7 +51,7 @@ export class SessionResponseDto {
   readonly current: boolean;
 
   /** `token` is the newest token of its session. */
-  static from(token: RefreshToken, current: boolean): SessionResponseDto {
+  static from(token: SessionToken, current: boolean): SessionResponseDto {
     return {
       id: token.familyId,
       createdAt: token.sessionStartedAt.toISOString(),

@@ -108,3 +108,16 @@ export class RefreshToken {
 export function activeTokensOf(userId: string, now: Date): FindOptionsWhere<RefreshToken> {
   return { userId, isRevoked: false, expiresAt: MoreThan(now) };
 }
+
+/** What a session listing shows of a session's active (newest) token. */
+export type SessionToken = Pick<RefreshToken, (typeof SESSION_TOKEN_COLUMNS)[number]>;
+
+/** The columns of SessionToken. */
+export const SESSION_TOKEN_COLUMNS = [
+  'id',
+  'familyId',
+  'createdAt',
+  'createdByIp',
+  'createdByUserAgent',
+  'sessionStartedAt',
+] as const satisfies readonly (keyof RefreshToken)[];
