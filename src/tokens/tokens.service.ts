@@ -133,9 +133,10 @@ export class TokensService {
       { ownerVerified: this.requireVerifiedEmail },
       {
         withinSqlite: (db, found) => {
-          const outcome = this.outcomeOf(found, raw, now);
-          if (outcome !== null) {
-            this.events.recordOnSqlite(db, outcome.event, origin);
+          // Only the event here: the access token is signed after the unit, lock released.
+          const event = this.eventOf(found, now);
+          if (event !== null) {
+            this.events.recordOnSqlite(db, event, origin);
             recorded = true;
           }
         },
@@ -155,6 +156,13 @@ export class TokensService {
       }
     }
     return this.settle(outcome, origin);
+  }
+
+  /** The event of what a rotation found, or null when only the careful path can tell. */
+  private eventOf(rotation: Rotation, now: Date): AuthEvent | null {
+    return rotation.rotated
+      ? refreshedEvent(rotation.owner, rotation.presented, rotation.successor.id)
+      : (this.refusalOf(rotation.presented, rotation.owner, now)?.event ?? null);
   }
 
   /** What a rotation that ran says, or null when only the careful path can tell. */
@@ -381,13 +389,7 @@ export class TokensService {
   ): RefreshOutcome {
     return {
       response: this.respond(user, token.familyId, raw, parseAuthMethods(token.authMethods)),
-      event: {
-        type: 'token_refreshed',
-        userId: user.id,
-        familyId: token.familyId,
-        tokenId: token.id,
-        replacedByTokenId,
-      },
+      event: refreshedEvent(user, token, replacedByTokenId),
     };
   }
 
@@ -458,6 +460,20 @@ export class TokensService {
         throw new UnauthorizedError(UsersMessages.emailNotVerified);
     }
   }
+}
+
+function refreshedEvent(
+  user: User,
+  token: RefreshToken,
+  replacedByTokenId: string,
+): AuthEvent & { type: 'token_refreshed' } {
+  return {
+    type: 'token_refreshed',
+    userId: user.id,
+    familyId: token.familyId,
+    tokenId: token.id,
+    replacedByTokenId,
+  };
 }
 
 /** The `token_refreshed` event's fields known before the rotation; its statement adds the rest. */
