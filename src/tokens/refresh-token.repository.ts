@@ -530,7 +530,8 @@ const FAMILY_LOCK_PREFIX = 'refresh-family:';
 
 /**
  * The columns of the rotation's `token_refreshed` row that its statement computes: the owner, and
- * the details audit-row.ts stores for the event (the same keys; a test holds the two together).
+ * the details audit-row.ts stores for the event (the same keys; test/audit/audit-trail.e2e-spec.ts
+ * compares them on PostgreSQL).
  */
 const ROTATION_AUDIT_COMPUTED = {
   userId: 'i."userId"',
