@@ -5,21 +5,35 @@ import { sqliteConnectionOf } from '../database/driver-handle.js';
 import { EntityRows } from '../database/entity-rows.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
+import { RandomSource } from '../common/random/random-source.js';
+import { AuditSink } from '../events/audit-sink.js';
+import type { AuthEventRecord } from '../events/auth-event.js';
+import { toAuditEvent } from './audit-row.js';
+import { EventIdGenerator } from './event-id.js';
 
 /**
  * The queries on `auth_events`, on both engines; the only code that names the table. The
  * application only ever inserts and reads here (the database refuses anything else).
  */
 @Injectable()
-export class AuditEventRepository {
+export class AuditEventRepository implements AuditSink {
   private readonly rows: EntityRows<AuditEvent>;
+  /** One per process: ids only grow, so ties on `occurredAt` keep the order events happened. */
+  private readonly ids: EventIdGenerator;
   private sqliteInsert: Statement<unknown[]> | undefined;
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly dataSource: DataSource,
+    random: RandomSource,
   ) {
     this.rows = new EntityRows(dataSource, AuditEvent);
+    this.ids = new EventIdGenerator(random);
+  }
+
+  /** The row the trail stores for `record`, with a new id. */
+  rowOf(record: AuthEventRecord): AuditEvent {
+    return toAuditEvent(record, this.ids.next(record.at));
   }
 
   /**
@@ -28,17 +42,19 @@ export class AuditEventRepository {
    * from the entity) on SQLite, where TypeORM's insert building cost more than the write itself,
    * and one parameterised INSERT on PostgreSQL.
    */
-  async insertWithin(manager: EntityManager, row: AuditEvent): Promise<void> {
+  async insertWithin(manager: EntityManager, record: AuthEventRecord): Promise<void> {
     if (this.unitOfWork.isSerialized) {
-      this.insertOnSqlite(sqliteConnectionOf(this.dataSource), row);
+      this.insertOnSqlite(sqliteConnectionOf(this.dataSource), record);
       return;
     }
-    await manager.query(this.insertSql('postgres'), this.rows.values(row));
+    await manager.query(this.insertSql('postgres'), this.rows.values(this.rowOf(record)));
   }
 
   /** insertWithin for a synchronous SQLite unit (UnitOfWork.transactionOnSqlite). */
-  insertOnSqlite(db: Database, row: AuditEvent): void {
-    (this.sqliteInsert ??= db.prepare(this.insertSql('sqlite'))).run(...this.rows.values(row));
+  insertOnSqlite(db: Database, record: AuthEventRecord): void {
+    (this.sqliteInsert ??= db.prepare(this.insertSql('sqlite'))).run(
+      ...this.rows.values(this.rowOf(record)),
+    );
   }
 
   /** The audit INSERT, for the statements that add it to their own (PostgreSQL's rotation). */
@@ -67,12 +83,12 @@ export class AuditEventRepository {
     return `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${expressions.join(', ')}`;
   }
 
-  /** The parameters of insertSelectSql(first, computed) for `row`, in order. */
+  /** The parameters of insertSelectSql(first, computed) for `record`'s row, in order. */
   insertSelectValues(
-    row: AuditEvent,
+    record: AuthEventRecord,
     computed: Partial<Record<keyof AuditEvent, string>>,
   ): unknown[] {
-    const values = this.rows.values(row);
+    const values = this.rows.values(this.rowOf(record));
     return values.filter((_value, i) => !(this.rows.columns[i].propertyName in computed));
   }
 

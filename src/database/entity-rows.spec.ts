@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { AuditEvent } from '../audit/entities/audit-event.entity.js';
+import { RandomSource } from '../common/random/random-source.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import { RefreshTokenRepository } from '../tokens/refresh-token.repository.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
@@ -124,7 +125,7 @@ describe(EntityRows.name, () => {
       const sql = new RefreshTokenRepository(
         new UnitOfWork(dataSource),
         dataSource,
-        new AuditEventRepository(new UnitOfWork(dataSource), dataSource),
+        new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
       ).rotationSql();
 
       expect(insertedColumns(sql.sqlite[2])).toEqual(metadataColumns(RefreshToken));
@@ -135,7 +136,7 @@ describe(EntityRows.name, () => {
       const sql = new RefreshTokenRepository(
         new UnitOfWork(dataSource),
         dataSource,
-        new AuditEventRepository(new UnitOfWork(dataSource), dataSource),
+        new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
       ).rotationSql();
 
       const read = handle(dataSource)
@@ -153,7 +154,7 @@ describe(EntityRows.name, () => {
       const sql = new RefreshTokenRepository(
         new UnitOfWork(dataSource),
         dataSource,
-        new AuditEventRepository(new UnitOfWork(dataSource), dataSource),
+        new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
       ).rotationSql();
       const inherited = ['userId', 'familyId', 'generation', 'sessionStartedAt', 'authMethods'];
 

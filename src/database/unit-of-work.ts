@@ -28,9 +28,9 @@ interface QueuedUnit {
 }
 
 /** How a unit of a group ended, told to its caller only once the group's COMMIT returned. */
-type UnitEnd =
-  | { readonly unit: QueuedUnit; readonly ok: true; readonly value: unknown }
-  | { readonly unit: QueuedUnit; readonly ok: false; readonly error: Error };
+type UnitEnd = { readonly unit: QueuedUnit; readonly broken: boolean } & (
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: Error }
+);
 
 interface SqliteControl {
   readonly begin: Statement;
@@ -228,48 +228,55 @@ export class UnitOfWork {
   }
 
   private async runGroup(): Promise<void> {
-    const db = this.sqliteHandle();
-    const control = this.control();
+    let db: SqliteDatabase;
+    let control: SqliteControl;
     try {
+      db = this.sqliteHandle();
+      control = this.control();
       control.begin.run();
     } catch (error: unknown) {
-      // The write lock could not be had (another process held it past the busy timeout): the
-      // unit that would have started the group fails, as it would have alone.
+      // The write lock could not be had (another process held it past the busy timeout), or the
+      // connection is gone: the unit that would have started the group fails, as it would have
+      // alone, and the next one tries again.
       this.queue.shift()?.reject(asError(error));
       return;
     }
     const started = performance.now();
     const ends: UnitEnd[] = [];
     let abandoned: Error | undefined;
-    while (ends.length < GROUP_MAX_UNITS && performance.now() - started < GROUP_MAX_MS) {
-      if (this.queue.length === 0) {
-        // Units told in this turn of the event loop (or woken by the last one) join the group.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      while (ends.length < GROUP_MAX_UNITS && performance.now() - started < GROUP_MAX_MS) {
         if (this.queue.length === 0) {
+          // Units told in this turn of the event loop (or woken by the last one) join the group.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (this.queue.length === 0) {
+            break;
+          }
+        }
+        const end = await this.runUnit(db, control, this.queue.shift() as QueuedUnit);
+        ends.push(end);
+        if (!db.inTransaction || end.broken) {
+          // SQLite rolled the whole transaction back (SQLITE_FULL, an I/O error...), or a failed
+          // unit's writes could not be undone alone: every unit of the group fails with it.
+          abandoned = end.ok ? new Error('The group transaction was rolled back') : end.error;
           break;
         }
       }
-      const unit = this.queue.shift() as QueuedUnit;
-      const end = await this.runUnit(db, control, unit);
-      ends.push(end);
-      if (!db.inTransaction) {
-        // SQLite rolled the whole transaction back (SQLITE_FULL, an I/O error...): every unit
-        // of the group lost its writes with it.
-        abandoned = end.ok ? new Error('The group transaction was rolled back') : end.error;
-        break;
-      }
-    }
-    if (abandoned === undefined) {
-      try {
+      if (abandoned === undefined) {
         control.commit.run();
-      } catch (error: unknown) {
-        abandoned = asError(error);
-        if (db.inTransaction) {
+      }
+    } catch (error: unknown) {
+      abandoned = asError(error);
+    } finally {
+      if (abandoned !== undefined && db.inTransaction) {
+        try {
           control.rollback.run();
+        } catch {
+          // The connection is broken; the units are rejected below whatever happened here.
         }
       }
+      settle(ends, abandoned);
     }
-    settle(ends, abandoned);
   }
 
   private async runUnit(
@@ -277,21 +284,31 @@ export class UnitOfWork {
     control: SqliteControl,
     unit: QueuedUnit,
   ): Promise<UnitEnd> {
-    control.savepoint.run();
     this.current = unit;
     try {
+      control.savepoint.run();
       const value = await unit.execute();
       control.release.run();
-      return { unit, ok: true, value };
+      return { unit, ok: true, value, broken: false };
     } catch (error: unknown) {
-      if (db.inTransaction) {
-        control.rollbackTo.run();
-        control.release.run();
-      }
-      return { unit, ok: false, error: asError(error) };
+      return { unit, ok: false, error: asError(error), broken: !undo(db, control) };
     } finally {
       this.current = undefined;
     }
+  }
+}
+
+/** Rolls a failed unit back to its savepoint; false if that failed with the transaction open. */
+function undo(db: SqliteDatabase, control: SqliteControl): boolean {
+  if (!db.inTransaction) {
+    return true;
+  }
+  try {
+    control.rollbackTo.run();
+    control.release.run();
+    return true;
+  } catch {
+    return false;
   }
 }
 

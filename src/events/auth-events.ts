@@ -1,15 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Database } from 'better-sqlite3';
 import type { EntityManager } from 'typeorm';
-import { AuditEventRepository } from '../audit/audit-event.repository.js';
-import { toAuditEvent } from '../audit/audit-row.js';
-import type { AuditEvent } from '../audit/entities/audit-event.entity.js';
-import { EventIdGenerator } from '../audit/event-id.js';
-import { RandomSource } from '../common/random/random-source.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { forRequest } from '../logging/log-fields.js';
+import { AuditSink } from './audit-sink.js';
 import type { AuthEvent, AuthEventRecord } from './auth-event.js';
 
 export type AuthEventListener = (record: AuthEventRecord) => void;
@@ -26,16 +22,12 @@ export type AuthEventListener = (record: AuthEventRecord) => void;
 export class AuthEvents {
   private readonly logger = new Logger(AuthEvents.name);
   private readonly listeners: AuthEventListener[] = [];
-  private readonly ids: EventIdGenerator;
 
   constructor(
     private readonly clock: Clock,
     private readonly unitOfWork: UnitOfWork,
-    private readonly audit: AuditEventRepository,
-    random: RandomSource,
-  ) {
-    this.ids = new EventIdGenerator(random);
-  }
+    private readonly audit: AuditSink,
+  ) {}
 
   /** Listeners hear of each event after its transaction committed, never of a rolled-back one. */
   subscribe(listener: AuthEventListener): void {
@@ -49,14 +41,14 @@ export class AuthEvents {
    */
   async record(manager: EntityManager, event: AuthEvent, origin: RequestOrigin): Promise<void> {
     const record = this.recordOf(event, origin);
-    await this.audit.insertWithin(manager, this.rowOf(record));
+    await this.audit.insertWithin(manager, record);
     this.unitOfWork.afterCommit(manager, () => this.notify(record));
   }
 
   /** record() inside a synchronous SQLite unit (UnitOfWork.transactionOnSqlite). */
   recordOnSqlite(db: Database, event: AuthEvent, origin: RequestOrigin): void {
     const record = this.recordOf(event, origin);
-    this.audit.insertOnSqlite(db, this.rowOf(record));
+    this.audit.insertOnSqlite(db, record);
     this.unitOfWork.afterCommit(null, () => this.notify(record));
   }
 
@@ -79,24 +71,15 @@ export class AuthEvents {
   }
 
   /**
-   * The audit row of `event` at `at`, for a statement that writes it along with its change
-   * (PostgreSQL's one-statement rotation). Once that statement committed, call committed().
+   * Tells listeners of an event whose audit row a statement of its own wrote and committed
+   * (PostgreSQL's one-statement rotation).
    */
-  auditRow(event: AuthEvent, origin: RequestOrigin, at: Date): AuditEvent {
-    return this.rowOf({ event, origin, at });
-  }
-
-  /** Tells listeners of an event whose audit row a statement of its own committed (auditRow). */
   committed(event: AuthEvent, origin: RequestOrigin, at: Date): void {
     this.notify({ event, origin, at });
   }
 
   private recordOf(event: AuthEvent, origin: RequestOrigin): AuthEventRecord {
     return { event, origin, at: this.clock.now() };
-  }
-
-  private rowOf(record: AuthEventRecord): AuditEvent {
-    return toAuditEvent(record, this.ids.next(record.at));
   }
 
   private notify(record: AuthEventRecord): void {

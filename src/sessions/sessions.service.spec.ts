@@ -12,6 +12,7 @@ import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
+import { AuditSink } from '../events/audit-sink.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { AccessTokenService } from '../tokens/access-token.service.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
@@ -76,6 +77,7 @@ describe(SessionsService.name, () => {
         TokensService,
         RefreshTokenRepository,
         AuditEventRepository,
+        { provide: AuditSink, useExisting: AuditEventRepository },
         SessionsService,
         {
           provide: AccessTokenService,

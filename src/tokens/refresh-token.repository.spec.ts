@@ -3,8 +3,8 @@ import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js
 import { User } from '../users/entities/user.entity.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import { RandomSource } from '../common/random/random-source.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
-import { AuditEvent } from '../audit/entities/audit-event.entity.js';
 import {
   RefreshTokenRepository,
   type RotationAudit,
@@ -77,7 +77,9 @@ const rotation = (presented: RefreshToken, own = successor()) =>
 /** The rotation's audit row is AuthEvents' business (tested there and end to end). */
 const NO_AUDIT: RotationAudit = {
   withinSqlite: () => undefined,
-  refreshedRow: () => new AuditEvent(),
+  refreshedRecord: () => {
+    throw new Error('not on SQLite');
+  },
 };
 
 describe(RefreshTokenRepository.name, () => {
@@ -90,7 +92,7 @@ describe(RefreshTokenRepository.name, () => {
     sut = new RefreshTokenRepository(
       new UnitOfWork(dataSource),
       dataSource,
-      new AuditEventRepository(new UnitOfWork(dataSource), dataSource),
+      new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
     );
   });
 

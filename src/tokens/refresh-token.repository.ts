@@ -6,7 +6,7 @@ import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import { NamedStatement } from '../database/postgres-statements.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
-import type { AuditEvent } from '../audit/entities/audit-event.entity.js';
+import type { AuthEventRecord } from '../events/auth-event.js';
 import { User } from '../users/entities/user.entity.js';
 import { activeTokensOf, RefreshToken } from './entities/refresh-token.entity.js';
 
@@ -63,10 +63,10 @@ export interface RotationAudit {
   /** SQLite: runs inside the rotation's unit with what it found, to record its event there. */
   readonly withinSqlite: (db: Database, rotation: Rotation) => void;
   /**
-   * PostgreSQL: the `token_refreshed` row the statement inserts if, and only if, it rotated; its
-   * `userId` and `details` the statement fills in from the rows it revoked and inserted.
+   * PostgreSQL: the `token_refreshed` event whose row the statement inserts if, and only if, it
+   * rotated; its `userId` and `details` the statement fills in from the rows it wrote.
    */
-  readonly refreshedRow: () => AuditEvent;
+  readonly refreshedRecord: () => AuthEventRecord;
 }
 
 /** What never changes in a stored token: whose it is and where it stands in its session. */
@@ -159,7 +159,7 @@ export class RefreshTokenRepository {
           audit.withinSqlite(db, rotation);
           return Promise.resolve(rotation);
         })
-      : this.rotateOnPostgres(tokenHash, successor, revocation, rules, audit.refreshedRow());
+      : this.rotateOnPostgres(tokenHash, successor, revocation, rules, audit.refreshedRecord());
   }
 
   /**
@@ -375,7 +375,7 @@ export class RefreshTokenRepository {
     successor: SuccessorToken,
     revocation: Revocation,
     rules: RotationRules,
-    refreshedRow: AuditEvent,
+    refreshed: AuthEventRecord,
   ): Promise<Rotation> {
     this.postgresRotate ??= new NamedStatement(
       this.dataSource,
@@ -389,7 +389,7 @@ export class RefreshTokenRepository {
       ...this.revocationValues(revocation),
       rules.ownerVerified,
       ...own,
-      ...this.audit.insertSelectValues(refreshedRow, ROTATION_AUDIT_COMPUTED),
+      ...this.audit.insertSelectValues(refreshed, ROTATION_AUDIT_COMPUTED),
     ]);
     if (row === undefined) {
       return { rotated: false, presented: null, owner: null };

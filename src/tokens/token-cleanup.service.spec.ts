@@ -6,6 +6,7 @@ import type { AppConfig, TokenCleanupConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from '../users/entities/user.entity.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
+import { RandomSource } from '../common/random/random-source.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import { RefreshTokenRepository } from './refresh-token.repository.js';
 import { TokenCleanupService } from './token-cleanup.service.js';
@@ -53,7 +54,7 @@ describe(TokenCleanupService.name, () => {
       new RefreshTokenRepository(
         unitOfWork,
         dataSource,
-        new AuditEventRepository(unitOfWork, dataSource),
+        new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
       ),
       unitOfWork,
       clock,

@@ -140,7 +140,7 @@ export class TokensService {
             recorded = true;
           }
         },
-        refreshedRow: () => this.events.auditRow(refreshedTemplate(own.id), origin, now),
+        refreshedRecord: () => ({ event: refreshedTemplate(own.id), origin, at: now }),
       },
     );
     const outcome = this.outcomeOf(rotation, raw, now);

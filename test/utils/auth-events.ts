@@ -14,7 +14,6 @@ export function buildAuthEvents(
   return new AuthEvents(
     clock,
     unitOfWork,
-    new AuditEventRepository(unitOfWork, dataSource),
-    new RandomSource(),
+    new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
   );
 }
