@@ -3,7 +3,6 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuditWriter } from '../src/audit/audit-writer.js';
 import { registerUser, reloadUser, type RegisteredUser } from './factories/user.factory.js';
 import { auditRows } from './utils/audit-rows.js';
 import {
@@ -637,7 +636,6 @@ describe('two-factor authentication (TOTP)', () => {
       { password: user.password, code: oathtool(user.secret, t.clock.now()) },
       user.accessToken,
     );
-    await t.app.get(AuditWriter).flush();
 
     const rows = await auditRows(t.database, user.id);
 

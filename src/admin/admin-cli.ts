@@ -1,6 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AuditWriter } from '../audit/audit-writer.js';
 import { RandomSource } from '../common/random/random-source.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { extensionMigrationsOf, type KeygateExtension } from '../database/keygate-extension.js';
@@ -74,7 +73,6 @@ export async function runCli(
     return ExitCode.failure;
   } finally {
     if (app !== undefined) {
-      await app.get(AuditWriter).flush();
       await app.close();
     }
   }

@@ -10,6 +10,12 @@ import { InvalidArgumentError, NotFoundError } from '../common/errors/domain-err
 import { Clock } from '../common/time/clock.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { RecordingAuthEvents } from '../../test/utils/recording-auth-events.js';
+import type { EntityManager } from 'typeorm';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import type { RevokedSessions } from '../tokens/tokens.service.js';
+
+const MANAGER = {} as EntityManager;
 import { TotpFactors } from '../mfa/totp-factors.service.js';
 import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
@@ -97,15 +103,28 @@ describe(AdminService.name, () => {
     const moduleRef = await Test.createTestingModule({
       providers: [
         AdminService,
-        AuthEvents,
+        { provide: AuthEvents, useClass: RecordingAuthEvents },
+        {
+          provide: UnitOfWork,
+          useValue: { transaction: <T>(work: (m: EntityManager) => Promise<T>) => work(MANAGER) },
+        },
         { provide: Clock, useValue: new FakeClock() },
         { provide: UsersService, useValue: users },
         {
           provide: TokensService,
           useValue: {
-            revokeAll: (userId: string, _origin: unknown, options: { reason: string }) => {
+            revokeAll: async (
+              userId: string,
+              _origin: unknown,
+              options: {
+                reason: string;
+                alongside?: (m: EntityManager, revoked: RevokedSessions) => Promise<void>;
+              },
+            ) => {
               calls.push(`revokeAll ${userId} "${options.reason}"`);
-              return Promise.resolve({ revokedTokenIds: ['t1', 't2'], sessionIds: ['s1', 's2'] });
+              const revoked = { revokedTokenIds: ['t1', 't2'], sessionIds: ['s1', 's2'] };
+              await options.alongside?.(MANAGER, revoked);
+              return revoked;
             },
           },
         },
@@ -116,7 +135,7 @@ describe(AdminService.name, () => {
         {
           provide: TotpFactors,
           useValue: {
-            removeNow: (userId: string) => {
+            remove: (_m: EntityManager, userId: string) => {
               calls.push(`removeTotp ${userId}`);
               return Promise.resolve(hasFactor);
             },

@@ -4,6 +4,7 @@ import { AuditTrail, type AuditEntry } from '../audit/audit-trail.service.js';
 import { InvalidArgumentError, NotFoundError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
 import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
@@ -67,6 +68,7 @@ export class AdminService {
     private readonly auditRetention: AuditRetentionService,
     private readonly events: AuthEvents,
     private readonly totpFactors: TotpFactors,
+    private readonly unitOfWork: UnitOfWork,
   ) {}
 
   /**
@@ -75,8 +77,15 @@ export class AdminService {
    */
   async deactivate(email: string, origin: RequestOrigin): Promise<DeactivationResult> {
     const user = await this.findUser(email);
-    const changed = await this.usersService.setActive(user.id, false);
-    this.events.emit({ type: 'admin_user_deactivated', userId: user.id, changed }, origin);
+    const changed = await this.unitOfWork.transaction(async (m) => {
+      const done = await this.usersService.setActive(user.id, false, m);
+      await this.events.record(
+        m,
+        { type: 'admin_user_deactivated', userId: user.id, changed: done },
+        origin,
+      );
+      return done;
+    });
     if (changed) {
       this.logger.log(`User ${user.id} deactivated by an administrator`);
     }
@@ -88,8 +97,15 @@ export class AdminService {
 
   async activate(email: string, origin: RequestOrigin): Promise<ActivationResult> {
     const user = await this.findUser(email);
-    const changed = await this.usersService.setActive(user.id, true);
-    this.events.emit({ type: 'admin_user_activated', userId: user.id, changed }, origin);
+    const changed = await this.unitOfWork.transaction(async (m) => {
+      const done = await this.usersService.setActive(user.id, true, m);
+      await this.events.record(
+        m,
+        { type: 'admin_user_activated', userId: user.id, changed: done },
+        origin,
+      );
+      return done;
+    });
     if (changed) {
       this.logger.log(`User ${user.id} activated by an administrator`);
     }
@@ -107,16 +123,23 @@ export class AdminService {
         const { failedLoginAttempts: failedAttempts, lockoutEnd: lockedUntil } = current;
         const isClear = failedAttempts === 0 && lockedUntil === null;
         const cleared = { failedLoginAttempts: 0, lockoutEnd: null };
-        if (
-          !isClear &&
-          !(await this.usersService.replaceLoginState(current.id, current, cleared))
-        ) {
+        const unlocked = await this.unitOfWork.transaction(async (m) => {
+          if (
+            !isClear &&
+            !(await this.usersService.replaceLoginState(current.id, current, cleared, m))
+          ) {
+            return false;
+          }
+          await this.events.record(
+            m,
+            { type: 'admin_user_unlocked', userId: current.id, failedAttempts, lockedUntil },
+            origin,
+          );
+          return true;
+        });
+        if (!unlocked) {
           return null;
         }
-        this.events.emit(
-          { type: 'admin_user_unlocked', userId: current.id, failedAttempts, lockedUntil },
-          origin,
-        );
         this.logger.log(`User ${current.id} unlocked by an administrator`);
         return { account: accountOf(current), failedAttempts, lockedUntil };
       },
@@ -130,10 +153,12 @@ export class AdminService {
    */
   async deleteUser(email: string, origin: RequestOrigin): Promise<Account> {
     const user = await this.findUser(email);
-    if (!(await this.usersService.delete(user.id))) {
-      throw new NotFoundError(AdminMessages.unknownUser(user.email));
-    }
-    this.events.emit({ type: 'admin_user_deleted', userId: user.id }, origin);
+    await this.unitOfWork.transaction(async (m) => {
+      if (!(await this.usersService.delete(user.id, m))) {
+        throw new NotFoundError(AdminMessages.unknownUser(user.email));
+      }
+      await this.events.record(m, { type: 'admin_user_deleted', userId: user.id }, origin);
+    });
     this.logger.log(`User ${user.id} deleted by an administrator`);
     return accountOf(user);
   }
@@ -144,8 +169,15 @@ export class AdminService {
    */
   async resetMfa(email: string, origin: RequestOrigin): Promise<ActivationResult> {
     const user = await this.findUser(email);
-    const changed = await this.totpFactors.removeNow(user.id);
-    this.events.emit({ type: 'admin_totp_reset', userId: user.id, changed }, origin);
+    const changed = await this.unitOfWork.transaction(async (m) => {
+      const removed = await this.totpFactors.remove(m, user.id);
+      await this.events.record(
+        m,
+        { type: 'admin_totp_reset', userId: user.id, changed: removed },
+        origin,
+      );
+      return removed;
+    });
     if (changed) {
       this.logger.log(`Second factor of user ${user.id} removed by an administrator`);
     }
@@ -156,15 +188,17 @@ export class AdminService {
     const user = await this.findUser(email);
     const revoked = await this.tokensService.revokeAll(user.id, origin, {
       reason: AdminMessages.revokedReason,
+      alongside: (m, { revokedTokenIds }) =>
+        this.events.record(
+          m,
+          {
+            type: 'admin_sessions_revoked',
+            userId: user.id,
+            revokedTokenCount: revokedTokenIds.length,
+          },
+          origin,
+        ),
     });
-    this.events.emit(
-      {
-        type: 'admin_sessions_revoked',
-        userId: user.id,
-        revokedTokenCount: revoked.revokedTokenIds.length,
-      },
-      origin,
-    );
     this.logger.log(`Sessions of user ${user.id} revoked by an administrator`);
     return { account: accountOf(user), revokedTokenCount: revoked.revokedTokenIds.length };
   }
@@ -181,14 +215,19 @@ export class AdminService {
   /** The scheduled expired-token cleanup, run once now; returns how many tokens it deleted. */
   async purgeExpiredTokens(origin: RequestOrigin): Promise<number> {
     const deletedCount = await this.tokenCleanup.purgeExpired();
-    this.events.emit({ type: 'admin_tokens_purged', userId: null, deletedCount }, origin);
+    // The purge commits batch by batch; its summary is an event of its own, after the last.
+    await this.events.recordAlone(
+      { type: 'admin_tokens_purged', userId: null, deletedCount },
+      origin,
+    );
     return deletedCount;
   }
 
   /** The audit purge, run once now (Audit__RetentionDays applies); recorded with its counts. */
   async purgeAudit(origin: RequestOrigin): Promise<AuditPurgeResult> {
     const result = await this.auditRetention.purge();
-    this.events.emit({ type: 'admin_audit_purged', userId: null, ...result }, origin);
+    // As purgeExpiredTokens: batches, then their summary.
+    await this.events.recordAlone({ type: 'admin_audit_purged', userId: null, ...result }, origin);
     return result;
   }
 
@@ -207,7 +246,10 @@ export class AdminService {
       await write(entry);
       rowCount += 1;
     }
-    this.events.emit({ type: 'admin_audit_exported', userId: null, before, rowCount }, origin);
+    await this.events.recordAlone(
+      { type: 'admin_audit_exported', userId: null, before, rowCount },
+      origin,
+    );
     return rowCount;
   }
 
@@ -218,7 +260,7 @@ export class AdminService {
     }
     const user = await this.findUser(email);
     const entries = await this.auditTrail.latestForUser(user.id, limit);
-    this.events.emit(
+    await this.events.recordAlone(
       { type: 'admin_audit_viewed', userId: user.id, rowCount: entries.length },
       origin,
     );

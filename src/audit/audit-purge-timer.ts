@@ -58,7 +58,8 @@ export class AuditPurgeTimer implements OnApplicationBootstrap, OnApplicationShu
     try {
       const { cutoff, retentionDays, deletedCount } = await this.retention.purge();
       if (deletedCount > 0) {
-        this.events.emit(
+        // The purge commits batch by batch; its summary is an event of its own, after the last.
+        await this.events.recordAlone(
           { type: 'audit_purged', userId: null, cutoff, retentionDays, deletedCount },
           internalOrigin(AUDIT_PURGE_ORIGIN, this.random),
         );

@@ -14,7 +14,7 @@ export interface AuditEntry {
   readonly details: Readonly<Record<string, unknown>>;
 }
 
-/** Reads the audit trail. Writing is AuditWriter's alone. */
+/** Reads the audit trail. Rows are written by AuthEvents, in the transaction of their change. */
 @Injectable()
 export class AuditTrail {
   constructor(private readonly repository: AuditEventRepository) {}

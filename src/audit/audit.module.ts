@@ -1,25 +1,27 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditEventRepository } from './audit-event.repository.js';
 import { AuditRetentionRepository } from './audit-retention.repository.js';
 import { AuditRetentionService } from './audit-retention.service.js';
 import { AuditTrail } from './audit-trail.service.js';
-import { AuditWriter } from './audit-writer.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
+import { AuditSink } from '../events/audit-sink.js';
 
 /**
- * The audit trail: every AuthEvent, stored in `auth_events`. Not global on purpose: Nest shuts
- * non-global modules down first, so AuditWriter flushes before the database closes.
+ * The audit trail: every AuthEvent, stored in `auth_events` by AuthEvents in the transaction of
+ * the change it records (decision 0023). Global, as AuthEvents (global too) writes through its
+ * repository, as the AuditSink.
  */
+@Global()
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEvent])],
   providers: [
-    AuditWriter,
     AuditTrail,
     AuditEventRepository,
+    { provide: AuditSink, useExisting: AuditEventRepository },
     AuditRetentionRepository,
     AuditRetentionService,
   ],
-  exports: [AuditWriter, AuditTrail, AuditRetentionService],
+  exports: [AuditEventRepository, AuditSink, AuditTrail, AuditRetentionService],
 })
 export class AuditModule {}

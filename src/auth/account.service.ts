@@ -65,27 +65,28 @@ export class AccountService {
       throw new InvalidArgumentError(AuthMessages.samePassword);
     }
     const passwordHash = await this.passwordHasher.hash(request.newPassword);
-    const revoked = await this.unitOfWork.transaction(async (m) => {
+    await this.unitOfWork.transaction(async (m) => {
       if (!(await this.usersService.setPasswordHash(user.id, passwordHash, m, user.passwordHash))) {
         // Another change won meanwhile: the password given is no longer the account's.
         throw new UnauthorizedError(AuthMessages.invalidCredentials);
       }
       await this.mailedTokens.revokeOf(m, user.id, ['password_reset']);
       await this.mail.cancelOpen(m, user.id, ['password_reset']);
-      return this.tokensService.revokeAllWithin(m, user.id, origin, {
+      const revoked = await this.tokensService.revokeAllWithin(m, user.id, origin, {
         reason: AuthMessages.passwordChangedReason,
         keepFamilyId: currentSessionId,
       });
+      await this.events.record(
+        m,
+        {
+          type: 'password_changed',
+          userId: user.id,
+          keptFamilyId: currentSessionId,
+          revokedTokenIds: revoked.revokedTokenIds,
+        },
+        origin,
+      );
     });
-    this.events.emit(
-      {
-        type: 'password_changed',
-        userId: user.id,
-        keptFamilyId: currentSessionId,
-        revokedTokenIds: revoked.revokedTokenIds,
-      },
-      origin,
-    );
     this.logger.log(`User ${user.id} changed the password`, forRequest(origin.requestId));
     return { message: AuthMessages.passwordChanged };
   }
@@ -110,12 +111,15 @@ export class AccountService {
     if ((await this.usersService.findByEmail(newEmail)) !== null) {
       throw new ConflictError(UsersMessages.emailTaken);
     }
-    const sent = await this.unitOfWork.transaction((m) =>
-      this.mailedTokens.send(m, user, 'email_change', newEmail, { newEmail }),
-    );
+    const sent = await this.unitOfWork.transaction(async (m) => {
+      const queued = await this.mailedTokens.send(m, user, 'email_change', newEmail, { newEmail });
+      if (queued) {
+        await this.events.record(m, { type: 'email_change_requested', userId: user.id }, origin);
+      }
+      return queued;
+    });
     if (sent) {
       this.mail.wake();
-      this.events.emit({ type: 'email_change_requested', userId: user.id }, origin);
     }
     return { message: AuthMessages.emailChangeRequested };
   }
@@ -132,10 +136,12 @@ export class AccountService {
       'account_deletion',
       origin,
     );
-    if (!(await this.usersService.delete(user.id))) {
-      throw new NotFoundError(UsersMessages.notFound);
-    }
-    this.events.emit({ type: 'account_deleted', userId: user.id }, origin);
+    await this.unitOfWork.transaction(async (m) => {
+      if (!(await this.usersService.delete(user.id, m))) {
+        throw new NotFoundError(UsersMessages.notFound);
+      }
+      await this.events.record(m, { type: 'account_deleted', userId: user.id }, origin);
+    });
     this.logger.log(`User ${user.id} deleted the account`, forRequest(origin.requestId));
     return { message: AuthMessages.accountDeleted };
   }

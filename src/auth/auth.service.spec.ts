@@ -13,6 +13,7 @@ import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { RecordingAuthEvents } from '../../test/utils/recording-auth-events.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
 import { TokensService, type IssuedSession } from '../tokens/tokens.service.js';
@@ -256,7 +257,7 @@ describe(AuthService.name, () => {
         RandomSource,
         // No account here has a second factor (test/two-factor.e2e-spec.ts covers those).
         { provide: TotpFactors, useValue: { activeFactorOf: () => Promise.resolve(null) } },
-        AuthEvents,
+        { provide: AuthEvents, useClass: RecordingAuthEvents },
       ],
     }).compile();
     logs.length = 0;
@@ -486,7 +487,11 @@ describe(AuthService.name, () => {
 
       expect(hasher.calls).toEqual([`verify wrong h:${PASSWORD}`]);
       expect(users.updates).toEqual([
-        { id: buildAlice().id, state: { failedLoginAttempts: 3, lockoutEnd: null } },
+        {
+          id: buildAlice().id,
+          state: { failedLoginAttempts: 3, lockoutEnd: null },
+          manager: MANAGER,
+        },
       ]);
       expect(tokens.issued).toEqual([]);
       expect(logs.filter((l) => l.level === 'warn')).toEqual([]);
@@ -502,7 +507,11 @@ describe(AuthService.name, () => {
       );
 
       expect(users.updates).toEqual([
-        { id: buildAlice().id, state: { failedLoginAttempts: 5, lockoutEnd: at(15 * MINUTE_MS) } },
+        {
+          id: buildAlice().id,
+          state: { failedLoginAttempts: 5, lockoutEnd: at(15 * MINUTE_MS) },
+          manager: MANAGER,
+        },
       ]);
       const warnings = logs.filter((l) => l.level === 'warn');
       expect(warnings).toHaveLength(1);
@@ -524,7 +533,11 @@ describe(AuthService.name, () => {
 
       expect(hasher.calls).toEqual([`verify wrong h:${PASSWORD}`]);
       expect(users.updates).toEqual([
-        { id: buildAlice().id, state: { failedLoginAttempts: 6, lockoutEnd: at(15 * MINUTE_MS) } },
+        {
+          id: buildAlice().id,
+          state: { failedLoginAttempts: 6, lockoutEnd: at(15 * MINUTE_MS) },
+          manager: MANAGER,
+        },
       ]);
     });
 

@@ -4,7 +4,7 @@ import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import type { LoginFailureReason } from '../events/auth-event.js';
+import type { AuthEvent, LoginFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
 import { MfaMessages } from '../mfa/mfa.messages.js';
@@ -67,16 +67,19 @@ export class AuthService {
       lastLoginAt: null,
       emailVerifiedAt: null,
     };
-    const { response, familyId, verificationQueued } = await this.unitOfWork.transaction(
-      async (m) => {
-        await this.usersService.insert(user, m);
-        const verificationQueued = await this.emailVerification.sendOnRegistration(m, user);
-        return { ...(await this.tokensService.issue(user, origin, m)), verificationQueued };
-      },
-    );
-    this.events.emit({ type: 'registered', userId: user.id, familyId }, origin);
+    const { response, verificationQueued } = await this.unitOfWork.transaction(async (m) => {
+      await this.usersService.insert(user, m);
+      const session = await this.tokensService.issue(user, origin, m);
+      await this.events.record(
+        m,
+        { type: 'registered', userId: user.id, familyId: session.familyId },
+        origin,
+      );
+      const verificationQueued = await this.emailVerification.sendOnRegistration(m, user, origin);
+      return { ...session, verificationQueued };
+    });
     if (verificationQueued) {
-      this.emailVerification.registrationMailQueued(user, origin);
+      this.emailVerification.registrationMailQueued();
     }
     this.logger.log(`User ${user.id} registered`, forRequest(origin.requestId));
     return response;
@@ -96,46 +99,54 @@ export class AuthService {
    */
   login(request: LoginDto, origin: RequestOrigin): Promise<AuthResponseDto> {
     const email = normalizeEmail(request.email);
+    // Refusals decided where nothing is written; a wrong password's is recorded with its count.
+    const refusals = this.events.pending();
     const refuse = (userId: string | null, reason: LoginFailureReason, message: string) => {
-      this.events.emit({ type: 'login_failed', userId, email, reason }, origin);
+      refusals.record({ type: 'login_failed', userId, email, reason }, origin);
       return new UnauthorizedError(message);
     };
-    return this.accountLock.run(email, async () => {
-      const user = await this.usersService.findByEmail(email);
-      if (user === null) {
-        await this.passwordHasher.verifyAgainstDummy(request.password);
-        throw refuse(null, 'unknown_email', AuthMessages.invalidCredentials);
-      }
-      this.assertMayLogIn(user, refuse);
-      const isCorrect = await this.passwordHasher.verify(request.password, user.passwordHash);
-      // Opt-in, and only once the password is known to be right, so it tells no one else
-      // whether the account exists. A new link is mailed: the account cannot reach resend.
-      if (isCorrect && this.requireVerifiedEmail && user.emailVerifiedAt === null) {
-        await this.emailVerification.remind(user, origin);
-        throw refuse(user.id, 'unverified', UsersMessages.emailNotVerified);
-      }
-      const verdict = isCorrect
-        ? await this.secondFactor(user, request.code, origin, refuse)
-        : null;
-      return this.usersService.retryOnLoginStateChange(
-        user,
-        async (current) => {
-          if (verdict !== null && verdict !== 'bad_mfa_code') {
-            return this.recordSuccess(current, request.password, origin, verdict);
-          }
-          if (await this.failedLogins.record(current, origin)) {
-            throw verdict === 'bad_mfa_code'
-              ? refuse(current.id, 'bad_mfa_code', MfaMessages.invalidCode)
-              : refuse(current.id, 'bad_password', AuthMessages.invalidCredentials);
-          }
-          return null;
-        },
-        {
-          whenGone: () => refuse(null, 'unknown_email', AuthMessages.invalidCredentials),
-          onReread: (current) => this.assertMayLogIn(current, refuse),
-        },
-      );
-    });
+    return refusals.settle(
+      this.accountLock.run(email, async () => {
+        const user = await this.usersService.findByEmail(email);
+        if (user === null) {
+          await this.passwordHasher.verifyAgainstDummy(request.password);
+          throw refuse(null, 'unknown_email', AuthMessages.invalidCredentials);
+        }
+        this.assertMayLogIn(user, refuse);
+        const isCorrect = await this.passwordHasher.verify(request.password, user.passwordHash);
+        // Opt-in, and only once the password is known to be right, so it tells no one else
+        // whether the account exists. A new link is mailed: the account cannot reach resend.
+        if (isCorrect && this.requireVerifiedEmail && user.emailVerifiedAt === null) {
+          await this.emailVerification.remind(user, origin);
+          throw refuse(user.id, 'unverified', UsersMessages.emailNotVerified);
+        }
+        const verdict = isCorrect
+          ? await this.secondFactor(user, request.code, origin, refuse)
+          : null;
+        return this.usersService.retryOnLoginStateChange(
+          user,
+          async (current) => {
+            if (verdict !== null && verdict !== 'bad_mfa_code') {
+              return this.recordSuccess(current, request.password, origin, verdict);
+            }
+            const reason = verdict === 'bad_mfa_code' ? 'bad_mfa_code' : 'bad_password';
+            const failure: AuthEvent = { type: 'login_failed', userId: current.id, email, reason };
+            if (await this.failedLogins.record(current, origin, failure)) {
+              throw new UnauthorizedError(
+                reason === 'bad_mfa_code'
+                  ? MfaMessages.invalidCode
+                  : AuthMessages.invalidCredentials,
+              );
+            }
+            return null;
+          },
+          {
+            whenGone: () => refuse(null, 'unknown_email', AuthMessages.invalidCredentials),
+            onReread: (current) => this.assertMayLogIn(current, refuse),
+          },
+        );
+      }),
+    );
   }
 
   /**
@@ -158,11 +169,9 @@ export class AuthService {
       // Not a failed login (the password was right) and not a success: no counter moves.
       throw refuse(user.id, 'mfa_required', MfaMessages.codeRequired);
     }
-    const redeemed = await this.totpFactors.redeem(factor, code);
-    if (redeemed === 'recovery') {
-      // Spent for good: the trail shows when, so the owner can tell if it was not them.
-      this.events.emit({ type: 'totp_recovery_code_used', userId: user.id }, origin);
-    }
+    // A spent recovery code is recorded as it is spent (totp_recovery_code_used): the trail
+    // shows when, so the owner can tell if it was not them.
+    const redeemed = await this.totpFactors.redeem(factor, code, origin);
     return redeemed === null ? 'bad_mfa_code' : PASSWORD_AND_OTP;
   }
 
@@ -196,15 +205,20 @@ export class AuthService {
         { failedLoginAttempts: 0, lockoutEnd: null, lastLoginAt: now, passwordHash },
         m,
       );
-      return written ? this.tokensService.issue(user, origin, m, authMethods) : null;
+      if (!written) {
+        return null;
+      }
+      const issued = await this.tokensService.issue(user, origin, m, authMethods);
+      await this.events.record(
+        m,
+        { type: 'login_succeeded', userId: user.id, familyId: issued.familyId },
+        origin,
+      );
+      return issued;
     });
     if (session === null) {
       return null;
     }
-    this.events.emit(
-      { type: 'login_succeeded', userId: user.id, familyId: session.familyId },
-      origin,
-    );
     this.logger.log(`User ${user.id} logged in`, forRequest(origin.requestId));
     return session.response;
   }

@@ -34,19 +34,20 @@ export class EmailVerificationService {
   ) {}
 
   /**
-   * Registration's verification mail, inside its transaction; nothing when mail is off. True when
-   * a mail was queued: the caller then wakes the sender and tells the event.
+   * Registration's verification mail and its event, inside its transaction; nothing when mail is
+   * off. True when a mail was queued: the caller then wakes the sender once it committed.
    */
-  async sendOnRegistration(manager: EntityManager, user: User): Promise<boolean> {
-    return (
-      this.mail.isEnabled && this.mailedTokens.send(manager, user, 'email_verification', user.email)
-    );
+  async sendOnRegistration(
+    manager: EntityManager,
+    user: User,
+    origin: RequestOrigin,
+  ): Promise<boolean> {
+    return this.mail.isEnabled && this.sendWithin(manager, user, origin);
   }
 
   /** After a registration's transaction committed with a verification mail in it. */
-  registrationMailQueued(user: User, origin: RequestOrigin): void {
+  registrationMailQueued(): void {
     this.mail.wake();
-    this.events.emit({ type: 'email_verification_requested', userId: user.id }, origin);
   }
 
   /** Another verification link for the bearer's current address. */
@@ -74,13 +75,18 @@ export class EmailVerificationService {
     if (!this.mail.isEnabled) {
       return;
     }
-    const sent = await this.unitOfWork.transaction((m) =>
-      this.mailedTokens.send(m, user, 'email_verification', user.email),
-    );
-    if (sent) {
+    if (await this.unitOfWork.transaction((m) => this.sendWithin(m, user, origin))) {
       this.mail.wake();
-      this.events.emit({ type: 'email_verification_requested', userId: user.id }, origin);
     }
+  }
+
+  /** A verification mail to the account's address, with its event; false if too soon. */
+  private async sendWithin(m: EntityManager, user: User, origin: RequestOrigin): Promise<boolean> {
+    if (!(await this.mailedTokens.send(m, user, 'email_verification', user.email))) {
+      return false;
+    }
+    await this.events.record(m, { type: 'email_verification_requested', userId: user.id }, origin);
+    return true;
   }
 
   /**
@@ -97,27 +103,29 @@ export class EmailVerificationService {
     );
     const done =
       token.purpose === 'email_change'
-        ? await this.changeEmail(user, token)
-        : await this.markVerified(user, token);
+        ? await this.changeEmail(user, token, origin)
+        : await this.markVerified(user, token, origin);
     if (!done) {
-      throw this.mailedTokens.usedMeanwhile('email_verification_failed', origin);
+      throw await this.mailedTokens.usedMeanwhile('email_verification_failed', origin);
     }
     if (token.purpose === 'email_change') {
       this.mail.wake();
-      this.events.emit({ type: 'email_changed', userId: user.id }, origin);
       this.logger.log(`User ${user.id} changed the e-mail address`, forRequest(origin.requestId));
       return { message: AuthMessages.emailChanged };
     }
-    this.events.emit({ type: 'email_verified', userId: user.id }, origin);
     return { message: AuthMessages.emailVerified };
   }
 
-  private markVerified(user: User, token: AccountToken): Promise<boolean> {
+  private markVerified(user: User, token: AccountToken, origin: RequestOrigin): Promise<boolean> {
     return this.unitOfWork.transaction(async (m) => {
       if (!(await this.mailedTokens.consume(m, token))) {
         return false;
       }
-      return this.usersService.markEmailVerified(user.id, token.email, this.clock.now(), m);
+      if (!(await this.usersService.markEmailVerified(user.id, token.email, this.clock.now(), m))) {
+        return false;
+      }
+      await this.events.record(m, { type: 'email_verified', userId: user.id }, origin);
+      return true;
     });
   }
 
@@ -126,7 +134,7 @@ export class EmailVerificationService {
    * the token usable. Links mailed to the old address (reset, verification) die with it, and the
    * old address is told.
    */
-  private changeEmail(user: User, token: AccountToken): Promise<boolean> {
+  private changeEmail(user: User, token: AccountToken, origin: RequestOrigin): Promise<boolean> {
     return this.unitOfWork.transaction(async (m) => {
       if (!(await this.mailedTokens.consume(m, token))) {
         return false;
@@ -144,6 +152,7 @@ export class EmailVerificationService {
         recipient: user.email,
         values: { username: user.username, newEmail: token.email },
       });
+      await this.events.record(m, { type: 'email_changed', userId: user.id }, origin);
       return true;
     });
   }

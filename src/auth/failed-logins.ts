@@ -1,7 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
+import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { forRequest } from '../logging/log-fields.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
@@ -28,6 +30,7 @@ export class FailedLogins {
     private readonly usersService: UsersService,
     private readonly clock: Clock,
     private readonly events: AuthEvents,
+    private readonly unitOfWork: UnitOfWork,
   ) {}
 
   /** Spec §4.2 order: deactivated, then locked out; null when the password may be checked. */
@@ -46,23 +49,39 @@ export class FailedLogins {
   /**
    * Counts a wrong password, and starts a lockout at the fifth. Written only if the lockout state
    * is still the one read; false when the account changed meanwhile (the caller reads it again).
+   * `failure`, the caller's event for the refused attempt, is recorded with the count, in its
+   * transaction (after `lockout_started` when this attempt starts a lockout).
    */
-  async record(user: User, origin: RequestOrigin): Promise<boolean> {
+  async record(user: User, origin: RequestOrigin, failure: AuthEvent): Promise<boolean> {
     const next = afterFailedLogin(user, this.clock.now());
-    const written = await this.usersService.replaceLoginState(user.id, user, {
-      failedLoginAttempts: next.failedLoginAttempts,
-      lockoutEnd: next.lockoutEnd,
-    });
-    if (written && next.lockedOut && next.lockoutEnd !== null) {
-      this.events.emit(
-        {
-          type: 'lockout_started',
-          userId: user.id,
-          failedAttempts: next.failedLoginAttempts,
-          lockedUntil: next.lockoutEnd,
-        },
-        origin,
+    const lockout = next.lockedOut && next.lockoutEnd !== null ? next.lockoutEnd : null;
+    const written = await this.unitOfWork.transaction(async (m) => {
+      const replaced = await this.usersService.replaceLoginState(
+        user.id,
+        user,
+        { failedLoginAttempts: next.failedLoginAttempts, lockoutEnd: next.lockoutEnd },
+        m,
       );
+      if (!replaced) {
+        return false;
+      }
+      if (lockout !== null) {
+        const lockedUntil = lockout;
+        await this.events.record(
+          m,
+          {
+            type: 'lockout_started',
+            userId: user.id,
+            failedAttempts: next.failedLoginAttempts,
+            lockedUntil,
+          },
+          origin,
+        );
+      }
+      await this.events.record(m, failure, origin);
+      return true;
+    });
+    if (written && lockout !== null) {
       this.logger.warn(
         `User ${user.id} locked out after ${next.failedLoginAttempts} failed login attempts`,
         forRequest(origin.requestId),

@@ -141,20 +141,21 @@ export class MailedTokens {
     failure: 'password_reset_failed' | 'email_verification_failed',
     origin: RequestOrigin,
   ): Promise<RedeemableToken> {
-    const refuse = (userId: string | null, reason: MailedTokenFailureReason) => {
-      this.events.emit({ type: failure, userId, reason }, origin);
+    // Nothing else is written for a refusal: its event is a unit of its own.
+    const refuse = async (userId: string | null, reason: MailedTokenFailureReason) => {
+      await this.events.recordAlone({ type: failure, userId, reason }, origin);
       return new InvalidArgumentError(AuthMessages.mailedTokenInvalid);
     };
     const token = await this.repository.findByHash(digestOpaqueToken(raw));
     if (token === null || !purposes.includes(token.purpose)) {
-      throw refuse(null, 'invalid');
+      throw await refuse(null, 'invalid');
     }
     if (token.expiresAt.getTime() <= this.clock.now().getTime()) {
-      throw refuse(token.userId, 'expired');
+      throw await refuse(token.userId, 'expired');
     }
     const user = await this.usersService.findById(token.userId);
     if (user === null || (token.purpose !== 'email_change' && user.email !== token.email)) {
-      throw refuse(null, 'invalid');
+      throw await refuse(null, 'invalid');
     }
     if (!user.isActive) {
       throw new UnauthorizedError(UsersMessages.deactivated);
@@ -162,12 +163,12 @@ export class MailedTokens {
     return { token, user };
   }
 
-  /** The error of a token that another request used first (see consume). */
-  usedMeanwhile(
+  /** The error of a token that another request used first (see consume), once its event committed. */
+  async usedMeanwhile(
     failure: 'password_reset_failed' | 'email_verification_failed',
     origin: RequestOrigin,
-  ): Error {
-    this.events.emit({ type: failure, userId: null, reason: 'invalid' }, origin);
+  ): Promise<Error> {
+    await this.events.recordAlone({ type: failure, userId: null, reason: 'invalid' }, origin);
     return new InvalidArgumentError(AuthMessages.mailedTokenInvalid);
   }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import type {
+  AuthEvent,
   PasswordConfirmationAction,
   PasswordConfirmationFailureReason,
 } from '../events/auth-event.js';
@@ -39,32 +40,43 @@ export class PasswordConfirmation {
     origin: RequestOrigin,
   ): Promise<User> {
     const first = await this.find(userId);
+    // Refusals decided where nothing is written; a wrong password's is recorded with its count.
+    const refusals = this.events.pending();
     const refuse = (reason: PasswordConfirmationFailureReason, message: string) => {
-      this.events.emit({ type: 'password_confirmation_failed', userId, action, reason }, origin);
+      refusals.record({ type: 'password_confirmation_failed', userId, action, reason }, origin);
       return new UnauthorizedError(message);
     };
-    return this.accountLock.run(first.email, async () => {
-      const assertMayUsePassword = (account: User): void => {
-        const refusal = this.failedLogins.refusalFor(account);
-        if (refusal !== null) {
-          throw refuse(refusal.reason, refusal.message);
+    const failure: AuthEvent = {
+      type: 'password_confirmation_failed',
+      userId,
+      action,
+      reason: 'bad_password',
+    };
+    return refusals.settle(
+      this.accountLock.run(first.email, async () => {
+        const assertMayUsePassword = (account: User): void => {
+          const refusal = this.failedLogins.refusalFor(account);
+          if (refusal !== null) {
+            throw refuse(refusal.reason, refusal.message);
+          }
+        };
+        const user = await this.find(userId);
+        assertMayUsePassword(user);
+        if (await this.passwordHasher.verify(password, user.passwordHash)) {
+          return user;
         }
-      };
-      const user = await this.find(userId);
-      assertMayUsePassword(user);
-      if (await this.passwordHasher.verify(password, user.passwordHash)) {
-        return user;
-      }
-      await this.usersService.retryOnLoginStateChange(
-        user,
-        async (current) => ((await this.failedLogins.record(current, origin)) ? current : null),
-        {
-          whenGone: () => new NotFoundError(UsersMessages.notFound),
-          onReread: assertMayUsePassword,
-        },
-      );
-      throw refuse('bad_password', AuthMessages.invalidCredentials);
-    });
+        await this.usersService.retryOnLoginStateChange(
+          user,
+          async (current) =>
+            (await this.failedLogins.record(current, origin, failure)) ? current : null,
+          {
+            whenGone: () => new NotFoundError(UsersMessages.notFound),
+            onReread: assertMayUsePassword,
+          },
+        );
+        throw new UnauthorizedError(AuthMessages.invalidCredentials);
+      }),
+    );
   }
 
   private async find(userId: string): Promise<User> {

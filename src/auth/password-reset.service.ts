@@ -72,16 +72,20 @@ export class PasswordResetService implements OnModuleInit {
       if (user.emailVerifiedAt === null) {
         await this.usersService.markEmailVerified(user.id, token.email, this.clock.now(), m);
       }
-      return this.tokensService.revokeAllWithin(m, user.id, origin, {
+      const { revokedTokenIds } = await this.tokensService.revokeAllWithin(m, user.id, origin, {
         reason: AuthMessages.passwordResetReason,
         keepFamilyId: null,
       });
+      await this.events.record(
+        m,
+        { type: 'password_reset', userId: user.id, revokedTokenIds },
+        origin,
+      );
+      return revokedTokenIds;
     });
     if (revoked === null) {
-      throw this.mailedTokens.usedMeanwhile('password_reset_failed', origin);
+      throw await this.mailedTokens.usedMeanwhile('password_reset_failed', origin);
     }
-    const { revokedTokenIds } = revoked;
-    this.events.emit({ type: 'password_reset', userId: user.id, revokedTokenIds }, origin);
     this.logger.log(`User ${user.id} reset the password`, forRequest(origin.requestId));
     return { message: AuthMessages.passwordReset };
   }
@@ -103,13 +107,12 @@ export class PasswordResetService implements OnModuleInit {
     if (token === null) {
       return null;
     }
+    await this.events.record(m, { type: 'password_reset_requested', userId: user.id }, origin);
     return {
       userId: user.id,
       recipient: user.email,
       values: this.mailedTokens.valuesFor(user, 'password_reset'),
       token,
-      onCommitted: () =>
-        this.events.emit({ type: 'password_reset_requested', userId: user.id }, origin),
     };
   }
 }

@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError, UnauthorizedError } from '../common/error
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import type { TotpCodeAction, TotpCodeFailureReason } from '../events/auth-event.js';
+import type { AuthEvent, TotpCodeAction, TotpCodeFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
 import { MfaMessages } from '../mfa/mfa.messages.js';
@@ -55,11 +55,14 @@ export class TwoFactorService {
       'totp_enrollment',
       origin,
     );
-    const { secret, otpauthUri } = await this.totpFactors.startEnrolment(user.id, user.email);
+    const { secret, otpauthUri } = await this.totpFactors.startEnrolment(
+      user.id,
+      user.email,
+      origin,
+    );
     // Loaded on first use, like otplib: a start-up pays nothing for a feature seldom turned on.
     const { default: QRCode } = await import('qrcode');
     const qrCode = await QRCode.toDataURL(otpauthUri, { errorCorrectionLevel: 'M', margin: 2 });
-    this.events.emit({ type: 'totp_enrollment_started', userId: user.id }, origin);
     this.logger.log(`User ${user.id} started a TOTP enrolment`, forRequest(origin.requestId));
     return { secret, otpauthUri, qrCode };
   }
@@ -80,7 +83,13 @@ export class TwoFactorService {
     const user = await this.find(claims.sub);
     const refusal = this.failedLogins.refusalFor(user);
     if (refusal !== null) {
-      throw this.refuse(user.id, 'totp_confirmation', refusal.reason, refusal.message, origin);
+      throw await this.refuse(
+        user.id,
+        'totp_confirmation',
+        refusal.reason,
+        refusal.message,
+        origin,
+      );
     }
     const factor = await this.totpFactors.factorOf(user.id);
     const result = await this.unitOfWork.transaction(async (m) => {
@@ -92,20 +101,27 @@ export class TwoFactorService {
         reason: MfaMessages.enabledReason,
         keepFamilyId: currentSessionId,
       });
+      await this.events.record(
+        m,
+        {
+          type: 'totp_enabled',
+          userId: user.id,
+          keptFamilyId: currentSessionId,
+          revokedTokenIds: revoked.revokedTokenIds,
+        },
+        origin,
+      );
       return { recoveryCodes: confirmed.recoveryCodes, revoked };
     });
     if (result === null) {
-      throw this.refuse(user.id, 'totp_confirmation', 'bad_code', MfaMessages.invalidCode, origin);
+      throw await this.refuse(
+        user.id,
+        'totp_confirmation',
+        'bad_code',
+        MfaMessages.invalidCode,
+        origin,
+      );
     }
-    this.events.emit(
-      {
-        type: 'totp_enabled',
-        userId: user.id,
-        keptFamilyId: currentSessionId,
-        revokedTokenIds: result.revoked.revokedTokenIds,
-      },
-      origin,
-    );
     this.logger.log(`User ${user.id} turned TOTP on`, forRequest(origin.requestId));
     return { recoveryCodes: result.recoveryCodes };
   }
@@ -117,10 +133,15 @@ export class TwoFactorService {
     origin: RequestOrigin,
   ): Promise<RecoveryCodesResponseDto> {
     const user = await this.confirmCode(userId, request.code, 'recovery_codes', origin);
-    const recoveryCodes = await this.unitOfWork.transaction((m) =>
-      this.totpFactors.replaceRecoveryCodesWithin(m, user.id),
-    );
-    this.events.emit({ type: 'totp_recovery_codes_replaced', userId: user.id }, origin);
+    const recoveryCodes = await this.unitOfWork.transaction(async (m) => {
+      const codes = await this.totpFactors.replaceRecoveryCodesWithin(m, user.id);
+      await this.events.record(
+        m,
+        { type: 'totp_recovery_codes_replaced', userId: user.id },
+        origin,
+      );
+      return codes;
+    });
     return { recoveryCodes };
   }
 
@@ -132,8 +153,10 @@ export class TwoFactorService {
   ): Promise<MessageResponseDto> {
     await this.confirmation.confirm(userId, request.password, 'totp_disable', origin);
     const user = await this.confirmCode(userId, request.code, 'totp_disable', origin);
-    await this.unitOfWork.transaction((m) => this.totpFactors.remove(m, user.id));
-    this.events.emit({ type: 'totp_disabled', userId: user.id }, origin);
+    await this.unitOfWork.transaction(async (m) => {
+      await this.totpFactors.remove(m, user.id);
+      await this.events.record(m, { type: 'totp_disabled', userId: user.id }, origin);
+    });
     this.logger.log(`User ${user.id} turned TOTP off`, forRequest(origin.requestId));
     return { message: MfaMessages.disabled };
   }
@@ -154,38 +177,37 @@ export class TwoFactorService {
       let user = await this.find(userId);
       let refusal = this.failedLogins.refusalFor(user);
       if (refusal !== null) {
-        throw this.refuse(userId, action, refusal.reason, refusal.message, origin);
+        throw await this.refuse(userId, action, refusal.reason, refusal.message, origin);
       }
       const factor = await this.totpFactors.activeFactorOf(user.id);
       if (factor === null) {
         throw new ConflictError(MfaMessages.notEnabled);
       }
-      const redeemed = await this.totpFactors.redeem(factor, code);
-      if (redeemed === 'recovery') {
-        this.events.emit({ type: 'totp_recovery_code_used', userId }, origin);
-      }
+      const redeemed = await this.totpFactors.redeem(factor, code, origin);
       if (redeemed !== null) {
         return user;
       }
-      while (!(await this.failedLogins.record(user, origin))) {
+      const failure: AuthEvent = { type: 'totp_code_failed', userId, action, reason: 'bad_code' };
+      while (!(await this.failedLogins.record(user, origin, failure))) {
         user = await this.find(userId);
         refusal = this.failedLogins.refusalFor(user);
         if (refusal !== null) {
-          throw this.refuse(userId, action, refusal.reason, refusal.message, origin);
+          throw await this.refuse(userId, action, refusal.reason, refusal.message, origin);
         }
       }
-      throw this.refuse(userId, action, 'bad_code', MfaMessages.invalidCode, origin);
+      throw new UnauthorizedError(MfaMessages.invalidCode);
     });
   }
 
-  private refuse(
+  /** The refusal's error, once its event committed (a unit of its own: nothing else changed). */
+  private async refuse(
     userId: string,
     action: TotpCodeAction,
     reason: TotpCodeFailureReason,
     message: string,
     origin: RequestOrigin,
-  ): UnauthorizedError {
-    this.events.emit({ type: 'totp_code_failed', userId, action, reason }, origin);
+  ): Promise<UnauthorizedError> {
+    await this.events.recordAlone({ type: 'totp_code_failed', userId, action, reason }, origin);
     return new UnauthorizedError(message);
   }
 

@@ -2,6 +2,8 @@ import type { Database } from 'better-sqlite3';
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { AuditEvent } from '../audit/entities/audit-event.entity.js';
+import { RandomSource } from '../common/random/random-source.js';
+import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import { RefreshTokenRepository } from '../tokens/refresh-token.repository.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { User } from '../users/entities/user.entity.js';
@@ -141,14 +143,22 @@ describe(EntityRows.name, () => {
       dataSource.getMetadata(entity).columns.map((column) => column.databaseName);
 
     it('should insert every refresh-token column the metadata has, on both engines', () => {
-      const sql = new RefreshTokenRepository(new UnitOfWork(dataSource), dataSource).rotationSql();
+      const sql = new RefreshTokenRepository(
+        new UnitOfWork(dataSource),
+        dataSource,
+        new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
+      ).rotationSql();
 
       expect(insertedColumns(sql.sqlite[2])).toEqual(metadataColumns(RefreshToken));
       expect(insertedColumns(sql.postgres)).toEqual(metadataColumns(RefreshToken));
     });
 
     it('should read every token and owner column the metadata has in a rotation', () => {
-      const sql = new RefreshTokenRepository(new UnitOfWork(dataSource), dataSource).rotationSql();
+      const sql = new RefreshTokenRepository(
+        new UnitOfWork(dataSource),
+        dataSource,
+        new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
+      ).rotationSql();
 
       const read = handle(dataSource)
         .prepare(sql.sqlite[0])
@@ -161,13 +171,24 @@ describe(EntityRows.name, () => {
       ]);
     });
 
-    it('should give the PostgreSQL rotation one parameter per own column of the successor', () => {
-      const sql = new RefreshTokenRepository(new UnitOfWork(dataSource), dataSource).rotationSql();
+    it('should give the PostgreSQL rotation one parameter per own column of the successor and of its audit row', () => {
+      const sql = new RefreshTokenRepository(
+        new UnitOfWork(dataSource),
+        dataSource,
+        new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
+      ).rotationSql();
       const inherited = ['userId', 'familyId', 'generation', 'sessionStartedAt', 'authMethods'];
 
       const parameters = new Set(sql.postgres.match(/\$\d+/g));
 
-      expect(parameters.size).toBe(6 + metadataColumns(RefreshToken).length - inherited.length);
+      // Then the audit row's, but its owner and details, which the statement computes.
+      expect(parameters.size).toBe(
+        6 +
+          metadataColumns(RefreshToken).length -
+          inherited.length +
+          metadataColumns(AuditEvent).length -
+          2,
+      );
     });
   });
 });

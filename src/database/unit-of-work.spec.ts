@@ -6,9 +6,11 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { buildUser } from '../../test/factories/user.factory.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import { User } from '../users/entities/user.entity.js';
+import { ENTITIES } from './data-source.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { runMigrations } from './run-migrations.js';
-import { UnitOfWork } from './unit-of-work.js';
+import { sqliteConnectionOf } from './driver-handle.js';
+import { GROUP_MAX_UNITS, UnitOfWork } from './unit-of-work.js';
 import { buildDatabaseConfig } from '../../test/factories/database-config.factory.js';
 
 interface Deferred<T> {
@@ -169,6 +171,76 @@ describe(UnitOfWork.name, () => {
     await expect(sut.transaction((m) => m.countBy(User, {}))).resolves.toBe(2);
   });
 
+  describe('group commit (SQLite)', () => {
+    const insert = (email: string) => (m: EntityManager) =>
+      m.insert(User, buildUser({ email })).then(() => email);
+
+    it('should roll back only the failing unit of a group and commit the others', async () => {
+      const units = [
+        sut.transaction(insert('a@example.com')),
+        sut.transaction(async (m) => {
+          await m.insert(User, buildUser({ email: 'b@example.com' }));
+          throw new Error('b failed');
+        }),
+        sut.transactionOnSqlite(() => Promise.reject(new Error('c failed'))),
+        sut.run(insert('d@example.com')),
+      ];
+
+      const outcomes = await Promise.allSettled(units);
+
+      expect(outcomes.map((o) => o.status)).toEqual([
+        'fulfilled',
+        'rejected',
+        'rejected',
+        'fulfilled',
+      ]);
+      expect((outcomes[1] as PromiseRejectedResult).reason).toEqual(new Error('b failed'));
+      await expect(emails()).resolves.toEqual(['a@example.com', 'd@example.com']);
+    });
+
+    it('should reject every unit of a group whose COMMIT fails, and keep none of its writes', async () => {
+      const db = sqliteConnectionOf(dataSource);
+      db.exec(
+        'CREATE TABLE "parents" ("id" TEXT PRIMARY KEY); CREATE TABLE "children" ("id" TEXT, ' +
+          '"parentId" TEXT REFERENCES "parents" ("id") DEFERRABLE INITIALLY DEFERRED)',
+      );
+      const units = [
+        sut.transaction(insert('a@example.com')),
+        // Checked only at COMMIT: the group's COMMIT fails.
+        sut.transactionOnSqlite((raw) => {
+          raw.prepare("INSERT INTO \"children\" VALUES ('c', 'missing')").run();
+          return Promise.resolve('child');
+        }),
+        sut.run(insert('b@example.com')),
+      ];
+
+      const outcomes = await Promise.allSettled(units);
+
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
+      await expect(emails()).resolves.toEqual([]);
+      await expect(sut.transaction(insert('after@example.com'))).resolves.toBe('after@example.com');
+    });
+
+    it('should reject every unit of a group that SQLite rolled back whole', async () => {
+      const units = [
+        sut.transaction(insert('a@example.com')),
+        // As SQLITE_FULL or an I/O error would: the whole transaction is gone.
+        sut.transactionOnSqlite((raw) => {
+          raw.exec('ROLLBACK');
+          return Promise.reject(new Error('disk full'));
+        }),
+        sut.transaction(insert('b@example.com')),
+      ];
+
+      const outcomes = await Promise.allSettled(units);
+
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
+      expect((outcomes[0] as PromiseRejectedResult).reason).toEqual(new Error('disk full'));
+      await expect(emails()).resolves.toEqual(['b@example.com']);
+    });
+  });
+
   describe('on a SQLite file shared with another process', () => {
     let directory: string;
     let fileSource: DataSource;
@@ -184,6 +256,7 @@ describe(UnitOfWork.name, () => {
             { type: 'sqlite', path },
             { poolSize: 1, connectionTimeoutMs: 1_000, statementTimeoutMs: 1_000 },
           ),
+          { entities: ENTITIES },
         ),
       );
       await fileSource.initialize();
@@ -227,6 +300,53 @@ describe(UnitOfWork.name, () => {
         expect(seen).toEqual([false, true]);
       },
     );
+    /** Rows of `users` another connection sees: committed ones only. */
+    const committedUsers = (): number =>
+      (other.prepare('SELECT count(*) AS n FROM "users"').get() as { n: number }).n;
+
+    it('should share one transaction among concurrent units and settle none before its COMMIT', async () => {
+      const seenCommitted: number[] = [];
+      const settledSeeing: number[] = [];
+      const units = Array.from({ length: 5 }, (_, i) =>
+        fileSut
+          .transaction(async (m) => {
+            seenCommitted.push(committedUsers());
+            await m.insert(User, buildUser({ email: `u${i}@example.com` }));
+          })
+          .then(() => settledSeeing.push(committedUsers())),
+      );
+
+      await Promise.all(units);
+
+      // One group: no unit saw another's row committed; every answer came after all were.
+      expect(seenCommitted).toEqual([0, 0, 0, 0, 0]);
+      expect(settledSeeing).toEqual([5, 5, 5, 5, 5]);
+    });
+
+    it('should commit a group at GROUP_MAX_UNITS units at most, and start the next', async () => {
+      other.exec('CREATE TABLE "marks" ("i" INTEGER)');
+      const committedMarks = (): number =>
+        (other.prepare('SELECT count(*) AS n FROM "marks"').get() as { n: number }).n;
+      const seenCommitted: number[] = [];
+      const units = Array.from({ length: GROUP_MAX_UNITS + 2 }, (_, i) =>
+        fileSut.transactionOnSqlite((db) => {
+          seenCommitted.push(committedMarks());
+          db.prepare('INSERT INTO "marks" VALUES (?)').run(i);
+          return Promise.resolve();
+        }),
+      );
+
+      await Promise.all(units);
+
+      // Units of one group see the same committed count: the count before the group began.
+      const groupSizes = [...new Set(seenCommitted)].map(
+        (count) => seenCommitted.filter((seen) => seen === count).length,
+      );
+      expect(groupSizes.length).toBeGreaterThan(1);
+      expect(Math.max(...groupSizes)).toBeGreaterThan(1);
+      expect(Math.max(...groupSizes)).toBeLessThanOrEqual(GROUP_MAX_UNITS);
+      expect(committedMarks()).toBe(GROUP_MAX_UNITS + 2);
+    });
   });
 
   it('should not serialise units on a database other than SQLite', async () => {

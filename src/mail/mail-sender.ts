@@ -24,8 +24,6 @@ export interface PreparedMail {
   readonly recipient: string;
   readonly values: TemplateValues;
   readonly token?: string;
-  /** Told once the transaction that prepared the mail has committed. */
-  readonly onCommitted?: () => void;
 }
 
 /**
@@ -191,11 +189,12 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
       }
       return;
     }
-    const recorded = await this.repository.finish(mail, 'sent', this.clock.now(), null);
+    const recorded = await this.repository.finish(mail, 'sent', this.clock.now(), null, (m) =>
+      this.tell(m, 'mail_sent', mail, null, origin),
+    );
     if (!recorded) {
       this.logger.warn(`Mail ${mail.id} was sent after its claim had lapsed`);
     }
-    this.tell('mail_sent', mail, null, origin);
     this.logger.log(`Mail ${mail.id} (${mail.kind}) sent after ${mail.attempts} attempt(s)`);
   }
 
@@ -221,13 +220,9 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
       if (!(await this.repository.prepare(m, mail, fields))) {
         throw new Error(`The claim on mail ${mail.id} lapsed while it was prepared`);
       }
-      return {
-        mail: Object.assign(new OutboxMail(), { ...mail, ...fields, state: 'pending' }),
-        onCommitted: made.onCommitted,
-      };
+      return Object.assign(new OutboxMail(), { ...mail, ...fields, state: 'pending' });
     });
-    prepared?.onCommitted?.();
-    return prepared?.mail ?? null;
+    return prepared;
   }
 
   /** The message, or null when its token cannot be opened (the secret that sealed it is gone). */
@@ -258,29 +253,33 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
 
   private async retryLater(mail: OutboxMail, code: string, origin: RequestOrigin): Promise<void> {
     const delay = Math.min(FIRST_RETRY_MS * 2 ** (mail.attempts - 1), LONGEST_RETRY_MS);
-    await this.repository.retryAt(mail, new Date(this.clock.now().getTime() + delay), code);
-    this.tell('mail_retry_scheduled', mail, code, origin);
+    await this.repository.retryAt(mail, new Date(this.clock.now().getTime() + delay), code, (m) =>
+      this.tell(m, 'mail_retry_scheduled', mail, code, origin),
+    );
     this.logger.warn(
       `Mail ${mail.id} (${mail.kind}) not sent (${code}); attempt ${mail.attempts + 1} in ${delay / 1000} s`,
     );
   }
 
   private async giveUp(mail: OutboxMail, code: string, origin: RequestOrigin): Promise<void> {
-    await this.repository.finish(mail, 'failed', this.clock.now(), code);
-    this.tell('mail_failed', mail, code, origin);
+    await this.repository.finish(mail, 'failed', this.clock.now(), code, (m) =>
+      this.tell(m, 'mail_failed', mail, code, origin),
+    );
     this.logger.error(
       `Mail ${mail.id} (${mail.kind}) given up after ${mail.attempts} attempt(s): ${code}`,
     );
   }
 
+  /** Records the attempt's event in the transaction that records its outcome. */
   private tell(
+    m: EntityManager,
     type: 'mail_sent' | 'mail_retry_scheduled' | 'mail_failed',
     mail: OutboxMail,
     error: string | null,
     origin: RequestOrigin,
-  ): void {
+  ): Promise<void> {
     const { userId, id: mailId, kind, attempts } = mail;
-    this.events.emit({ type, userId, mailId, kind, attempts, error }, origin);
+    return this.events.record(m, { type, userId, mailId, kind, attempts, error }, origin);
   }
 
   private async purgeNowAndThen(): Promise<void> {

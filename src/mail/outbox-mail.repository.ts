@@ -95,9 +95,10 @@ export class OutboxMailRepository {
     state: Extract<MailState, 'sent' | 'failed'>,
     at: Date,
     lastError: string | null,
+    alongside: (m: EntityManager) => Promise<void>,
   ): Promise<boolean> {
-    const result = await this.unitOfWork.run((m) =>
-      m.update(
+    const result = await this.unitOfWork.transaction(async (m) => {
+      const updated = await m.update(
         OutboxMail,
         { id: mail.id, claimedBy: mail.claimedBy ?? IsNull() },
         {
@@ -108,20 +109,28 @@ export class OutboxMailRepository {
           claimedUntil: null,
           lastError,
         },
-      ),
-    );
+      );
+      await alongside(m);
+      return updated;
+    });
     return result.affected === 1;
   }
 
   /** Releases the claim and sets the next attempt. */
-  async retryAt(mail: OutboxMail, at: Date, lastError: string): Promise<void> {
-    await this.unitOfWork.run((m) =>
-      m.update(
+  async retryAt(
+    mail: OutboxMail,
+    at: Date,
+    lastError: string,
+    alongside: (m: EntityManager) => Promise<void>,
+  ): Promise<void> {
+    await this.unitOfWork.transaction(async (m) => {
+      await m.update(
         OutboxMail,
         { id: mail.id, claimedBy: mail.claimedBy ?? IsNull() },
         { nextAttemptAt: at, claimedBy: null, claimedUntil: null, lastError },
-      ),
-    );
+      );
+      await alongside(m);
+    });
   }
 
   /** Deletes the open mails of these kinds to one account: their tokens are being replaced. */

@@ -2,7 +2,10 @@ import { FakeClock } from '../../test/utils/fake-clock.js';
 import { originAt } from '../../test/utils/origin.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { AuthEvent } from '../events/auth-event.js';
-import { AuthEvents } from '../events/auth-events.js';
+import type { DataSource } from 'typeorm';
+import { buildAuthEvents } from '../../test/utils/auth-events.js';
+import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
+import type { AuthEvents } from '../events/auth-events.js';
 import { AuthEventMetrics } from './auth-event-metrics.js';
 import { KeygateMetrics } from './keygate-metrics.js';
 
@@ -38,9 +41,19 @@ describe(AuthEventMetrics.name, () => {
   let metrics: KeygateMetrics;
   let events: AuthEvents;
 
+  let dataSource: DataSource;
+
+  beforeEach(async () => {
+    dataSource = await createInMemoryDataSource();
+  });
+
+  afterEach(async () => {
+    await dataSource.destroy();
+  });
+
   const build = (enabled: boolean): AuthEventMetrics => {
     metrics = new KeygateMetrics(configWith(enabled));
-    events = new AuthEvents(new FakeClock());
+    events = buildAuthEvents(dataSource, new FakeClock());
     const sut = new AuthEventMetrics(events, metrics);
     sut.onModuleInit();
     return sut;
@@ -182,7 +195,7 @@ describe(AuthEventMetrics.name, () => {
   ])('should count %s, and nothing else', async (_label, event, expected) => {
     build(true);
 
-    events.emit(event, originAt('192.0.2.1'));
+    await events.recordAlone(event, originAt('192.0.2.1'));
 
     await expect(nonZeroCounters(metrics)).resolves.toEqual(expected);
   });
@@ -223,7 +236,10 @@ describe(AuthEventMetrics.name, () => {
   it('should not listen when the management listener is off', async () => {
     build(false);
 
-    events.emit({ type: 'registered', userId: USER, familyId: FAMILY }, originAt('192.0.2.1'));
+    await events.recordAlone(
+      { type: 'registered', userId: USER, familyId: FAMILY },
+      originAt('192.0.2.1'),
+    );
 
     await expect(nonZeroCounters(metrics)).resolves.toEqual({});
     await expect(metrics.scraped.metrics()).resolves.not.toContain('process_cpu');

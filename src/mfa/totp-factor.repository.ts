@@ -24,7 +24,11 @@ export class TotpFactorRepository {
   }
 
   /** Stores a pending factor in place of a pending one; false when a confirmed one exists. */
-  savePending(factor: TotpFactor): Promise<boolean> {
+  /** Stores a pending factor; `whenSaved` runs in the same transaction (the event it records). */
+  savePending(
+    factor: TotpFactor,
+    whenSaved: (m: EntityManager) => Promise<void>,
+  ): Promise<boolean> {
     return this.unitOfWork.transaction(async (m) => {
       // Two enrolments of one account take turns on PostgreSQL; SQLite runs units one at a time.
       await this.unitOfWork.lock(m, `totp-factor:${factor.userId}`);
@@ -33,6 +37,7 @@ export class TotpFactorRepository {
         return false;
       }
       await m.insert(TotpFactor, factor);
+      await whenSaved(m);
       return true;
     });
   }
@@ -93,18 +98,24 @@ export class TotpFactorRepository {
   }
 
   /** Deletes the code if it is still unspent: true for the one caller that spent it. */
-  async spendRecoveryCode(userId: string, codeHash: string): Promise<boolean> {
-    const result = await this.unitOfWork.run((m) => m.delete(RecoveryCode, { userId, codeHash }));
-    return result.affected === 1;
+  /** Spends a recovery code; `whenSpent` runs in the same transaction (the event it records). */
+  spendRecoveryCode(
+    userId: string,
+    codeHash: string,
+    whenSpent: (m: EntityManager) => Promise<void>,
+  ): Promise<boolean> {
+    return this.unitOfWork.transaction(async (m) => {
+      const result = await m.delete(RecoveryCode, { userId, codeHash });
+      if (result.affected !== 1) {
+        return false;
+      }
+      await whenSpent(m);
+      return true;
+    });
   }
 
   countRecoveryCodes(userId: string): Promise<number> {
     return this.unitOfWork.run((m) => m.countBy(RecoveryCode, { userId }));
-  }
-
-  /** `remove` in a transaction of its own. */
-  removeNow(userId: string): Promise<boolean> {
-    return this.unitOfWork.transaction((m) => this.remove(m, userId));
   }
 
   /** Deletes the factor (pending or confirmed) and its codes; false when there was none. */

@@ -4,6 +4,8 @@ import { ConflictError } from '../common/errors/domain-errors.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
+import type { RequestOrigin } from '../common/request-origin/request-origin.js';
+import { AuthEvents } from '../events/auth-events.js';
 import { TotpFactor } from './entities/totp-factor.entity.js';
 import { MfaMessages } from './mfa.messages.js';
 import { TotpFactorRepository } from './totp-factor.repository.js';
@@ -40,6 +42,7 @@ export class TotpFactors {
     private readonly secrets: TotpSecrets,
     private readonly clock: Clock,
     private readonly random: RandomSource,
+    private readonly events: AuthEvents,
     config: AppConfig,
   ) {
     this.issuer = config.mfa.issuer;
@@ -55,7 +58,11 @@ export class TotpFactors {
    * A new secret, pending until confirmed (a pending one is replaced). 409 when a confirmed
    * factor exists: turning it off comes first, with a code, so a stolen session cannot swap it.
    */
-  async startEnrolment(userId: string, accountName: string): Promise<PendingEnrolment> {
+  async startEnrolment(
+    userId: string,
+    accountName: string,
+    origin: RequestOrigin,
+  ): Promise<PendingEnrolment> {
     if ((await this.activeFactorOf(userId)) !== null) {
       throw new ConflictError(MfaMessages.alreadyEnabled);
     }
@@ -67,7 +74,10 @@ export class TotpFactors {
       confirmedAt: null,
       lastUsedStep: null,
     });
-    if (!(await this.repository.savePending(factor))) {
+    const saved = await this.repository.savePending(factor, (m) =>
+      this.events.record(m, { type: 'totp_enrollment_started', userId }, origin),
+    );
+    if (!saved) {
       throw new ConflictError(MfaMessages.alreadyEnabled);
     }
     return { secret, otpauthUri: this.otpauthUri(secret, accountName) };
@@ -110,15 +120,22 @@ export class TotpFactors {
   /**
    * Accepts `code` for a confirmed factor: a TOTP of its step or one either side, if no code of
    * that step or a later one was accepted before; or an unspent recovery code, which is spent.
-   * Null for anything else, a replay included.
+   * Null for anything else, a replay included. A spent recovery code's `totp_recovery_code_used`
+   * event is recorded in the transaction that spends it.
    */
-  async redeem(factor: TotpFactor, code: string): Promise<RedeemedCode | null> {
+  async redeem(
+    factor: TotpFactor,
+    code: string,
+    origin: RequestOrigin,
+  ): Promise<RedeemedCode | null> {
     const submitted = classifyCode(code);
     switch (submitted.kind) {
       case 'malformed':
         return null;
       case 'recovery':
-        return (await this.repository.spendRecoveryCode(factor.userId, submitted.digest))
+        return (await this.repository.spendRecoveryCode(factor.userId, submitted.digest, (m) =>
+          this.events.record(m, { type: 'totp_recovery_code_used', userId: factor.userId }, origin),
+        ))
           ? 'recovery'
           : null;
       case 'totp': {
@@ -149,11 +166,6 @@ export class TotpFactors {
   /** Removes the factor, pending or confirmed, and its recovery codes; false when there was none. */
   remove(m: EntityManager, userId: string): Promise<boolean> {
     return this.repository.remove(m, userId);
-  }
-
-  /** `remove` on its own (the admin CLI's reset). */
-  removeNow(userId: string): Promise<boolean> {
-    return this.repository.removeNow(userId);
   }
 
   private otpauthUri(secret: string, accountName: string): string {

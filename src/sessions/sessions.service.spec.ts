@@ -11,6 +11,8 @@ import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import { AuditEventRepository } from '../audit/audit-event.repository.js';
+import { AuditSink } from '../events/audit-sink.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { AccessTokenService } from '../tokens/access-token.service.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
@@ -74,6 +76,8 @@ describe(SessionsService.name, () => {
         UserRepository,
         TokensService,
         RefreshTokenRepository,
+        AuditEventRepository,
+        { provide: AuditSink, useExisting: AuditEventRepository },
         SessionsService,
         {
           provide: AccessTokenService,

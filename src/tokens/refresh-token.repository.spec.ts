@@ -3,7 +3,13 @@ import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js
 import { User } from '../users/entities/user.entity.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { RefreshTokenRepository, type SuccessorToken } from './refresh-token.repository.js';
+import { RandomSource } from '../common/random/random-source.js';
+import { AuditEventRepository } from '../audit/audit-event.repository.js';
+import {
+  RefreshTokenRepository,
+  type RotationAudit,
+  type SuccessorToken,
+} from './refresh-token.repository.js';
 
 const USER: User = {
   id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
@@ -65,7 +71,16 @@ const rotation = (presented: RefreshToken, own = successor()) =>
     own,
     { at: AT, ip: own.createdByIp, reason: 'Replaced by new token', replacedByTokenId: own.id },
     { ownerVerified: false },
+    NO_AUDIT,
   ] as const;
+
+/** The rotation's audit row is AuthEvents' business (tested there and end to end). */
+const NO_AUDIT: RotationAudit = {
+  withinSqlite: () => undefined,
+  refreshedRecord: () => {
+    throw new Error('not on SQLite');
+  },
+};
 
 describe(RefreshTokenRepository.name, () => {
   let dataSource: DataSource;
@@ -74,7 +89,11 @@ describe(RefreshTokenRepository.name, () => {
   beforeEach(async () => {
     dataSource = await createInMemoryDataSource();
     await dataSource.getRepository(User).insert(USER);
-    sut = new RefreshTokenRepository(new UnitOfWork(dataSource), dataSource);
+    sut = new RefreshTokenRepository(
+      new UnitOfWork(dataSource),
+      dataSource,
+      new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
+    );
   });
 
   afterEach(async () => {
@@ -143,7 +162,7 @@ describe(RefreshTokenRepository.name, () => {
       await store(presented);
       const [hash, own, revocation] = rotation(presented);
 
-      const result = await sut.rotate(hash, own, revocation, { ownerVerified });
+      const result = await sut.rotate(hash, own, revocation, { ownerVerified }, NO_AUDIT);
 
       expect(result).toEqual({
         rotated: false,

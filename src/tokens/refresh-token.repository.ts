@@ -5,6 +5,8 @@ import { deleteSelected } from '../database/delete-selected.js';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import { NamedStatement } from '../database/postgres-statements.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import { AuditEventRepository } from '../audit/audit-event.repository.js';
+import type { AuthEventRecord } from '../events/auth-event.js';
 import { User } from '../users/entities/user.entity.js';
 import {
   activeTokensOf,
@@ -57,6 +59,20 @@ export type Rotation =
       readonly presented: RefreshToken | null;
       readonly owner: User | null;
     };
+
+/**
+ * The audit row a rotation writes in its own transaction (decision 0023), so that the rotation and
+ * its `token_refreshed` row commit together or not at all.
+ */
+export interface RotationAudit {
+  /** SQLite: runs inside the rotation's unit with what it found, to record its event there. */
+  readonly withinSqlite: (db: Database, rotation: Rotation) => void;
+  /**
+   * PostgreSQL: the `token_refreshed` event whose row the statement inserts if, and only if, it
+   * rotated; its `userId` and `details` the statement fills in from the rows it wrote.
+   */
+  readonly refreshedRecord: () => AuthEventRecord;
+}
 
 /** What never changes in a stored token: whose it is and where it stands in its session. */
 export type TokenIdentity = Pick<RefreshToken, 'id' | 'userId' | 'familyId' | 'generation'>;
@@ -125,6 +141,7 @@ export class RefreshTokenRepository {
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly dataSource: DataSource,
+    private readonly audit: AuditEventRepository,
   ) {
     this.tokens = new EntityRows(dataSource, RefreshToken);
     this.owners = new EntityRows(dataSource, User);
@@ -135,19 +152,23 @@ export class RefreshTokenRepository {
    * Revokes the token whose digest is `tokenHash` and stores `successor` in its place, atomically,
    * if the token is neither revoked nor expired at `revocation.at` and its owner is active (and
    * verified, by `rules`). Exactly one of any number of concurrent rotations of one token wins,
-   * across instances: the others find it revoked. Reads the token's owner in the same statement.
+   * across instances: the others find it revoked. Reads the token's owner in the same statement,
+   * and writes `audit`'s row in the same transaction.
    */
   rotate(
     tokenHash: string,
     successor: SuccessorToken,
     revocation: Revocation,
     rules: RotationRules,
+    audit: RotationAudit,
   ): Promise<Rotation> {
     return this.unitOfWork.isSerialized
-      ? this.unitOfWork.transactionOnSqlite((db) =>
-          Promise.resolve(this.rotateOnSqlite(db, tokenHash, successor, revocation, rules)),
-        )
-      : this.rotateOnPostgres(tokenHash, successor, revocation, rules);
+      ? this.unitOfWork.transactionOnSqlite((db) => {
+          const rotation = this.rotateOnSqlite(db, tokenHash, successor, revocation, rules);
+          audit.withinSqlite(db, rotation);
+          return Promise.resolve(rotation);
+        })
+      : this.rotateOnPostgres(tokenHash, successor, revocation, rules, audit.refreshedRecord());
   }
 
   /**
@@ -326,7 +347,7 @@ export class RefreshTokenRepository {
     const statements = sqliteSql(this.tokens, this.owners);
     return {
       sqlite: [statements.byHashWithOwner, statements.revokeIfActive, statements.insert],
-      postgres: postgresRotationSql(this.tokens, this.owners, this.dataSource),
+      postgres: postgresRotationSql(this.tokens, this.owners, this.dataSource, this.audit),
     };
   }
 
@@ -365,11 +386,12 @@ export class RefreshTokenRepository {
     successor: SuccessorToken,
     revocation: Revocation,
     rules: RotationRules,
+    refreshed: AuthEventRecord,
   ): Promise<Rotation> {
     this.postgresRotate ??= new NamedStatement(
       this.dataSource,
       'refresh_tokens_rotate',
-      postgresRotationSql(this.tokens, this.owners, this.dataSource),
+      postgresRotationSql(this.tokens, this.owners, this.dataSource, this.audit),
     );
     const values = this.tokens.values(Object.assign(new RefreshToken(), successor));
     const own = values.filter((_value, i) => !(this.tokens.columns[i].propertyName in INHERITED));
@@ -378,6 +400,7 @@ export class RefreshTokenRepository {
       ...this.revocationValues(revocation),
       rules.ownerVerified,
       ...own,
+      ...this.audit.insertSelectValues(refreshed, ROTATION_AUDIT_COMPUTED),
     ]);
     if (row === undefined) {
       return { rotated: false, presented: null, owner: null };
@@ -469,13 +492,16 @@ function sqliteSql(
  * revoked row. Under READ COMMITTED, an update that meets a row another transaction changed
  * re-checks its conditions against the committed row, so of two concurrent rotations of one token
  * only the first revokes it and inserts a successor; the other's update matches nothing.
+ * The `token_refreshed` audit row is one more data-modifying CTE, which inserts only when the
+ * successor was inserted (decision 0023): same statement, same transaction, no more round trips.
  * Parameters: $1 digest, $2 at, $3 ip, $4 reason, $5 successor id, $6 owner must be verified,
- * then the successor's own columns in entity order.
+ * then the successor's own columns in entity order, then the audit row's own columns.
  */
 function postgresRotationSql(
   tokens: EntityRows<RefreshToken>,
   owners: EntityRows<User>,
   dataSource: DataSource,
+  audit: AuditEventRepository,
 ): string {
   let next = 7;
   const values = tokens.columns.map((column) => {
@@ -503,7 +529,9 @@ function postgresRotationSql(
       .map((name) => `t."${name}"`)
       .join(', ')}),`,
     `inserted AS (INSERT INTO ${table} (${tokens.names()})`,
-    `  SELECT ${values.join(', ')} FROM revoked r RETURNING 1)`,
+    `  SELECT ${values.join(', ')} FROM revoked r RETURNING "userId", "familyId"),`,
+    `audited AS (${audit.insertSelectSql(next, ROTATION_AUDIT_COMPUTED)}`,
+    '  FROM inserted i, presented p)',
     `SELECT ${tokens.aliased('p', 't_')}, ${owners.aliased('u', 'u_')},`,
     '  (SELECT count(*) FROM inserted)::int AS "rotated"',
     'FROM presented p LEFT JOIN owner u ON true',
@@ -525,6 +553,18 @@ function postgresCasts(
 }
 
 const FAMILY_LOCK_PREFIX = 'refresh-family:';
+
+/**
+ * The columns of the rotation's `token_refreshed` row that its statement computes: the owner, and
+ * the details audit-row.ts stores for the event (the same keys; test/audit/audit-trail.e2e-spec.ts
+ * compares them on PostgreSQL).
+ */
+const ROTATION_AUDIT_COMPUTED = {
+  userId: 'i."userId"',
+  details:
+    'json_build_object(\'familyId\', i."familyId", \'tokenId\', p."id", ' +
+    "'replacedByTokenId', $5::text)::text",
+} as const;
 
 /** The advisory lock that makes the session starts of one account take turns on PostgreSQL. */
 function sessionsLockKey(userId: string): string {

@@ -6,6 +6,8 @@ import type { AppConfig, TokenCleanupConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from '../users/entities/user.entity.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
+import { RandomSource } from '../common/random/random-source.js';
+import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import { RefreshTokenRepository } from './refresh-token.repository.js';
 import { TokenCleanupService } from './token-cleanup.service.js';
 
@@ -49,7 +51,11 @@ describe(TokenCleanupService.name, () => {
     } as AppConfig;
     const unitOfWork = new UnitOfWork(dataSource);
     return new TokenCleanupService(
-      new RefreshTokenRepository(unitOfWork, dataSource),
+      new RefreshTokenRepository(
+        unitOfWork,
+        dataSource,
+        new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
+      ),
       unitOfWork,
       clock,
       config,

@@ -14,6 +14,8 @@ import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
+import { AuditEventRepository } from '../audit/audit-event.repository.js';
+import { AuditSink } from '../events/audit-sink.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { User } from '../users/entities/user.entity.js';
 import { UserRepository } from '../users/user.repository.js';
@@ -91,6 +93,8 @@ describe(TokensService.name, () => {
         UserRepository,
         TokensService,
         RefreshTokenRepository,
+        AuditEventRepository,
+        { provide: AuditSink, useExisting: AuditEventRepository },
         { provide: AccessTokenService, useValue: { sign } },
         { provide: Clock, useValue: clock },
         // Ids and token values are the sequence's, so a test can write them down.

@@ -26,6 +26,7 @@ import {
   RefreshTokenRepository,
   type NewestToken,
   type RefreshTokenUnit,
+  type Rotation,
   type SuccessorToken,
 } from './refresh-token.repository.js';
 import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
@@ -122,18 +123,53 @@ export class TokensService {
     const tokenHash = hashRefreshToken(rawToken);
     const now = this.clock.now();
     const { raw, own } = this.newToken(origin, this.random.uuid(), now);
+    // The outcome's event is recorded in the rotation's own transaction on SQLite, whatever it
+    // found; on PostgreSQL the statement writes the `token_refreshed` row when it rotates.
+    let recorded = false;
     const rotation = await this.tokens.rotate(
       tokenHash,
       own,
       { at: now, ip: origin.ip, reason: TokensMessages.replacedReason, replacedByTokenId: own.id },
       { ownerVerified: this.requireVerifiedEmail },
+      {
+        withinSqlite: (db, found) => {
+          // Only the event here: the access token is signed after the unit, lock released.
+          const event = this.eventOf(found, now);
+          if (event !== null) {
+            this.events.recordOnSqlite(db, event, origin);
+            recorded = true;
+          }
+        },
+        refreshedRecord: () => ({ event: refreshedTemplate(own.id), origin, at: now }),
+      },
     );
-    const outcome = rotation.rotated
-      ? this.rotated(rotation.owner, rotation.presented, rotation.successor.id, raw)
-      : (this.refusalOf(rotation.presented, rotation.owner, now) ??
-        (await this.refreshCarefully(tokenHash, origin)));
-    this.events.emit(outcome.event, origin);
+    const outcome = this.outcomeOf(rotation, raw, now);
+    if (outcome === null) {
+      // Reuse, or a lost race: the careful path records its event in its own transaction.
+      return this.settle(await this.refreshCarefully(tokenHash, origin), origin);
+    }
+    if (!recorded) {
+      if (rotation.rotated) {
+        this.events.committed(outcome.event, origin, now);
+      } else {
+        await this.events.recordAlone(outcome.event, origin);
+      }
+    }
     return this.settle(outcome, origin);
+  }
+
+  /** The event of what a rotation found, or null when only the careful path can tell. */
+  private eventOf(rotation: Rotation, now: Date): AuthEvent | null {
+    return rotation.rotated
+      ? refreshedEvent(rotation.owner, rotation.presented, rotation.successor.id)
+      : (this.refusalOf(rotation.presented, rotation.owner, now)?.event ?? null);
+  }
+
+  /** What a rotation that ran says, or null when only the careful path can tell. */
+  private outcomeOf(rotation: Rotation, raw: string, now: Date): RefreshOutcome | null {
+    return rotation.rotated
+      ? this.rotated(rotation.owner, rotation.presented, rotation.successor.id, raw)
+      : this.refusalOf(rotation.presented, rotation.owner, now);
   }
 
   /**
@@ -173,30 +209,40 @@ export class TokensService {
   /** Refresh in one transaction with the token's family held: reuse detection, or a lost race. */
   private refreshCarefully(tokenHash: string, origin: RequestOrigin): Promise<RefreshOutcome> {
     return this.tokens.atomically(async (unit): Promise<RefreshOutcome> => {
-      const now = this.clock.now();
-      const token = await unit.findByHash(tokenHash);
-      if (token === null) {
-        return refreshFailed(null, 'invalid');
-      }
-      if (token.isRevoked) {
-        const revokedTokenIds = await unit.revokeActiveFrom(
-          token,
-          { at: now, ip: origin.ip, reason: TokensMessages.reuseDetectedReason },
-          'descendants',
-        );
-        const { userId, familyId, id: tokenId } = token;
-        return { event: { type: 'reuse_detected', userId, familyId, tokenId, revokedTokenIds } };
-      }
-      if (token.hasExpiredAt(now)) {
-        return refreshFailed(token.userId, 'expired');
-      }
-      const owner = await this.usersService.findById(token.userId, unit.manager);
-      const refusal = this.ownerRefusalOf(owner);
-      if (refusal !== null || owner === null) {
-        return refusal ?? refreshFailed(null, 'invalid');
-      }
-      return this.rotateWithin(unit, token, owner, now, origin);
+      const outcome = await this.decideCarefully(unit, tokenHash, origin);
+      await this.events.record(unit.manager, outcome.event, origin);
+      return outcome;
     });
+  }
+
+  private async decideCarefully(
+    unit: RefreshTokenUnit,
+    tokenHash: string,
+    origin: RequestOrigin,
+  ): Promise<RefreshOutcome> {
+    const now = this.clock.now();
+    const token = await unit.findByHash(tokenHash);
+    if (token === null) {
+      return refreshFailed(null, 'invalid');
+    }
+    if (token.isRevoked) {
+      const revokedTokenIds = await unit.revokeActiveFrom(
+        token,
+        { at: now, ip: origin.ip, reason: TokensMessages.reuseDetectedReason },
+        'descendants',
+      );
+      const { userId, familyId, id: tokenId } = token;
+      return { event: { type: 'reuse_detected', userId, familyId, tokenId, revokedTokenIds } };
+    }
+    if (token.hasExpiredAt(now)) {
+      return refreshFailed(token.userId, 'expired');
+    }
+    const owner = await this.usersService.findById(token.userId, unit.manager);
+    const refusal = this.ownerRefusalOf(owner);
+    if (refusal !== null || owner === null) {
+      return refusal ?? refreshFailed(null, 'invalid');
+    }
+    return this.rotateWithin(unit, token, owner, now, origin);
   }
 
   /**
@@ -221,12 +267,19 @@ export class TokensService {
       // The token itself if still active, and the session it led to if it had been rotated.
       const revokedTokenIds = await unit.revokeActiveFrom(token, revocation, 'itself');
       const { familyId, id: tokenId } = token;
-      return { type: 'token_revoked', userId, familyId, tokenId, revokedTokenIds };
+      const revoked: AuthEvent = {
+        type: 'token_revoked',
+        userId,
+        familyId,
+        tokenId,
+        revokedTokenIds,
+      };
+      await this.events.record(unit.manager, revoked, origin);
+      return revoked;
     });
     if (event === null) {
       throw new UnauthorizedError(TokensMessages.invalid);
     }
-    this.events.emit(event, origin);
     this.logger.log(`Refresh token revoked for user ${userId}`, forRequest(origin.requestId));
     return { message: TokensMessages.revokedOk };
   }
@@ -240,15 +293,28 @@ export class TokensService {
   async revokeAll(
     userId: string,
     origin: RequestOrigin,
-    options: { readonly reason: string; readonly keepFamilyId?: string | null },
+    options: {
+      readonly reason: string;
+      readonly keepFamilyId?: string | null;
+      /** More to write in the same transaction: the caller's own event. */
+      readonly alongside?: (m: EntityManager, revoked: RevokedSessions) => Promise<void>;
+    },
   ): Promise<RevokedSessions> {
     const keepFamilyId = options.keepFamilyId ?? null;
-    const revoked = await this.tokens.atomically((unit) =>
-      this.revokeAllWithin(unit.manager, userId, origin, { reason: options.reason, keepFamilyId }),
-    );
-    const { revokedTokenIds } = revoked;
-    this.events.emit({ type: 'sessions_revoked', userId, keepFamilyId, revokedTokenIds }, origin);
-    return revoked;
+    return this.tokens.atomically(async (unit) => {
+      const revoked = await this.revokeAllWithin(unit.manager, userId, origin, {
+        reason: options.reason,
+        keepFamilyId,
+      });
+      const { revokedTokenIds } = revoked;
+      await this.events.record(
+        unit.manager,
+        { type: 'sessions_revoked', userId, keepFamilyId, revokedTokenIds },
+        origin,
+      );
+      await options.alongside?.(unit.manager, revoked);
+      return revoked;
+    });
   }
 
   /**
@@ -323,13 +389,7 @@ export class TokensService {
   ): RefreshOutcome {
     return {
       response: this.respond(user, token.familyId, raw, parseAuthMethods(token.authMethods)),
-      event: {
-        type: 'token_refreshed',
-        userId: user.id,
-        familyId: token.familyId,
-        tokenId: token.id,
-        replacedByTokenId,
-      },
+      event: refreshedEvent(user, token, replacedByTokenId),
     };
   }
 
@@ -400,6 +460,25 @@ export class TokensService {
         throw new UnauthorizedError(UsersMessages.emailNotVerified);
     }
   }
+}
+
+function refreshedEvent(
+  user: User,
+  token: RefreshToken,
+  replacedByTokenId: string,
+): AuthEvent & { type: 'token_refreshed' } {
+  return {
+    type: 'token_refreshed',
+    userId: user.id,
+    familyId: token.familyId,
+    tokenId: token.id,
+    replacedByTokenId,
+  };
+}
+
+/** The `token_refreshed` event's fields known before the rotation; its statement adds the rest. */
+function refreshedTemplate(replacedByTokenId: string): AuthEvent {
+  return { type: 'token_refreshed', userId: '', familyId: '', tokenId: '', replacedByTokenId };
 }
 
 function refreshFailed(userId: string | null, reason: RefreshFailureReason): RefreshOutcome {

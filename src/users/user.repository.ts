@@ -158,14 +158,14 @@ export class UserRepository {
   }
 
   /** Deletes an account (its tokens and mails go with it, by foreign key); false if absent. */
-  async delete(id: string): Promise<boolean> {
-    const result = await this.unitOfWork.run((m) => m.delete(User, { id }));
+  async delete(id: string, manager?: EntityManager): Promise<boolean> {
+    const result = await this.within(manager, (m) => m.delete(User, { id }));
     return result.affected === 1;
   }
 
   /** Activates or deactivates an account; false when it already was in that state. */
-  async setActive(id: string, isActive: boolean): Promise<boolean> {
-    const result = await this.unitOfWork.run((m) =>
+  async setActive(id: string, isActive: boolean, manager?: EntityManager): Promise<boolean> {
+    const result = await this.within(manager, (m) =>
       m.update(User, { id, isActive: !isActive }, { isActive }),
     );
     return result.affected === 1;

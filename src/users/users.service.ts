@@ -118,13 +118,13 @@ export class UsersService {
    * Deletes an account; its refresh tokens, mailed-link tokens and mails go with it (foreign keys
    * with ON DELETE CASCADE). False when it did not exist.
    */
-  delete(id: string): Promise<boolean> {
-    return this.users.delete(id);
+  delete(id: string, manager?: EntityManager): Promise<boolean> {
+    return this.users.delete(id, manager);
   }
 
   /** Activates or deactivates an account; false when it already was in that state. */
-  setActive(id: string, isActive: boolean): Promise<boolean> {
-    return this.users.setActive(id, isActive);
+  setActive(id: string, isActive: boolean, manager?: EntityManager): Promise<boolean> {
+    return this.users.setActive(id, isActive, manager);
   }
 
   /**

@@ -153,19 +153,18 @@ describe('admin CLI', () => {
       expect(result.stderr).toContain(`keygate-cli: users:unlock failed: ${reason}\n`);
     });
 
-    it('should still exit 0 when its audit events cannot be written, and log the loss', async () => {
+    it('should fail and change nothing when its audit event cannot be written', async () => {
       const user = await createUser(t, { isActive: false });
       const restore = await refuseAuditInserts(t.database);
 
       const result = await cli(['users:activate', user.email]);
       await restore();
 
-      expect(result.code).toBe(0);
-      expect(result.stdout).toBe(`Activated ${user.email} (user ${user.id}).\n`);
-      expect(result.stderr).toMatch(
-        /ERROR \[AuditWriter\] Audit trail: 1 event\(s\) lost \(1 admin_user_activated\): .*injected fault/,
-      );
-      expect((await reloadUser(t, user.id)).isActive).toBe(true);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain('keygate-cli: users:activate failed: ');
+      expect(result.stderr).toContain('injected fault');
+      expect((await reloadUser(t, user.id)).isActive).toBe(false);
       expect(await auditRows(t.database)).toEqual([]);
     });
 

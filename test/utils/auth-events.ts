@@ -1,0 +1,19 @@
+import type { DataSource } from 'typeorm';
+import { AuditEventRepository } from '../../src/audit/audit-event.repository.js';
+import { RandomSource } from '../../src/common/random/random-source.js';
+import type { Clock } from '../../src/common/time/clock.js';
+import { UnitOfWork } from '../../src/database/unit-of-work.js';
+import { AuthEvents } from '../../src/events/auth-events.js';
+
+/** AuthEvents as the application builds it, writing audit rows to `dataSource`. */
+export function buildAuthEvents(
+  dataSource: DataSource,
+  clock: Clock,
+  unitOfWork = new UnitOfWork(dataSource),
+): AuthEvents {
+  return new AuthEvents(
+    clock,
+    unitOfWork,
+    new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
+  );
+}
