@@ -38,7 +38,10 @@ describe(headersOf.name, () => {
     const headers = headersOf(helmet({}));
 
     expect(headers).not.toHaveProperty('x-powered-by');
-    expect(headers).toMatchObject({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+    expect(headers).toMatchObject({
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+    });
     expect(Object.isFrozen(headers)).toBe(true);
   });
 });
