@@ -42,8 +42,11 @@ export function loadScaleData(
   const now = Math.floor(nowMs / 1000);
   const db = new Database(path);
   try {
-    // Nothing else has the file open: no journal and no syncing while loading, a large cache.
-    db.pragma('journal_mode = OFF');
+    // Nothing else has the file open: no syncing while loading, a large cache, and the rollback
+    // journal in memory. The file arrives in WAL mode, which `journal_mode = OFF` leaves in place
+    // without a word (better-sqlite3 opens in defensive mode, which refuses OFF): every loaded
+    // page went through the write-ahead log and its checkpoints. MEMORY is honoured.
+    db.pragma('journal_mode = MEMORY');
     db.pragma('synchronous = OFF');
     db.pragma('cache_size = -1048576');
     db.pragma('temp_store = MEMORY');
