@@ -13,6 +13,11 @@ const NOW = new Date('2026-03-01T00:00:00.000Z');
 const DAY_MS = 24 * 60 * 60 * 1000;
 const USER_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 
+/** The purge's one-batch step, spied on to control the clock. */
+interface BatchDeleter {
+  deleteBatch(cutoff: Date, limit: number): Promise<number>;
+}
+
 describe(TokenCleanupService.name, () => {
   let dataSource: DataSource;
   let clock: FakeClock;
@@ -57,7 +62,11 @@ describe(TokenCleanupService.name, () => {
   }
 
   async function addToken(id: string, expiresAt: Date, isRevoked = false): Promise<void> {
-    await dataSource.getRepository(RefreshToken).insert({
+    await dataSource.getRepository(RefreshToken).insert(tokenRow(id, expiresAt, isRevoked));
+  }
+
+  function tokenRow(id: string, expiresAt: Date, isRevoked = false): RefreshToken {
+    return {
       id,
       tokenHash: id.padEnd(64, '0'),
       userId: USER_ID,
@@ -73,7 +82,7 @@ describe(TokenCleanupService.name, () => {
       revokedByIp: null,
       reasonRevoked: null,
       replacedByTokenId: null,
-    });
+    } as RefreshToken;
   }
 
   async function remaining(): Promise<string[]> {
@@ -103,12 +112,11 @@ describe(TokenCleanupService.name, () => {
     const sut = build();
     const waits: number[] = [];
     const batchMs = [30, 2, 0];
-    const deleteBatch = (sut as unknown as { deleteBatch(cutoff: Date): Promise<number> })
-      .deleteBatch;
+    const deleteBatch = (sut as unknown as BatchDeleter).deleteBatch;
     jest
-      .spyOn(sut as unknown as { deleteBatch(cutoff: Date): Promise<number> }, 'deleteBatch')
-      .mockImplementation(async (cutoff: Date) => {
-        const deleted = await deleteBatch.call(sut, cutoff);
+      .spyOn(sut as unknown as BatchDeleter, 'deleteBatch')
+      .mockImplementation(async (cutoff: Date, limit: number) => {
+        const deleted = await deleteBatch.call(sut, cutoff, limit);
         clock.advance(batchMs.shift() ?? 0);
         return deleted;
       });
@@ -120,6 +128,36 @@ describe(TokenCleanupService.name, () => {
     expect(await sut.purgeExpired()).toBe(5);
     // Batches of 2, 2 and 1: a rest after each full one, none after the last.
     expect(waits).toEqual([30, 5]);
+    expect(await remaining()).toEqual([]);
+  });
+
+  it('should size SQLite batches by how long the last one held the lock, within TokenCleanup__BatchSize', async () => {
+    const longGone = new Date(NOW.getTime() - 30 * DAY_MS);
+    await dataSource
+      .getRepository(RefreshToken)
+      .insert(
+        Array.from({ length: 600 }, (_, i) =>
+          tokenRow(`t-${String(i).padStart(4, '0')}`, longGone),
+        ),
+      );
+    const sut = build({ batchSize: 200 });
+    const limits: number[] = [];
+    // 50 rows take 40 ms (4x the target), then every batch takes 2 ms (under half of it).
+    const batchMs = [40];
+    const deleteBatch = (sut as unknown as BatchDeleter).deleteBatch;
+    jest
+      .spyOn(sut as unknown as BatchDeleter, 'deleteBatch')
+      .mockImplementation(async (cutoff: Date, limit: number) => {
+        limits.push(limit);
+        const deleted = await deleteBatch.call(sut, cutoff, limit);
+        clock.advance(batchMs.shift() ?? 2);
+        return deleted;
+      });
+    jest.spyOn(clock, 'wait').mockResolvedValue();
+
+    expect(await sut.purgeExpired()).toBe(600);
+    // Starts at SQLITE_FIRST_BATCH; 50 x 10 / 40 is below it, so 50 again; then doubling, up to 200.
+    expect(limits).toEqual([50, 50, 100, 200, 200, 200]);
     expect(await remaining()).toEqual([]);
   });
 
