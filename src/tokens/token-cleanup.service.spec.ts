@@ -131,7 +131,7 @@ describe(TokenCleanupService.name, () => {
     expect(await remaining()).toEqual([]);
   });
 
-  it('should size SQLite batches by how long the last one held the lock, within TokenCleanup__BatchSize', async () => {
+  it('should size SQLite batches by the fastest time per row so far, within TokenCleanup__BatchSize', async () => {
     const longGone = new Date(NOW.getTime() - 30 * DAY_MS);
     await dataSource
       .getRepository(RefreshToken)
@@ -142,8 +142,10 @@ describe(TokenCleanupService.name, () => {
       );
     const sut = build({ batchSize: 200 });
     const limits: number[] = [];
-    // 50 rows take 40 ms (4x the target), then every batch takes 2 ms (under half of it).
-    const batchMs = [40];
+    // 0.8 ms per row (12 rows would fit in the 10 ms target: below the first batch, so 50 again),
+    // then 0.04 ms per row (250 fit: the 200 of TokenCleanup__BatchSize), then a batch that
+    // waited for the lock (0.25 ms per row), which does not shrink the next one.
+    const batchMs = [40, 2, 50];
     const deleteBatch = (sut as unknown as BatchDeleter).deleteBatch;
     jest
       .spyOn(sut as unknown as BatchDeleter, 'deleteBatch')
@@ -156,8 +158,7 @@ describe(TokenCleanupService.name, () => {
     jest.spyOn(clock, 'wait').mockResolvedValue();
 
     expect(await sut.purgeExpired()).toBe(600);
-    // Starts at SQLITE_FIRST_BATCH; 50 x 10 / 40 is below it, so 50 again; then doubling, up to 200.
-    expect(limits).toEqual([50, 50, 100, 200, 200, 200]);
+    expect(limits).toEqual([50, 50, 200, 200, 200]);
     expect(await remaining()).toEqual([]);
   });
 

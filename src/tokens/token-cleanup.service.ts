@@ -17,7 +17,9 @@ const MIN_PAUSE_MS = 5;
  * meets the CLI's purge waits that long, and its requests with it (a SQLite connection waits
  * for the lock inside the call). On a large file a deleted row costs a random page in every
  * index of the table, so a fixed row count says little about the time; the batch is sized by
- * how long the previous one took.
+ * the lowest time per row seen so far in this purge. A batch's time also counts its wait for the
+ * lock while the instance writes, so the lowest is the closest to the work alone: a batch that
+ * waited does not shrink the next.
  */
 export const SQLITE_BATCH_TARGET_MS = 10;
 /** The first batch on SQLite, and the smallest (unless TokenCleanup__BatchSize is smaller). */
@@ -72,6 +74,7 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
     const { batchSize } = this.settings;
     let limit = this.unitOfWork.isSerialized ? Math.min(batchSize, SQLITE_FIRST_BATCH) : batchSize;
     let total = 0;
+    let fastestMsPerRow = Number.POSITIVE_INFINITY;
     for (;;) {
       const started = this.clock.now().getTime();
       const deleted = await this.deleteBatch(cutoff, limit);
@@ -85,7 +88,8 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
         // as the batch held the lock gives it its turn; each batch is its own short write.
         const took = this.clock.now().getTime() - started;
         await this.clock.wait(Math.max(took, MIN_PAUSE_MS));
-        limit = nextSqliteBatch(limit, took, batchSize);
+        fastestMsPerRow = Math.min(fastestMsPerRow, took / deleted);
+        limit = nextSqliteBatch(fastestMsPerRow, batchSize);
       }
     }
     if (total > 0) {
@@ -100,16 +104,11 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
 }
 
 /**
- * The next SQLite batch: scaled down to the target when the last one took longer, doubled when
- * it took under half of it; never above `batchSize` (TokenCleanup__BatchSize), never below
- * SQLITE_FIRST_BATCH unless `batchSize` is.
+ * The next SQLite batch: as many rows as fit in SQLITE_BATCH_TARGET_MS at `msPerRow`; never
+ * above `batchSize` (TokenCleanup__BatchSize), never below SQLITE_FIRST_BATCH unless `batchSize`
+ * is.
  */
-export function nextSqliteBatch(limit: number, tookMs: number, batchSize: number): number {
-  let next = limit;
-  if (tookMs > SQLITE_BATCH_TARGET_MS) {
-    next = Math.floor((limit * SQLITE_BATCH_TARGET_MS) / tookMs);
-  } else if (tookMs * 2 < SQLITE_BATCH_TARGET_MS) {
-    next = limit * 2;
-  }
-  return Math.min(batchSize, Math.max(next, SQLITE_FIRST_BATCH));
+export function nextSqliteBatch(msPerRow: number, batchSize: number): number {
+  const fitting = Math.floor(SQLITE_BATCH_TARGET_MS / msPerRow);
+  return Math.min(batchSize, Math.max(fitting, SQLITE_FIRST_BATCH));
 }
