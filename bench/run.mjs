@@ -628,6 +628,8 @@ async function measureStability(sut, suts) {
       name: t.name,
       rssBefore: before[i].rss,
       rssAfter: after.rss,
+      anonGrowth: after.anon - before[i].anon,
+      fileGrowth: after.file - before[i].file,
       peak: after.peak,
       fdsBefore: before[i].fds,
       fdsAfter: openFds(t.pid),
@@ -676,7 +678,10 @@ function notes() {
       'through /proc/<pid>/clear_refs.',
     'RSS growth is RSS after the mixed load minus RSS before it, both read with the server idle. V8 grows ' +
       'its heap lazily and collects it in large steps, so this figure moves by tens of MiB from run to run; ' +
-      'the per-second trace tells a plateau from steady growth.',
+      'the per-second trace tells a plateau from steady growth. The growth is split into anonymous memory ' +
+      "(RssAnon: the V8 heap, SQLite's page cache, which fills up to Database__SqliteCacheSizeMb as the " +
+      'database grows, buffers) and file pages (RssFile: code and database pages read through the memory ' +
+      'mapping, which the kernel takes back under pressure).',
     'Between runs the harness waits until every server is idle: a stopped login load leaves accepted ' +
       'requests hashing, which must not spill into the next measurement.',
     'Session check: GET /me on a second copy of the service started with Jwt__RequireActiveSession=true ' +

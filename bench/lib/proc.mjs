@@ -27,7 +27,14 @@ export function cpuSeconds(pid) {
 export function memoryMiB(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
+  // RssAnon: the heap, SQLite's page cache, buffers; RssFile: mapped files (code, and the
+  // database pages read through SQLite's memory mapping), which the kernel can take back.
+  return {
+    rss: kib('VmRSS') / 1024,
+    peak: kib('VmHWM') / 1024,
+    anon: kib('RssAnon') / 1024,
+    file: kib('RssFile') / 1024,
+  };
 }
 
 /**

@@ -50,7 +50,7 @@ describe(loadAppConfig.name, () => {
         poolSize: 10,
         connectionTimeoutMs: 5_000,
         statementTimeoutMs: 5_000,
-        sqliteCacheSizeMb: 64,
+        sqliteCacheSizeMb: 16,
         sqliteMmapSizeMb: 256,
         sqliteSynchronous: 'full',
       },

@@ -18,8 +18,13 @@ export const DEFAULT_AUDIENCE = 'keygate-clients';
 /** Spec §8: the shortest signing secret accepted, current or previous. */
 export const MIN_SECRET_LENGTH = 32;
 export const DEFAULT_CONNECTION_STRING = 'Data Source=data/keygate.db';
-/** SQLite's page cache per process, in MiB (better-sqlite3's own default is 16). */
-export const DEFAULT_SQLITE_CACHE_SIZE_MB = 64;
+/**
+ * SQLite's page cache per process, in MiB. Reads of the checkpointed file go through the memory
+ * mapping below, so this cache mostly holds pages still in the write-ahead log and the pages a
+ * write changes. A database larger than the mapping wants more (docs/performance.md, sizing);
+ * measured in docs/decisions/0026.
+ */
+export const DEFAULT_SQLITE_CACHE_SIZE_MB = 16;
 /** How much of the SQLite file is read through memory mapping, in MiB (0: none). */
 export const DEFAULT_SQLITE_MMAP_SIZE_MB = 256;
 /** SQLite's upper bound for memory mapping in this build (SQLITE_MAX_MMAP_SIZE, 0x7fff0000). */

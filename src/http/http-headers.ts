@@ -11,20 +11,8 @@ import { securityHeaders } from './security-headers.js';
 export function configureHttpHeaders(app: NestFastifyApplication, config: AppConfig): void {
   const fastify = app.getHttpAdapter().getInstance();
 
+  // The caching policy and the security headers, set first: an answer may replace them.
   fastify.addHook('onRequest', securityHeaders(config.hsts));
-
-  // RFC 6749 §5.1 requires it of answers that carry tokens; no answer of an identity service is
-  // worth keeping in a shared cache or in the browser's. `Pragma` is for HTTP/1.0 caches. An
-  // answer that chose its own policy keeps it (the health probes' is stricter still).
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
-    if (!reply.hasHeader('cache-control')) {
-      void reply.header('cache-control', 'no-store');
-    }
-    if (!reply.hasHeader('pragma')) {
-      void reply.header('pragma', 'no-cache');
-    }
-    done(null, payload);
-  });
 
   if (allowsSomeOrigin(config.allowedOrigins)) {
     // @fastify/cors adds an `OPTIONS *` route before Nest installs its error handler, so a

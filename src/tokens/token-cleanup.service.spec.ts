@@ -15,6 +15,11 @@ const NOW = new Date('2026-03-01T00:00:00.000Z');
 const DAY_MS = 24 * 60 * 60 * 1000;
 const USER_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 
+/** The purge's one-batch step, spied on to control the clock. */
+interface BatchDeleter {
+  deleteBatch(cutoff: Date, limit: number): Promise<number>;
+}
+
 describe(TokenCleanupService.name, () => {
   let dataSource: DataSource;
   let clock: FakeClock;
@@ -63,7 +68,11 @@ describe(TokenCleanupService.name, () => {
   }
 
   async function addToken(id: string, expiresAt: Date, isRevoked = false): Promise<void> {
-    await dataSource.getRepository(RefreshToken).insert({
+    await dataSource.getRepository(RefreshToken).insert(tokenRow(id, expiresAt, isRevoked));
+  }
+
+  function tokenRow(id: string, expiresAt: Date, isRevoked = false): RefreshToken {
+    return {
       id,
       tokenHash: id.padEnd(64, '0'),
       userId: USER_ID,
@@ -79,7 +88,7 @@ describe(TokenCleanupService.name, () => {
       revokedByIp: null,
       reasonRevoked: null,
       replacedByTokenId: null,
-    });
+    } as RefreshToken;
   }
 
   async function remaining(): Promise<string[]> {
@@ -109,12 +118,11 @@ describe(TokenCleanupService.name, () => {
     const sut = build();
     const waits: number[] = [];
     const batchMs = [30, 2, 0];
-    const deleteBatch = (sut as unknown as { deleteBatch(cutoff: Date): Promise<number> })
-      .deleteBatch;
+    const deleteBatch = (sut as unknown as BatchDeleter).deleteBatch;
     jest
-      .spyOn(sut as unknown as { deleteBatch(cutoff: Date): Promise<number> }, 'deleteBatch')
-      .mockImplementation(async (cutoff: Date) => {
-        const deleted = await deleteBatch.call(sut, cutoff);
+      .spyOn(sut as unknown as BatchDeleter, 'deleteBatch')
+      .mockImplementation(async (cutoff: Date, limit: number) => {
+        const deleted = await deleteBatch.call(sut, cutoff, limit);
         clock.advance(batchMs.shift() ?? 0);
         return deleted;
       });
@@ -126,6 +134,37 @@ describe(TokenCleanupService.name, () => {
     expect(await sut.purgeExpired()).toBe(5);
     // Batches of 2, 2 and 1: a rest after each full one, none after the last.
     expect(waits).toEqual([30, 5]);
+    expect(await remaining()).toEqual([]);
+  });
+
+  it('should size SQLite batches by the fastest time per row so far, within TokenCleanup__BatchSize', async () => {
+    const longGone = new Date(NOW.getTime() - 30 * DAY_MS);
+    await dataSource
+      .getRepository(RefreshToken)
+      .insert(
+        Array.from({ length: 600 }, (_, i) =>
+          tokenRow(`t-${String(i).padStart(4, '0')}`, longGone),
+        ),
+      );
+    const sut = build({ batchSize: 200 });
+    const limits: number[] = [];
+    // 0.8 ms per row (12 rows would fit in the 10 ms target: below the first batch, so 50 again),
+    // then 0.04 ms per row (250 fit: the 200 of TokenCleanup__BatchSize), then a batch that
+    // waited for the lock (0.25 ms per row), which does not shrink the next one.
+    const batchMs = [40, 2, 50];
+    const deleteBatch = (sut as unknown as BatchDeleter).deleteBatch;
+    jest
+      .spyOn(sut as unknown as BatchDeleter, 'deleteBatch')
+      .mockImplementation(async (cutoff: Date, limit: number) => {
+        limits.push(limit);
+        const deleted = await deleteBatch.call(sut, cutoff, limit);
+        clock.advance(batchMs.shift() ?? 2);
+        return deleted;
+      });
+    jest.spyOn(clock, 'wait').mockResolvedValue();
+
+    expect(await sut.purgeExpired()).toBe(600);
+    expect(limits).toEqual([50, 50, 200, 200, 200]);
     expect(await remaining()).toEqual([]);
   });
 

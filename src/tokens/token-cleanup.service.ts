@@ -12,6 +12,18 @@ import { RefreshTokenRepository } from './refresh-token.repository.js';
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The shortest rest between two batches on SQLite. */
 const MIN_PAUSE_MS = 5;
+/**
+ * On SQLite, about how long one batch may hold the write lock. A running instance whose write
+ * meets the CLI's purge waits that long, and its requests with it (a SQLite connection waits
+ * for the lock inside the call). On a large file a deleted row costs a random page in every
+ * index of the table, so a fixed row count says little about the time; the batch is sized by
+ * the lowest time per row seen so far in this purge. A batch's time also counts its wait for the
+ * lock while the instance writes, so the lowest is the closest to the work alone: a batch that
+ * waited does not shrink the next.
+ */
+export const SQLITE_BATCH_TARGET_MS = 10;
+/** The first batch on SQLite, and the smallest (unless TokenCleanup__BatchSize is smaller). */
+export const SQLITE_FIRST_BATCH = 50;
 
 /**
  * Deletes refresh tokens whose expiry lies further back than the retention margin, in batches,
@@ -59,19 +71,25 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
   /** Deletes every token past its expiry plus the retention margin; returns how many. */
   async purgeExpired(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - this.settings.retentionDays * DAY_MS);
+    const { batchSize } = this.settings;
+    let limit = this.unitOfWork.isSerialized ? Math.min(batchSize, SQLITE_FIRST_BATCH) : batchSize;
     let total = 0;
+    let fastestMsPerRow = Number.POSITIVE_INFINITY;
     for (;;) {
       const started = this.clock.now().getTime();
-      const deleted = await this.deleteBatch(cutoff);
+      const deleted = await this.deleteBatch(cutoff, limit);
       total += deleted;
-      if (deleted < this.settings.batchSize) {
+      if (deleted < limit) {
         break;
       }
       if (this.unitOfWork.isSerialized) {
         // SQLite has one write lock per file and no queue for it: a process waiting for it (a
         // running instance, while the CLI purges) polls, up to every 100 ms. Resting as long
         // as the batch held the lock gives it its turn; each batch is its own short write.
-        await this.clock.wait(Math.max(this.clock.now().getTime() - started, MIN_PAUSE_MS));
+        const took = this.clock.now().getTime() - started;
+        await this.clock.wait(Math.max(took, MIN_PAUSE_MS));
+        fastestMsPerRow = Math.min(fastestMsPerRow, took / deleted);
+        limit = nextSqliteBatch(fastestMsPerRow, batchSize);
       }
     }
     if (total > 0) {
@@ -80,7 +98,17 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
     return total;
   }
 
-  private deleteBatch(cutoff: Date): Promise<number> {
-    return this.tokens.deleteExpiredBatch(cutoff, this.settings.batchSize);
+  private deleteBatch(cutoff: Date, limit: number): Promise<number> {
+    return this.tokens.deleteExpiredBatch(cutoff, limit);
   }
+}
+
+/**
+ * The next SQLite batch: as many rows as fit in SQLITE_BATCH_TARGET_MS at `msPerRow`; never
+ * above `batchSize` (TokenCleanup__BatchSize), never below SQLITE_FIRST_BATCH unless `batchSize`
+ * is.
+ */
+export function nextSqliteBatch(msPerRow: number, batchSize: number): number {
+  const fitting = Math.floor(SQLITE_BATCH_TARGET_MS / msPerRow);
+  return Math.min(batchSize, Math.max(fitting, SQLITE_FIRST_BATCH));
 }
