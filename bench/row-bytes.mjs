@@ -10,7 +10,7 @@
 // autovacuum reclaims is reused, never returned). Figures are page-grained, so they settle
 // only over thousands of refreshes. Writes bench/results/latest-row-bytes{,-pg}.md and .json.
 import { randomBytes } from 'node:crypto';
-/* global fetch, setImmediate */
+/* global setImmediate */
 import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,7 @@ import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { postJson } from './lib/api.mjs';
 import { postgresDatabase, sqliteDatabase } from './lib/databases.mjs';
 import {
   SERVICE_ENTRY,
@@ -203,16 +204,3 @@ function markdown(result) {
 }
 
 const round1 = (value) => Math.round(value * 10) / 10;
-
-async function postJson(baseUrl, path, body) {
-  const response = await fetch(baseUrl + path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    throw new Error(`POST ${path} answered ${response.status}: ${text}`);
-  }
-  return JSON.parse(text);
-}

@@ -2,7 +2,6 @@
 // refresh tokens in realistic states, 5,000,000 audit rows, loaded straight into the file)
 // against the same service on an empty one, in the same run. Writes
 // bench/results/latest-scale.md and .json. See bench/README.md (Scale run).
-/* global fetch */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { statSync, writeFileSync } from 'node:fs';
@@ -13,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { URL, fileURLToPath } from 'node:url';
+import { getJson, postJson, postStatus } from './lib/api.mjs';
 import { sqliteDatabase } from './lib/databases.mjs';
 import { measureWindow, runAmount, waitUntilIdle, warmUp } from './lib/load.mjs';
 import { machineBusySeconds, memoryMiB } from './lib/proc.mjs';
@@ -428,40 +428,6 @@ function diff(before, after) {
 
 function roundAll(object) {
   return Object.fromEntries(Object.entries(object).map(([key, value]) => [key, round(value, 0)]));
-}
-
-async function postJson(baseUrl, path, body) {
-  const response = await fetch(baseUrl + path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    throw new Error(`POST ${path} answered ${response.status}: ${text}`);
-  }
-  return JSON.parse(text);
-}
-
-async function postStatus(baseUrl, path, body) {
-  const response = await fetch(baseUrl + path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  await response.text();
-  return response.status;
-}
-
-async function getJson(baseUrl, path, accessToken) {
-  const response = await fetch(baseUrl + path, {
-    headers: { authorization: `Bearer ${accessToken}` },
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    throw new Error(`GET ${path} answered ${response.status}: ${text}`);
-  }
-  return JSON.parse(text);
 }
 
 const mib = (bytes) => `${round(bytes / 2 ** 20, 0)} MiB`;
