@@ -23,7 +23,9 @@ export function sqliteDatabase(dir, label) {
 
 /** A new empty PostgreSQL database and how to drop it (forcing out any open connection). */
 export async function postgresDatabase(label) {
-  const name = `keygate_bench_${label}_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  // An unquoted identifier: a label such as `session-check` keeps only letters, digits and _.
+  const safeLabel = label.replace(/[^a-z0-9_]/gi, '_');
+  const name = `keygate_bench_${safeLabel}_${Date.now()}_${randomBytes(3).toString('hex')}`;
   await admin(`CREATE DATABASE ${name}`);
   const url = new URL(POSTGRES_SERVER_URL);
   url.pathname = `/${name}`;
