@@ -116,19 +116,23 @@ export async function runScale({ pg = false, quick = false }) {
   let failed = true;
   // PostgreSQL databases live outside the temporary folder: dropped at the end whatever
   // happens, an interrupt included.
+  // An interrupt and the run's own way out may both get here: each database is dropped once,
+  // and both wait for the same drops (the process exits only after them).
   const databases = [];
   let purge = null;
+  let interrupted = false;
   const dropDatabases = async () => {
     purge?.child.kill('SIGTERM');
     await stopAll();
     const dropped = await Promise.allSettled(
-      databases.splice(0).map((database) => database.drop()),
+      databases.map((database) => (database.dropped ??= database.drop())),
     );
     dropped
       .filter((outcome) => outcome.status === 'rejected')
       .forEach((outcome) => log(`dropping a database failed: ${outcome.reason}`));
   };
   const onInterrupt = () => {
+    interrupted = true;
     log('interrupted: stopping the services and dropping the databases');
     void dropDatabases().finally(() => process.exit(130));
   };
@@ -146,6 +150,9 @@ export async function runScale({ pg = false, quick = false }) {
     const keep = (database) => {
       if (pg) {
         databases.push(database);
+        if (interrupted) {
+          throw new Error('interrupted');
+        }
       }
       return database;
     };
@@ -354,7 +361,8 @@ export async function runScale({ pg = false, quick = false }) {
       purge.child.kill('SIGTERM');
     }
     const purgeExit = await purge.exited;
-    const purgeSeconds = (performance.now() - purgeStarted) / 1000;
+    // Until the CLI exited when it finished within the window, not the window's length.
+    const purgeSeconds = (purge.exited.settledAt - purgeStarted) / 1000;
     const after = (await data.rowCounts(large.connectionString, ['refresh_tokens'])).refresh_tokens;
     const deleted = before - after;
     log(
@@ -418,7 +426,7 @@ export async function runScale({ pg = false, quick = false }) {
     return 0;
   } catch (error) {
     log(`failed: ${error.stack ?? error}`);
-    return 1;
+    return interrupted ? 130 : 1;
   } finally {
     process.off('SIGINT', onInterrupt);
     await dropDatabases();
@@ -480,6 +488,7 @@ function runCli(tmp, secret, database, args) {
   const exited = new Promise((resolve) =>
     child.once('close', (code, signal) => {
       exited.isSettled = true;
+      exited.settledAt = performance.now();
       resolve({ code, signal, stdout, stderr });
     }),
   );

@@ -256,12 +256,19 @@ export async function loadScaleData(
   });
 }
 
-/** Bytes per table and per index (pg_relation_size: the main fork). */
+/**
+ * Bytes per table and per index (pg_relation_size: the main fork). Primary keys, whose names
+ * TypeORM derives from a hash, are named after their table.
+ */
 export function tableSizes(connectionString) {
   return withClient(connectionString, async (db) => {
     const { rows } = await db.query(
-      `SELECT c.relname AS name, pg_relation_size(c.oid) AS bytes
-         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      `SELECT CASE WHEN x.indisprimary THEN t.relname || ' (primary key)' ELSE c.relname END AS name,
+              pg_relation_size(c.oid) AS bytes
+         FROM pg_class c
+         JOIN pg_namespace n ON n.oid = c.relnamespace
+         LEFT JOIN pg_index x ON x.indexrelid = c.oid
+         LEFT JOIN pg_class t ON t.oid = x.indrelid
         WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'i')`,
     );
     return Object.fromEntries(rows.map((row) => [row.name, Number(row.bytes)]));
