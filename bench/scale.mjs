@@ -1,7 +1,8 @@
-// `npm run bench -- --scale`: the service on a large SQLite database (1,000,000 users, 5,000,000
-// refresh tokens in realistic states, 5,000,000 audit rows, loaded straight into the file)
-// against the same service on an empty one, in the same run. Writes
-// bench/results/latest-scale.md and .json. See bench/README.md (Scale run).
+// `npm run bench -- --scale [--pg]`: the service on a large database (1,000,000 users, 5,000,000
+// refresh tokens in realistic states, 5,000,000 audit rows, loaded straight into the database)
+// against the same service on an empty one, in the same run: SQLite files, or with --pg two
+// databases on the local PostgreSQL server (one service instance each), dropped at the end.
+// Writes bench/results/latest-scale{,-pg}.md and .json. See bench/README.md (Scale run).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { statSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import process from 'node:process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { URL, fileURLToPath } from 'node:url';
 import { getJson, postJson, postStatus } from './lib/api.mjs';
-import { sqliteDatabase } from './lib/databases.mjs';
+import { postgresDatabase, sqliteDatabase } from './lib/databases.mjs';
 import { measureWindow, runAmount, waitUntilIdle, warmUp } from './lib/load.mjs';
 import { machineBusySeconds, memoryMiB } from './lib/proc.mjs';
 import {
@@ -24,7 +25,8 @@ import {
   stopAll,
   waitForFirstAnswer,
 } from './lib/processes.mjs';
-import { loadScaleData, passwordHashOf, rowCounts, tableSizes } from './lib/scale-data.mjs';
+import * as pgData from './lib/scale-data-pg.mjs';
+import * as sqliteData from './lib/scale-data.mjs';
 import {
   createState,
   ensureRefreshTokens,
@@ -73,24 +75,89 @@ const QUICK = {
   purgeWindowMs: 5_000,
 };
 
+/**
+ * What differs between the engines: the loader and its size queries, how a database is made,
+ * and the results' names. PostgreSQL runs one service instance per database (the --pg
+ * throughput run's two per database would need two more processes on the 2 cores).
+ */
+const ENGINES = {
+  sqlite: {
+    name: 'SQLite',
+    data: sqliteData,
+    newDatabase: (tmp, label) => sqliteDatabase(tmp, label),
+    databaseBytes: (database) => fileBytes(database.connectionString),
+    sizeSource: "SQLite's `dbstat`",
+    results: 'latest-scale',
+    command: 'npm run bench -- --scale',
+  },
+  pg: {
+    name: 'PostgreSQL',
+    data: pgData,
+    newDatabase: (_tmp, label) => postgresDatabase(`scale_${label}`),
+    databaseBytes: (database) => pgData.databaseBytes(database.connectionString),
+    sizeSource: '`pg_relation_size`',
+    results: 'latest-scale-pg',
+    command: 'npm run bench -- --scale --pg',
+  },
+};
+
 const log = (message) =>
   process.stdout.write(`[scale ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
 /** Runs the scale run; resolves with the process exit code. */
 export async function runScale({ pg = false, quick = false }) {
-  if (pg) {
-    log('--scale --pg is not implemented yet: the scale run loads and measures SQLite only');
-    return 2;
-  }
+  const engine = pg ? ENGINES.pg : ENGINES.sqlite;
+  const { data } = engine;
   const plan = quick ? QUICK : FULL;
   const started = performance.now();
+  const loadAverageAtStart = loadavg();
   const tmp = await mkdtemp(join(tmpdir(), 'keygate-scale-'));
   const secret = randomBytes(36).toString('base64url');
   let failed = true;
+  // PostgreSQL databases live outside the temporary folder: dropped at the end whatever
+  // happens, an interrupt included.
+  // An interrupt and the run's own way out may both get here: each database is dropped once,
+  // and both wait for the same drops (the process exits only after them).
+  const databases = [];
+  let purge = null;
+  let interrupted = false;
+  const dropDatabases = async () => {
+    purge?.child.kill('SIGTERM');
+    await stopAll();
+    const dropped = await Promise.allSettled(
+      databases.map((database) => (database.dropped ??= database.drop())),
+    );
+    dropped
+      .filter((outcome) => outcome.status === 'rejected')
+      .forEach((outcome) => log(`dropping a database failed: ${outcome.reason}`));
+  };
+  const onInterrupt = () => {
+    interrupted = true;
+    log('interrupted: stopping the services and dropping the databases');
+    void dropDatabases().finally(() => process.exit(130));
+  };
+  if (pg) {
+    process.once('SIGINT', onInterrupt);
+  }
   try {
-    log(`temp ${tmp}${quick ? ' (quick: figures are not meaningful)' : ''}`);
-    const empty = sqliteDatabase(tmp, 'empty');
-    const large = sqliteDatabase(tmp, 'large');
+    log(
+      `${engine.name}, temp ${tmp}${quick ? ' (quick: figures are not meaningful)' : ''}; ` +
+        `load average ${loadavg()
+          .map((v) => round(v, 2))
+          .join(', ')}`,
+    );
+    // A SQLite file stays in the temporary folder when the run fails; PostgreSQL's are dropped.
+    const keep = (database) => {
+      if (pg) {
+        databases.push(database);
+        if (interrupted) {
+          throw new Error('interrupted');
+        }
+      }
+      return database;
+    };
+    const empty = keep(await engine.newDatabase(tmp, 'empty'));
+    const large = keep(await engine.newDatabase(tmp, 'large'));
 
     // The large file: migrated by the service itself, one account registered through the API
     // (its password hash is given to every loaded user), then loaded directly.
@@ -102,16 +169,16 @@ export async function runScale({ pg = false, quick = false }) {
       password: PASSWORD,
     });
     await loader.stop();
-    const passwordHash = passwordHashOf(large.connectionString, template);
+    const passwordHash = await data.passwordHashOf(large.connectionString, template);
     const loadStarted = performance.now();
-    const loaded = loadScaleData(large.connectionString, {
+    const loaded = await data.loadScaleData(large.connectionString, {
       ...plan,
       passwordHash,
       nowMs: Date.now(),
       log,
     });
     const loadSeconds = (performance.now() - loadStarted) / 1000;
-    const sizeAfterLoad = fileBytes(large.connectionString);
+    const sizeAfterLoad = await engine.databaseBytes(large);
     log(
       `loaded ${JSON.stringify(loaded.rows)} in ${round(loadSeconds, 0)} s; ` +
         `${round(sizeAfterLoad / 2 ** 20, 0)} MiB; ${loaded.purgeable} tokens past retention`,
@@ -134,8 +201,8 @@ export async function runScale({ pg = false, quick = false }) {
     );
 
     const suts = {
-      empty: makeSut('empty', await startService(tmp, secret, empty, 'empty')),
-      large: makeSut('large', await startService(tmp, secret, large, 'large')),
+      empty: makeSut('empty', await startService(tmp, secret, empty, 'empty'), pg),
+      large: makeSut('large', await startService(tmp, secret, large, 'large'), pg),
     };
     const rssAtStart = memoryMiB(suts.large.pids[0]).rss;
     for (const sut of Object.values(suts)) {
@@ -237,8 +304,11 @@ export async function runScale({ pg = false, quick = false }) {
     // Growth per request of every table and index, on the empty database, over refreshes
     // (each leaves a token row and an audit row).
     await waitUntilIdle(suts.empty);
-    const sizesBefore = tableSizes(empty.connectionString);
-    const countsBefore = rowCounts(empty.connectionString, ['refresh_tokens', 'auth_events']);
+    const sizesBefore = await data.tableSizes(empty.connectionString);
+    const countsBefore = await data.rowCounts(empty.connectionString, [
+      'refresh_tokens',
+      'auth_events',
+    ]);
     await ensureRefreshTokens(suts.empty.state, suts.empty.url, 2 * plan.connections);
     const growthRun = await runAmount(suts.empty, {
       load: { connections: plan.connections, requests: () => [refreshRequest(suts.empty.state)] },
@@ -247,8 +317,11 @@ export async function runScale({ pg = false, quick = false }) {
     });
     await waitUntilIdle(suts.empty);
     await delay(1_500); // the audit writer's last batch
-    const sizesAfter = tableSizes(empty.connectionString);
-    const countsAfter = rowCounts(empty.connectionString, ['refresh_tokens', 'auth_events']);
+    const sizesAfter = await data.tableSizes(empty.connectionString);
+    const countsAfter = await data.rowCounts(empty.connectionString, [
+      'refresh_tokens',
+      'auth_events',
+    ]);
     const succeeded = growthRun.requests - growthRun.non2xx;
     const growth = Object.fromEntries(
       Object.keys(sizesAfter).map((name) => [
@@ -261,8 +334,9 @@ export async function runScale({ pg = false, quick = false }) {
     // The CLI's purge on the large database, bounded in time, under /me and refresh load.
     await waitUntilIdle(suts.large);
     await ensureRefreshTokens(suts.large.state, suts.large.url, 8 * plan.connections);
-    const before = rowCounts(large.connectionString, ['refresh_tokens']).refresh_tokens;
-    const purge = runCli(tmp, secret, large, ['tokens:purge']);
+    const before = (await data.rowCounts(large.connectionString, ['refresh_tokens']))
+      .refresh_tokens;
+    purge = runCli(tmp, secret, large, ['tokens:purge']);
     const purgeStarted = performance.now();
     const underPurge = await measureWindow(suts.large, {
       loads: [
@@ -287,8 +361,9 @@ export async function runScale({ pg = false, quick = false }) {
       purge.child.kill('SIGTERM');
     }
     const purgeExit = await purge.exited;
-    const purgeSeconds = (performance.now() - purgeStarted) / 1000;
-    const after = rowCounts(large.connectionString, ['refresh_tokens']).refresh_tokens;
+    // Until the CLI exited when it finished within the window, not the window's length.
+    const purgeSeconds = (purge.exited.settledAt - purgeStarted) / 1000;
+    const after = (await data.rowCounts(large.connectionString, ['refresh_tokens'])).refresh_tokens;
     const deleted = before - after;
     log(
       `purge: ${deleted} rows in ${round(purgeSeconds, 1)} s (${purgeFinished ? 'finished' : 'stopped at the window'}); ` +
@@ -298,7 +373,9 @@ export async function runScale({ pg = false, quick = false }) {
 
     const rssAtEnd = memoryMiB(suts.large.pids[0]).rss;
     const results = {
-      command: `npm run bench -- --scale${quick ? ' --quick' : ''}`,
+      command: `${engine.command}${quick ? ' --quick' : ''}`,
+      engine: engine.name,
+      instancesPerDatabase: 1,
       quick,
       machine: {
         nproc: availableParallelism(),
@@ -308,10 +385,15 @@ export async function runScale({ pg = false, quick = false }) {
         // Other work on the machine shows here (1, 5 and 15 minutes); above the core count,
         // processes queued for CPU during the run.
         loadAverage: loadavg(),
+        loadAverageAtStart,
       },
       plan,
       load: { rows: loaded.rows, seconds: loadSeconds, purgeable: loaded.purgeable },
-      databaseBytes: { afterLoad: sizeAfterLoad, atEnd: fileBytes(large.connectionString) },
+      databaseBytes: {
+        afterLoad: sizeAfterLoad,
+        atEnd: await engine.databaseBytes(large),
+        emptyAtEnd: await engine.databaseBytes(empty),
+      },
       startupMs: {
         empty: median(startup.empty),
         large: median(startup.large),
@@ -339,14 +421,15 @@ export async function runScale({ pg = false, quick = false }) {
       rssMiB: { largeAtStart: rssAtStart, largeAtEnd: rssAtEnd },
       elapsedSeconds: (performance.now() - started) / 1000,
     };
-    writeResults(results);
+    writeResults(results, engine);
     failed = false;
     return 0;
   } catch (error) {
     log(`failed: ${error.stack ?? error}`);
-    return 1;
+    return interrupted ? 130 : 1;
   } finally {
-    await stopAll();
+    process.off('SIGINT', onInterrupt);
+    await dropDatabases();
     if (failed) {
       log(`files and logs kept in ${tmp}`);
     } else {
@@ -373,12 +456,12 @@ async function startService(tmp, secret, database, name) {
   return handle;
 }
 
-function makeSut(label, handle) {
+function makeSut(label, handle, usesPostgres) {
   return {
     label,
     targets: [handle],
     pids: [handle.pid],
-    usesPostgres: false,
+    usesPostgres,
     state: createState(label),
     url: handle.url,
   };
@@ -405,6 +488,7 @@ function runCli(tmp, secret, database, args) {
   const exited = new Promise((resolve) =>
     child.once('close', (code, signal) => {
       exited.isSettled = true;
+      exited.settledAt = performance.now();
       resolve({ code, signal, stdout, stderr });
     }),
   );
@@ -433,10 +517,10 @@ function roundAll(object) {
 const mib = (bytes) => `${round(bytes / 2 ** 20, 0)} MiB`;
 const ms = (value) => `${round(value, 1)} ms`;
 
-function writeResults(results) {
+function writeResults(results, engine) {
   const suffix = results.quick ? '-quick' : '';
-  const json = join(RESULTS_DIR, `latest-scale${suffix}.json`);
-  const md = join(RESULTS_DIR, `latest-scale${suffix}.md`);
+  const json = join(RESULTS_DIR, `${engine.results}${suffix}.json`);
+  const md = join(RESULTS_DIR, `${engine.results}${suffix}.md`);
   writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
   const target = (name, measured, threshold, pass) =>
     `| ${name} | ${measured} | ${threshold} | ${pass ? 'pass' : 'FAIL'} |`;
@@ -446,14 +530,22 @@ function writeResults(results) {
     results.purge.refresh.non2xx +
     results.purge.refresh.errors;
   const lines = [
-    '# Scale run (SQLite)',
+    `# Scale run (${engine.name})`,
     '',
     `\`${results.command}\`, ${results.machine.date}, ${results.machine.nproc} cores, Node ${results.machine.node}.`,
-    `Load average at the end: ${results.machine.loadAverage.map((v) => round(v, 1)).join(', ')} (1, 5, 15 min) on ${results.machine.nproc} cores.`,
+    `Load average at the start: ${results.machine.loadAverageAtStart.map((v) => round(v, 1)).join(', ')}; at the end: ${results.machine.loadAverage.map((v) => round(v, 1)).join(', ')} (1, 5, 15 min) on ${results.machine.nproc} cores.`,
     'Where it exceeds the cores, other work shared the machine: absolute figures are noisy, and',
     'even the ratios (two services measured alternately in the same run) scatter.',
     '',
-    `Large database: ${results.load.rows.users.toLocaleString('en')} users, ${results.load.rows.refresh_tokens.toLocaleString('en')} refresh tokens, ${results.load.rows.auth_events.toLocaleString('en')} audit rows; ${mib(results.databaseBytes.afterLoad)} after loading (${round(results.load.seconds, 0)} s), ${mib(results.databaseBytes.atEnd)} at the end.`,
+    `Large database: ${results.load.rows.users.toLocaleString('en')} users, ${results.load.rows.refresh_tokens.toLocaleString('en')} refresh tokens, ${results.load.rows.auth_events.toLocaleString('en')} audit rows; ${mib(results.databaseBytes.afterLoad)} after loading (${round(results.load.seconds, 0)} s), ${mib(results.databaseBytes.atEnd)} at the end${engine === ENGINES.pg ? ' (`pg_database_size`)' : ''}. Empty database at the end: ${mib(results.databaseBytes.emptyAtEnd)}.`,
+    ...(engine === ENGINES.pg
+      ? [
+          '',
+          'One service instance per database (the `--pg` throughput run uses two; two per database',
+          'here would mean two more processes on the 2 cores). CPU per request includes the',
+          'PostgreSQL server processes.',
+        ]
+      : []),
     '',
     '| Target | Measured | Threshold | Result |',
     '| --- | --- | --- | --- |',
@@ -521,6 +613,8 @@ function writeResults(results) {
     '',
     '## Growth per 10,000 refreshes (empty database)',
     '',
+    `From ${engine.sizeSource}, before and after the refreshes.`,
+    '',
     '| Table or index | Bytes |',
     '| --- | --- |',
     ...Object.entries(results.growthPer10000Refreshes.bytes)
@@ -532,10 +626,10 @@ function writeResults(results) {
     '## Other figures',
     '',
     `- Start-up (median of ${results.plan.startups}): empty ${ms(results.startupMs.empty)}, large ${ms(results.startupMs.large)}.`,
-    `- Resident memory of the large-database service: ${round(results.rssMiB.largeAtStart, 0)} MiB after start, ${round(results.rssMiB.largeAtEnd, 0)} MiB at the end (mapped file pages included).`,
+    `- Resident memory of the large-database service: ${round(results.rssMiB.largeAtStart, 0)} MiB after start, ${round(results.rssMiB.largeAtEnd, 0)} MiB at the end${engine === ENGINES.pg ? '' : ' (mapped file pages included)'}.`,
     `- Sessions listed: ${results.sessions.listed}; samples ${results.sessions.samplesMs.map((v) => round(v, 1)).join(', ')} ms.`,
     `- Reuse detection answered ${results.reuseAtChainEnd.status}; samples ${results.reuseAtChainEnd.samplesMs.map((v) => round(v, 1)).join(', ')} ms.`,
-    `- Run took ${round(results.elapsedSeconds, 0)} s. Every figure: [latest-scale${suffix}.json](latest-scale${suffix}.json).`,
+    `- Run took ${round(results.elapsedSeconds, 0)} s. Every figure: [${engine.results}${suffix}.json](${engine.results}${suffix}.json).`,
     '',
   ];
   writeFileSync(md, lines.join('\n'));
