@@ -220,6 +220,11 @@ export class UnitOfWork {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
+        // Units told in this turn of the event loop join the group. They gather before the group
+        // takes the write lock, not while it holds it: the lock stays free while this process
+        // parses requests and writes answers, so another process (the admin CLI's purge) finds
+        // it free between groups, as it did between single transactions.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         await this.runGroup();
       }
     } finally {
@@ -247,11 +252,7 @@ export class UnitOfWork {
     try {
       while (ends.length < GROUP_MAX_UNITS && performance.now() - started < GROUP_MAX_MS) {
         if (this.queue.length === 0) {
-          // Units told in this turn of the event loop (or woken by the last one) join the group.
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          if (this.queue.length === 0) {
-            break;
-          }
+          break;
         }
         const end = await this.runUnit(db, control, this.queue.shift() as QueuedUnit);
         ends.push(end);
