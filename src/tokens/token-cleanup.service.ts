@@ -85,10 +85,13 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
       if (this.unitOfWork.isSerialized) {
         // SQLite has one write lock per file and no queue for it: a process waiting for it (a
         // running instance, while the CLI purges) polls, up to every 100 ms. Resting as long
-        // as the batch held the lock gives it its turn; each batch is its own short write.
+        // as the batch held the lock gives it its turn; each batch is its own short write. A
+        // batch's time also holds its own wait for the lock, which must not lengthen the rest
+        // (next to a busy instance the purge would crawl): the hold is the rows at the fastest
+        // pace seen.
         const took = this.clock.now().getTime() - started;
-        await this.clock.wait(Math.max(took, MIN_PAUSE_MS));
         fastestMsPerRow = Math.min(fastestMsPerRow, took / deleted);
+        await this.clock.wait(Math.max(deleted * fastestMsPerRow, MIN_PAUSE_MS));
         limit = nextSqliteBatch(fastestMsPerRow, batchSize);
       }
     }
