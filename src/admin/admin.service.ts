@@ -77,15 +77,7 @@ export class AdminService {
    */
   async deactivate(email: string, origin: RequestOrigin): Promise<DeactivationResult> {
     const user = await this.findUser(email);
-    const changed = await this.unitOfWork.transaction(async (m) => {
-      const done = await this.usersService.setActive(user.id, false, m);
-      await this.events.record(
-        m,
-        { type: 'admin_user_deactivated', userId: user.id, changed: done },
-        origin,
-      );
-      return done;
-    });
+    const changed = await this.setActiveRecorded(user.id, false, 'admin_user_deactivated', origin);
     if (changed) {
       this.logger.log(`User ${user.id} deactivated by an administrator`);
     }
@@ -95,17 +87,23 @@ export class AdminService {
     return { account: accountOf(user), changed, revokedTokenCount: revoked.revokedTokenIds.length };
   }
 
+  /** Sets `isActive` and records the administrator's event in the same transaction. */
+  private setActiveRecorded(
+    userId: string,
+    active: boolean,
+    type: 'admin_user_activated' | 'admin_user_deactivated',
+    origin: RequestOrigin,
+  ): Promise<boolean> {
+    return this.unitOfWork.transaction(async (m) => {
+      const changed = await this.usersService.setActive(userId, active, m);
+      await this.events.record(m, { type, userId, changed }, origin);
+      return changed;
+    });
+  }
+
   async activate(email: string, origin: RequestOrigin): Promise<ActivationResult> {
     const user = await this.findUser(email);
-    const changed = await this.unitOfWork.transaction(async (m) => {
-      const done = await this.usersService.setActive(user.id, true, m);
-      await this.events.record(
-        m,
-        { type: 'admin_user_activated', userId: user.id, changed: done },
-        origin,
-      );
-      return done;
-    });
+    const changed = await this.setActiveRecorded(user.id, true, 'admin_user_activated', origin);
     if (changed) {
       this.logger.log(`User ${user.id} activated by an administrator`);
     }
