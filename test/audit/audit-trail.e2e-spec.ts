@@ -1,4 +1,7 @@
+import { toAuditEntries } from '../../src/audit/audit-row.js';
 import { AuditEvent } from '../../src/audit/entities/audit-event.entity.js';
+import { eventIdBytes } from '../../src/audit/event-id.js';
+import { UserAgentRepository } from '../../src/audit/user-agent.repository.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,10 +89,13 @@ describe('audit trail', () => {
     );
     const [raw] = await rows(response.json<{ user: { id: string } }>().user.id);
 
-    const entity = await t.dataSource.getRepository(AuditEvent).findOneByOrFail({ id: raw.id });
+    const entity = await t.dataSource
+      .getRepository(AuditEvent)
+      .findOneByOrFail({ id: eventIdBytes(raw.id) });
+    const [entry] = await toAuditEntries([entity], t.app.get(UserAgentRepository));
 
-    expect({ ...entity, details: JSON.parse(entity.details) as unknown }).toEqual(raw);
-    expect(entity.occurredAt).toEqual(t.clock.now());
+    expect(entry).toEqual(raw);
+    expect(entry.occurredAt).toEqual(t.clock.now());
   });
 
   it('should record a successful login with the family it started', async () => {
