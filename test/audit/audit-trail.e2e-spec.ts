@@ -439,6 +439,43 @@ describe('audit trail', () => {
     expect((await send(REFRESH, { refreshToken }, 'req-back')).status).toBe(200);
     expect((await rows()).map((row) => row.requestId)).toContain('req-back');
   });
+
+  it('should store each user agent once, and keep none of a change that rolled back', async () => {
+    const agents = async (): Promise<string[]> =>
+      (await t.database.query<{ userAgent: string }>('SELECT "userAgent" FROM "user_agents"')).map(
+        (agent) => agent.userAgent,
+      );
+    const restore = await refuseAuditInserts(t.database);
+    const refused = await send(
+      REGISTER,
+      { username: 'carol', email: 'carol@example.com', password: DEFAULT_PASSWORD },
+      'req-ua-0',
+    );
+    await restore();
+    expect(refused.status).toBe(500);
+    expect(await agents()).toEqual([]);
+
+    const registered = await send(
+      REGISTER,
+      { username: 'carol', email: 'carol@example.com', password: DEFAULT_PASSWORD },
+      'req-ua-1',
+    );
+    const { refreshToken } = registered.json<{ refreshToken: string }>();
+    await send(REFRESH, { refreshToken }, 'req-ua-2');
+    const other = await t.request(LOGIN, {
+      method: 'POST',
+      body: JSON.stringify({ email: 'carol@example.com', password: DEFAULT_PASSWORD }),
+      headers: { 'content-type': 'application/json', 'user-agent': 'other-client/2.0' },
+    });
+    expect(other.status).toBe(200);
+
+    expect((await agents()).sort()).toEqual([USER_AGENT, 'other-client/2.0'].sort());
+    expect((await rows()).map((row) => [row.type, row.userAgent])).toEqual([
+      ['registered', USER_AGENT],
+      ['token_refreshed', USER_AGENT],
+      ['login_succeeded', 'other-client/2.0'],
+    ]);
+  });
 });
 
 describe('audit trail on shutdown', () => {
