@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
 import { DataSource, type EntityManager } from 'typeorm';
 import { sqliteConnectionOf } from '../database/driver-handle.js';
@@ -22,19 +22,25 @@ import { UserAgentRepository } from './user-agent.repository.js';
 @Injectable()
 export class AuditEventRepository implements AuditSink {
   private readonly rows: EntityRows<AuditEvent>;
-  /** One per process: ids only grow, so ties on `occurredAt` keep the order events happened. */
+  /** One per process: ids only grow, so events of one millisecond keep the order they happened. */
   private readonly ids: EventIdGenerator;
+  /** Where `userAgentId` is among the columns: the value stores the reference (or the text). */
+  private readonly userAgentIndex: number;
   private sqliteInsert: Statement<unknown[]> | undefined;
+  private postgresInsert: string | undefined;
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly dataSource: DataSource,
     random: RandomSource,
-    // Nest injects the module's; a repository built by hand (unit tests) makes its own.
+    // Nest injects the module's; built without one (by hand, or in a test module that lists
+    // only this repository), it makes its own.
+    @Optional()
     private readonly userAgents: UserAgentRepository = new UserAgentRepository(unitOfWork),
   ) {
     this.rows = new EntityRows(dataSource, AuditEvent);
     this.ids = new EventIdGenerator(random);
+    this.userAgentIndex = this.rows.columns.indexOf(this.rows.column('userAgentId'));
   }
 
   /** The row the trail stores for `record`, with a new id. */
@@ -57,10 +63,6 @@ export class AuditEventRepository implements AuditSink {
     const values = this.rows.values(stored);
     values[this.userAgentIndex] = userAgent;
     return values;
-  }
-
-  private get userAgentIndex(): number {
-    return this.rows.columns.findIndex((column) => column.propertyName === 'userAgentId');
   }
 
   /**
@@ -99,8 +101,11 @@ export class AuditEventRepository implements AuditSink {
   }
 
   private postgresInsertSql(): string {
-    const values = this.rows.columns.map((column, i) => this.postgresValue(column, `$${i + 1}`));
-    return `INSERT INTO "${this.rows.table}" (${this.rows.names()}) VALUES (${values.join(', ')})`;
+    if (this.postgresInsert === undefined) {
+      const values = this.rows.columns.map((column, i) => this.postgresValue(column, `$${i + 1}`));
+      this.postgresInsert = `INSERT INTO "${this.rows.table}" (${this.rows.names()}) VALUES (${values.join(', ')})`;
+    }
+    return this.postgresInsert;
   }
 
   /**
