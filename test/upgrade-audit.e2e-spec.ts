@@ -6,7 +6,8 @@ import { ENTITIES } from '../src/database/data-source.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { AuditRetentionWindow1796500000000 } from '../src/database/migrations/1796500000000-AuditRetentionWindow.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
-import { toSqliteDatetime } from '../src/database/sqlite-datetime.js';
+import { fromSqliteDatetime, toSqliteDatetime } from '../src/database/sqlite-datetime.js';
+import { LeanAuditEvents1797000000100 } from '../src/database/migrations/1797000000100-LeanAuditEvents.js';
 import { AuthEvents } from '../src/events/auth-events.js';
 import { buildDatabaseConfig } from './factories/database-config.factory.js';
 import { auditRows, type AuditRow } from './utils/audit-rows.js';
@@ -210,5 +211,49 @@ describe('upgrade from the previous release: the audit trail', () => {
     expect(await database.query('SELECT count(*) AS "count" FROM "user_agents"')).toEqual([
       { count: onPostgres ? '2' : 2 },
     ]);
+  });
+
+  it('should give every row back in the previous layout when the migration is reverted', async () => {
+    const dataSource = await new DataSource({
+      ...dataSourceOptions(buildDatabaseConfig(parseConnectionString(database.connectionString)), {
+        entities: ENTITIES,
+      }),
+      migrations: [...MIGRATIONS],
+    }).initialize();
+    try {
+      const undone = MIGRATIONS.length - MIGRATIONS.indexOf(LeanAuditEvents1797000000100);
+      for (let i = 0; i < undone; i++) {
+        await dataSource.undoLastMigration({ transaction: 'all' });
+      }
+    } finally {
+      await dataSource.destroy();
+    }
+
+    const rows = await database.query<
+      Omit<AuditRow, 'occurredAt' | 'details'> & {
+        occurredAt: string | Date;
+        details: string;
+      }
+    >(
+      'SELECT "id", "occurredAt", "type", "userId", "email", "ip", "userAgent", "requestId", ' +
+        '"details" FROM auth_events ORDER BY "occurredAt", "id"',
+    );
+    expect(
+      rows.map((stored) => ({
+        ...stored,
+        occurredAt:
+          typeof stored.occurredAt === 'string'
+            ? fromSqliteDatetime(stored.occurredAt)
+            : stored.occurredAt,
+        details: JSON.parse(stored.details) as unknown,
+      })),
+    ).toEqual(OLD_ROWS);
+    expect(await refusalOf(`DELETE FROM auth_events WHERE "id" = '${OLD_ROWS[1].id}'`)).toBe(
+      APPEND_ONLY,
+    );
+    expect(await refusalOf(`UPDATE auth_events SET "type" = 'tampered'`)).toBe(APPEND_ONLY);
+    expect(await refusalOf(`DELETE FROM auth_events WHERE "id" = '${OLD_ROWS[0].id}'`)).toBe(
+      'accepted',
+    );
   });
 });

@@ -138,7 +138,7 @@ export class LeanAuditEvents1797000000100 implements MigrationInterface {
       `'-' || substr(${hex}, 17, 4) || '-' || substr(${hex}, 21, 12)`;
     const occurredAt = postgres
       ? `to_timestamp(('x' || substr(${hex}, 1, 12))::bit(48)::bigint / 1000.0)`
-      : `strftime('%Y-%m-%d %H:%M:%f', ${sqliteMilliseconds(hex)} / 1000.0, 'unixepoch')`;
+      : `strftime('%Y-%m-%d %H:%M:%f', (${sqliteMilliseconds(hex)}) / 1000.0, 'unixepoch')`;
     await queryRunner.query(
       'INSERT INTO "auth_events" SELECT ' +
         `${uuid}, ${occurredAt}, e."type", e."userId", e."email", e."ip", a."userAgent", ` +
