@@ -71,7 +71,6 @@ describeOnPostgres('PostgreSQL', () => {
         [
           ['account_tokens', 'createdAt'],
           ['account_tokens', 'expiresAt'],
-          ['auth_events', 'occurredAt'],
           ['mail_outbox', 'claimedUntil'],
           ['mail_outbox', 'createdAt'],
           ['mail_outbox', 'finishedAt'],

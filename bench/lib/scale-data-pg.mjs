@@ -49,17 +49,7 @@ const COLUMNS = {
     'createdByUserAgent',
     'sessionStartedAt',
   ],
-  auth_events: [
-    'id',
-    'occurredAt',
-    'type',
-    'userId',
-    'email',
-    'ip',
-    'userAgent',
-    'requestId',
-    'details',
-  ],
+  auth_events: ['id', 'type', 'userId', 'email', 'ip', 'userAgentId', 'requestId', 'details'],
 };
 
 /** The tables the loader fills: their secondary indexes are created once, after the rows. */
@@ -208,12 +198,17 @@ export async function loadScaleData(
 
     await timed(`${auditRows} audit rows`, async () => {
       await db.query(
+        // The lean layout (decision 0028): UUIDv7 bytes that start with the event's millisecond,
+        // and the user agent by reference (added once, by the service's own function).
         `INSERT INTO auth_events (${columnList('auth_events')})
-         SELECT gen_random_uuid()::text,
-           ${at(`$2::bigint - 30 * ${DAY_S} + k::bigint * (30 * ${DAY_S}) / $3::bigint`)},
+         SELECT decode(lpad(to_hex(($2::bigint - 30 * ${DAY_S}) * 1000
+             + k::bigint * (30::bigint * ${DAY_S} * 1000) / $3::bigint), 12, '0')
+             || '7' || substr(md5(random()::text), 1, 3)
+             || '8' || substr(md5(random()::text), 1, 15), 'hex'),
            CASE WHEN k % 10 < 8 THEN 'token_refreshed' ELSE 'login_succeeded' END,
            u.id, CASE WHEN k % 10 < 8 THEN NULL ELSE 'scale-' || u.i || '@example.com' END,
-           '203.0.113.' || (k % 250), $4, md5(random()::text),
+           '203.0.113.' || (k % 250), (SELECT keygate_user_agent_id($4::varchar)),
+           md5(random()::text),
            CASE WHEN k % 10 < 8
              THEN '{"familyId":"' || gen_random_uuid() || '","tokenId":"' || gen_random_uuid() ||
                   '","replacedByTokenId":"' || gen_random_uuid() || '"}'

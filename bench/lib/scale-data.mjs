@@ -154,14 +154,19 @@ export function loadScaleData(
     );
 
     timed(`${auditRows} audit rows`, () => {
+      // The lean layout (decision 0028): UUIDv7 bytes that start with the event's millisecond,
+      // inserted in their order, and the user agent by reference.
+      db.prepare('INSERT OR IGNORE INTO user_agents ("userAgent") VALUES (?)').run(USER_AGENT);
       db.prepare(
         `WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < ?)
-         INSERT INTO auth_events (id, "occurredAt", type, "userId", email, ip, "userAgent",
-           "requestId", details)
-         SELECT ${UUID_SQL}, ${at(`? - 30 * ${DAY_S} + k * (30 * ${DAY_S}) / ?`)},
+         INSERT INTO auth_events (id, type, "userId", email, ip, "userAgentId", "requestId",
+           details)
+         SELECT unhex(printf('%012x', (? - 30 * ${DAY_S}) * 1000 + k * (30 * ${DAY_S} * 1000) / ?)
+             || '7' || substr(hex(randomblob(2)), 2) || '8' || substr(hex(randomblob(8)), 2)),
            CASE WHEN k % 10 < 8 THEN 'token_refreshed' ELSE 'login_succeeded' END,
            u.id, CASE WHEN k % 10 < 8 THEN NULL ELSE 'scale-' || u.i || '@example.com' END,
-           '203.0.113.' || (k % 250), ?, lower(hex(randomblob(16))),
+           '203.0.113.' || (k % 250),
+           (SELECT id FROM user_agents WHERE "userAgent" = ?), lower(hex(randomblob(16))),
            CASE WHEN k % 10 < 8
              THEN '{"familyId":"' || ${UUID_SQL} || '","tokenId":"' || ${UUID_SQL} ||
                   '","replacedByTokenId":"' || ${UUID_SQL} || '"}'

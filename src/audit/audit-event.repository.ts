@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
 import { DataSource, type EntityManager } from 'typeorm';
 import { sqliteConnectionOf } from '../database/driver-handle.js';
@@ -8,32 +8,71 @@ import { AuditEvent } from './entities/audit-event.entity.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { AuditSink } from '../events/audit-sink.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
-import { toAuditEvent } from './audit-row.js';
-import { EventIdGenerator } from './event-id.js';
+import { toAuditEntries, toAuditEvent, type AuditRecordRow } from './audit-row.js';
+import type { AuditEntry } from './audit-trail.service.js';
+import { EventIdGenerator, eventIdBytes } from './event-id.js';
+import { UserAgentRepository } from './user-agent.repository.js';
 
 /**
  * The queries on `auth_events`, on both engines; the only code that names the table. The
- * application only ever inserts and reads here (the database refuses anything else).
+ * application only ever inserts and reads here (the database refuses anything else). Rows are
+ * laid out as decision 0028 says: the id as its 16 bytes (which hold the instant), the user agent
+ * by its id in `user_agents` (UserAgentRepository), looked up or added in the same unit.
  */
 @Injectable()
 export class AuditEventRepository implements AuditSink {
   private readonly rows: EntityRows<AuditEvent>;
-  /** One per process: ids only grow, so ties on `occurredAt` keep the order events happened. */
+  /** One per process: ids only grow, so events of one millisecond keep the order they happened. */
   private readonly ids: EventIdGenerator;
+  /** Where `userAgentId` is among the columns: the value stores the reference (or the text). */
+  private readonly userAgentIndex: number;
   private sqliteInsert: Statement<unknown[]> | undefined;
+  private postgresInsert: string | undefined;
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly dataSource: DataSource,
     random: RandomSource,
+    // Nest injects the module's; built without one (by hand, or in a test module that lists
+    // only this repository), it makes its own.
+    @Optional()
+    private readonly userAgents: UserAgentRepository = new UserAgentRepository(unitOfWork),
   ) {
     this.rows = new EntityRows(dataSource, AuditEvent);
     this.ids = new EventIdGenerator(random);
+    this.userAgentIndex = this.rows.columns.indexOf(this.rows.column('userAgentId'));
   }
 
   /** The row the trail stores for `record`, with a new id. */
-  rowOf(record: AuthEventRecord): AuditEvent {
+  rowOf(record: AuthEventRecord): AuditRecordRow {
     return toAuditEvent(record, this.ids.next(record.at));
+  }
+
+  /** The driver's values of `row` in column order, its user agent given as `userAgent`. */
+  private valuesOf(row: AuditRecordRow, userAgent: number | string | null): unknown[] {
+    const stored = Object.assign(new AuditEvent(), {
+      id: eventIdBytes(row.id),
+      type: row.type,
+      userId: row.userId,
+      email: row.email,
+      ip: row.ip,
+      userAgentId: null,
+      requestId: row.requestId,
+      details: row.details,
+    });
+    const values = this.rows.values(stored);
+    values[this.userAgentIndex] = userAgent;
+    return values;
+  }
+
+  /**
+   * PostgreSQL: the SQL of one value, `$n` typed, or for the user agent the id of the text in
+   * `$n` (added if new) — so an insert takes the text and stores the reference, in one trip.
+   */
+  private postgresValue(column: AuditEventColumn, placeholder: string): string {
+    return column.propertyName === 'userAgentId'
+      ? this.userAgents.postgresIdSql(placeholder)
+      : `${placeholder}::${this.dataSource.driver.normalizeType(column)}`;
   }
 
   /**
@@ -47,22 +86,26 @@ export class AuditEventRepository implements AuditSink {
       this.insertOnSqlite(sqliteConnectionOf(this.dataSource), record);
       return;
     }
-    await manager.query(this.insertSql('postgres'), this.rows.values(this.rowOf(record)));
+    const row = this.rowOf(record);
+    await manager.query(this.postgresInsertSql(), this.valuesOf(row, row.userAgent));
   }
 
   /** insertWithin for a synchronous SQLite unit (UnitOfWork.transactionOnSqlite). */
   insertOnSqlite(db: Database, record: AuthEventRecord): void {
-    (this.sqliteInsert ??= db.prepare(this.insertSql('sqlite'))).run(
-      ...this.rows.values(this.rowOf(record)),
-    );
+    const row = this.rowOf(record);
+    const userAgentId = this.userAgents.idOnSqlite(db, row.userAgent);
+    (this.sqliteInsert ??= db.prepare(
+      `INSERT INTO "${this.rows.table}" (${this.rows.names()}) ` +
+        `VALUES (${this.rows.placeholders('sqlite')})`,
+    )).run(...this.valuesOf(row, userAgentId));
   }
 
-  /** The audit INSERT, for the statements that add it to their own (PostgreSQL's rotation). */
-  insertSql(style: 'sqlite' | 'postgres', first = 1): string {
-    return (
-      `INSERT INTO "${this.rows.table}" (${this.rows.names()}) ` +
-      `VALUES (${this.rows.placeholders(style, first)})`
-    );
+  private postgresInsertSql(): string {
+    if (this.postgresInsert === undefined) {
+      const values = this.rows.columns.map((column, i) => this.postgresValue(column, `$${i + 1}`));
+      this.postgresInsert = `INSERT INTO "${this.rows.table}" (${this.rows.names()}) VALUES (${values.join(', ')})`;
+    }
+    return this.postgresInsert;
   }
 
   /**
@@ -78,7 +121,7 @@ export class AuditEventRepository implements AuditSink {
         return expression;
       }
       next += 1;
-      return `$${next - 1}::${this.dataSource.driver.normalizeType(column)}`;
+      return this.postgresValue(column, `$${next - 1}`);
     });
     return `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${expressions.join(', ')}`;
   }
@@ -88,18 +131,18 @@ export class AuditEventRepository implements AuditSink {
     record: AuthEventRecord,
     computed: Partial<Record<keyof AuditEvent, string>>,
   ): unknown[] {
-    const values = this.rows.values(this.rowOf(record));
+    const row = this.rowOf(record);
+    const values = this.valuesOf(row, row.userAgent);
     return values.filter((_value, i) => !(this.rows.columns[i].propertyName in computed));
   }
 
-  /** The newest `limit` events of one user, newest first (IDX_auth_events_userId_occurredAt). */
-  latestForUser(userId: string, limit: number): Promise<AuditEvent[]> {
-    return this.unitOfWork.run((m) =>
-      m.find(AuditEvent, {
-        where: { userId },
-        order: { occurredAt: 'DESC', id: 'DESC' },
-        take: limit,
-      }),
+  /** The newest `limit` events of one user, newest first (IDX_auth_events_userId_id). */
+  async latestForUser(userId: string, limit: number): Promise<AuditEntry[]> {
+    const rows = await this.unitOfWork.run((m) =>
+      m.find(AuditEvent, { where: { userId }, order: { id: 'DESC' }, take: limit }),
     );
+    return toAuditEntries(rows, this.userAgents);
   }
 }
+
+type AuditEventColumn = EntityRows<AuditEvent>['columns'][number];

@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { deleteSelected } from '../database/delete-selected.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
+import { eventIdFloor } from './event-id.js';
 
-/** Where an export page ended: the next page starts after this row. */
+/** Where an export page ended: the next page starts after this row (its id's bytes). */
 export interface AuditCursor {
-  readonly occurredAt: Date;
-  readonly id: string;
+  readonly id: Buffer;
 }
 
 /**
@@ -14,6 +14,8 @@ export interface AuditCursor {
  * deletes of `auth_events` by age, on both engines. Every method is one statement, atomic by
  * itself: on SQLite a single writing statement takes the write lock when it starts (waiting up to
  * the busy timeout), as BEGIN IMMEDIATE would, so a batch never fails half-way on a lock.
+ * Age is read from the id (decision 0028): its first six bytes are the instant, so `"id" <` the
+ * first bytes of a cutoff selects the older rows through the primary key, oldest first.
  */
 @Injectable()
 export class AuditRetentionRepository {
@@ -42,42 +44,44 @@ export class AuditRetentionRepository {
       const batch = m
         .createQueryBuilder(AuditEvent, 'old')
         .select('old.id')
-        .where('old.occurredAt < :cutoff', { cutoff })
-        .andWhere(`old.occurredAt < ${this.databaseCutoff()}`)
-        .orderBy('old.occurredAt')
+        .where('old.id < :cutoff', { cutoff: eventIdFloor(cutoff) })
+        .andWhere(`old.id < ${this.databaseCutoff()}`)
+        .orderBy('old.id')
         .limit(limit);
       return deleteSelected(m, AuditEvent, batch, !this.unitOfWork.isSerialized);
     });
   }
 
   /**
-   * Up to `limit` rows older than `before`, oldest first (ties by id, which grows with time),
-   * starting after `after`: a page of an export. Keyset pages read no row twice and hold no
-   * transaction open between them (IDX_auth_events_occurredAt).
+   * Up to `limit` rows older than `before`, oldest first (in id order, the order they were
+   * told), starting after `after`: a page of an export. Keyset pages read no row twice and hold
+   * no transaction open between them (the primary key).
    */
   pageBefore(before: Date, after: AuditCursor | null, limit: number): Promise<AuditEvent[]> {
     return this.unitOfWork.run((m) => {
       const query = m
         .createQueryBuilder(AuditEvent, 'event')
-        .where('event.occurredAt < :before', { before })
-        .orderBy('event.occurredAt', 'ASC')
-        .addOrderBy('event.id', 'ASC')
+        .where('event.id < :before', { before: eventIdFloor(before) })
+        .orderBy('event.id', 'ASC')
         .limit(limit);
       if (after !== null) {
-        query.andWhere(
-          'event.occurredAt >= :afterAt AND (event.occurredAt > :afterAt OR event.id > :afterId)',
-          { afterAt: after.occurredAt, afterId: after.id },
-        );
+        query.andWhere('event.id > :after', { after: after.id });
       }
       return query.getMany();
     });
   }
 
-  /** The trigger's cutoff, in SQL: now by the database's clock, minus the stored window. */
+  /**
+   * The trigger's cutoff, in SQL: now by the database's clock, minus the stored window, as the
+   * first six bytes of an id made then (the same expression as the trigger's, migration
+   * 1797000000100).
+   */
   private databaseCutoff(): string {
     return this.unitOfWork.isSerialized
-      ? `(SELECT strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || "retentionDays" || ' days') ` +
-          'FROM "audit_retention" WHERE "id" = 1)'
-      : 'now() - make_interval(days => (SELECT "retentionDays" FROM "audit_retention" WHERE "id" = 1))';
+      ? `(SELECT unhex(printf('%012x', CAST(unixepoch('now', '-' || "retentionDays" || ' days', ` +
+          `'subsec') * 1000 AS INTEGER))) FROM "audit_retention" WHERE "id" = 1)`
+      : 'decode(lpad(to_hex(floor(extract(epoch FROM now() - make_interval(days => ' +
+          '(SELECT "retentionDays" FROM "audit_retention" WHERE "id" = 1))) * 1000)::bigint), ' +
+          "12, '0'), 'hex')";
   }
 }

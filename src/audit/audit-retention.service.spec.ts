@@ -4,7 +4,6 @@ import type { DataSource } from 'typeorm';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
 import type { AppConfig, AuditRetentionConfig } from '../config/app-config.js';
-import { toSqliteDatetime } from '../database/sqlite-datetime.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { buildAuthEvents } from '../../test/utils/auth-events.js';
@@ -12,6 +11,8 @@ import { AUDIT_PURGE_ORIGIN, AuditPurgeTimer } from './audit-purge-timer.js';
 import { AuditRetentionRepository } from './audit-retention.repository.js';
 import { AUDIT_EXPORT_PAGE_SIZE, AuditRetentionService } from './audit-retention.service.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
+import { eventIdBytes, eventIdFloor, eventIdText } from './event-id.js';
+import { UserAgentRepository } from './user-agent.repository.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const APPEND_ONLY = 'auth_events is append-only';
@@ -53,21 +54,28 @@ describe(AuditRetentionService.name, () => {
       new AuditRetentionRepository(unitOfWork()),
       clock,
       settings(overrides),
+      new UserAgentRepository(unitOfWork()),
     );
   }
 
-  /** Inserts one row per instant; ids sort as the instants are given. */
+  /**
+   * Inserts one row per instant; ids hold the instant, then the row's number, so they sort as
+   * the instants are given. Returns the ids as UUID text.
+   */
   async function addEvents(...instants: Date[]): Promise<string[]> {
-    const ids = instants.map((_, n) => `event-${String(n).padStart(6, '0')}`);
-    const rows = instants.map((occurredAt, n) =>
+    const ids = instants.map((at, n) =>
+      eventIdText(
+        Buffer.concat([eventIdFloor(at), Buffer.from(n.toString(16).padStart(20, '0'), 'hex')]),
+      ),
+    );
+    const rows = instants.map((_at, n) =>
       Object.assign(new AuditEvent(), {
-        id: ids[n],
-        occurredAt,
+        id: eventIdBytes(ids[n]),
         type: 'login_failed',
         userId: null,
         email: null,
         ip: '192.0.2.1',
-        userAgent: null,
+        userAgentId: null,
         requestId: `req-${n}`,
         details: JSON.stringify({ reason: 'unknown_email', n }),
       }),
@@ -80,7 +88,7 @@ describe(AuditRetentionService.name, () => {
 
   async function remaining(): Promise<string[]> {
     const rows = await dataSource.manager.find(AuditEvent, { order: { id: 'ASC' } });
-    return rows.map((row) => row.id);
+    return rows.map((row) => eventIdText(row.id));
   }
 
   async function refusalOf(sql: string, parameters: unknown[] = []): Promise<string> {
@@ -157,14 +165,18 @@ describe(AuditRetentionService.name, () => {
       const ids = await addEvents(daysAgo(400), daysAgo(1));
 
       expect(await refusalOf('DELETE FROM auth_events')).toBe(APPEND_ONLY);
-      expect(await refusalOf('DELETE FROM auth_events WHERE "id" = ?', [ids[1]])).toBe(APPEND_ONLY);
+      expect(
+        await refusalOf('DELETE FROM auth_events WHERE "id" = ?', [eventIdBytes(ids[1])]),
+      ).toBe(APPEND_ONLY);
       expect(await remaining()).toEqual(ids);
     });
 
     it('should let a row older than the window be deleted', async () => {
       const ids = await addEvents(daysAgo(400), daysAgo(1));
 
-      expect(await refusalOf('DELETE FROM auth_events WHERE "id" = ?', [ids[0]])).toBe('accepted');
+      expect(
+        await refusalOf('DELETE FROM auth_events WHERE "id" = ?', [eventIdBytes(ids[0])]),
+      ).toBe('accepted');
       expect(await remaining()).toEqual([ids[1]]);
     });
 
@@ -173,8 +185,8 @@ describe(AuditRetentionService.name, () => {
 
       expect(await refusalOf(`UPDATE auth_events SET "type" = 'tampered'`)).toBe(APPEND_ONLY);
       expect(
-        await refusalOf(`UPDATE auth_events SET "details" = '{}' WHERE "occurredAt" < ?`, [
-          toSqliteDatetime(daysAgo(399)),
+        await refusalOf(`UPDATE auth_events SET "details" = '{}' WHERE "id" < ?`, [
+          eventIdFloor(daysAgo(399)),
         ]),
       ).toBe(APPEND_ONLY);
     });
@@ -275,7 +287,7 @@ describe(AuditRetentionService.name, () => {
         await sut.onApplicationShutdown();
 
         // What is left: the recent row, and the purge's own event, committed before it is told.
-        expect((await remaining()).filter((id) => id.startsWith('event-'))).toEqual([ids[3]]);
+        expect((await remaining()).filter((id) => ids.includes(id))).toEqual([ids[3]]);
         expect(await remaining()).toHaveLength(2);
         expect(told).toEqual([
           {

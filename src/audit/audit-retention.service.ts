@@ -3,8 +3,9 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig, type AuditRetentionConfig } from '../config/app-config.js';
 import { AuditRetentionRepository, type AuditCursor } from './audit-retention.repository.js';
-import { toAuditEntry } from './audit-row.js';
+import { toAuditEntries } from './audit-row.js';
 import type { AuditEntry } from './audit-trail.service.js';
+import { UserAgentRepository } from './user-agent.repository.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Rows read per statement of an export: small enough for memory, large enough for speed. */
@@ -31,6 +32,7 @@ export class AuditRetentionService {
     private readonly repository: AuditRetentionRepository,
     private readonly clock: Clock,
     config: AppConfig,
+    private readonly userAgents: UserAgentRepository,
   ) {
     this.settings = config.auditRetention;
   }
@@ -77,14 +79,14 @@ export class AuditRetentionService {
     let after: AuditCursor | null = null;
     for (;;) {
       const page = await this.repository.pageBefore(before, after, AUDIT_EXPORT_PAGE_SIZE);
-      for (const row of page) {
-        yield toAuditEntry(row);
+      for (const entry of await toAuditEntries(page, this.userAgents)) {
+        yield entry;
       }
       if (page.length < AUDIT_EXPORT_PAGE_SIZE) {
         return;
       }
       const last = page[page.length - 1];
-      after = { occurredAt: last.occurredAt, id: last.id };
+      after = { id: last.id };
     }
   }
 }

@@ -2,17 +2,35 @@ import { isEmail } from 'class-validator';
 import type { AuthEvent, AuthEventRecord } from '../events/auth-event.js';
 import { EMAIL_MAX_LENGTH } from '../users/entities/user.entity.js';
 import type { AuditEntry } from './audit-trail.service.js';
-import { AuditEvent } from './entities/audit-event.entity.js';
+import type { AuditEvent } from './entities/audit-event.entity.js';
+import { USER_AGENT_MAX_LENGTH } from './entities/user-agent.entity.js';
+import { eventIdText, eventIdTime } from './event-id.js';
+import type { UserAgentRepository } from './user-agent.repository.js';
 
 /** Column widths of `auth_events`; longer values are cut rather than lose the whole batch. */
 const IP_MAX_LENGTH = 64;
-const USER_AGENT_MAX_LENGTH = 256;
 const REQUEST_ID_MAX_LENGTH = 128;
 
+/**
+ * What the audit trail stores for one event, before the repository lays it out in its tables
+ * (the id as bytes, the instant in the id, the user agent by reference; decision 0028).
+ */
+export interface AuditRecordRow {
+  readonly id: string;
+  readonly occurredAt: Date;
+  readonly type: string;
+  readonly userId: string | null;
+  readonly email: string | null;
+  readonly ip: string;
+  readonly userAgent: string | null;
+  readonly requestId: string;
+  readonly details: string;
+}
+
 /** The row the audit trail stores for one event. */
-export function toAuditEvent(record: AuthEventRecord, id: string): AuditEvent {
+export function toAuditEvent(record: AuthEventRecord, id: string): AuditRecordRow {
   const { event, origin, at } = record;
-  return Object.assign(new AuditEvent(), {
+  return {
     id,
     occurredAt: at,
     type: event.type,
@@ -22,7 +40,7 @@ export function toAuditEvent(record: AuthEventRecord, id: string): AuditEvent {
     userAgent: origin.userAgent?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,
     requestId: origin.requestId.slice(0, REQUEST_ID_MAX_LENGTH),
     details: JSON.stringify(detailsOf(event)),
-  });
+  };
 }
 
 /**
@@ -125,12 +143,35 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
   }
 }
 
-/** An audit row as readers see it (the listing, the export): its details parsed. */
-export function toAuditEntry(row: AuditEvent): AuditEntry {
+/**
+ * An audit row as readers see it (the listing, the export): the id as UUID text, the instant it
+ * holds, the user agent's text (`userAgent`, looked up by the caller) and the details parsed.
+ */
+export function toAuditEntry(row: AuditEvent, userAgent: string | null): AuditEntry {
   const parsed: unknown = JSON.parse(row.details);
   return {
-    ...row,
+    id: eventIdText(row.id),
+    occurredAt: eventIdTime(row.id),
+    type: row.type,
+    userId: row.userId,
+    email: row.email,
+    ip: row.ip,
+    userAgent,
+    requestId: row.requestId,
     details:
       typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {},
   };
+}
+
+/** Rows as readers see them (AuditEntry), their user agents looked up in one query. */
+export async function toAuditEntries(
+  rows: readonly AuditEvent[],
+  userAgents: Pick<UserAgentRepository, 'textsOf'>,
+): Promise<AuditEntry[]> {
+  const texts = await userAgents.textsOf(
+    rows.flatMap((row) => (row.userAgentId === null ? [] : [row.userAgentId])),
+  );
+  return rows.map((row) =>
+    toAuditEntry(row, row.userAgentId === null ? null : (texts.get(row.userAgentId) ?? null)),
+  );
 }

@@ -19,14 +19,8 @@ export interface AuditEntry {
 export class AuditTrail {
   constructor(private readonly repository: AuditEventRepository) {}
 
-  /** The newest `limit` events of one user, newest first (IDX_auth_events_userId_occurredAt). */
-  async latestForUser(userId: string, limit: number): Promise<AuditEntry[]> {
-    const rows = await this.repository.latestForUser(userId, limit);
-    return rows.map((row) => ({ ...row, details: parseDetails(row.details) }));
+  /** The newest `limit` events of one user, newest first (IDX_auth_events_userId_id). */
+  latestForUser(userId: string, limit: number): Promise<AuditEntry[]> {
+    return this.repository.latestForUser(userId, limit);
   }
-}
-
-function parseDetails(text: string): Record<string, unknown> {
-  const parsed: unknown = JSON.parse(text);
-  return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
 }

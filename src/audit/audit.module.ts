@@ -5,6 +5,8 @@ import { AuditRetentionRepository } from './audit-retention.repository.js';
 import { AuditRetentionService } from './audit-retention.service.js';
 import { AuditTrail } from './audit-trail.service.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
+import { UserAgent } from './entities/user-agent.entity.js';
+import { UserAgentRepository } from './user-agent.repository.js';
 import { AuditSink } from '../events/audit-sink.js';
 
 /**
@@ -14,10 +16,11 @@ import { AuditSink } from '../events/audit-sink.js';
  */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([AuditEvent])],
+  imports: [TypeOrmModule.forFeature([AuditEvent, UserAgent])],
   providers: [
     AuditTrail,
     AuditEventRepository,
+    UserAgentRepository,
     { provide: AuditSink, useExisting: AuditEventRepository },
     AuditRetentionRepository,
     AuditRetentionService,

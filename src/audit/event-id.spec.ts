@@ -1,6 +1,12 @@
 import { SequenceRandomSource } from '../../test/utils/fake-random.js';
 import { RandomSource } from '../common/random/random-source.js';
-import { EventIdGenerator } from './event-id.js';
+import {
+  EventIdGenerator,
+  eventIdBytes,
+  eventIdFloor,
+  eventIdText,
+  eventIdTime,
+} from './event-id.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const AT = new Date('2026-01-01T00:00:00.000Z');
@@ -49,5 +55,34 @@ describe(EventIdGenerator.name, () => {
     const ids = [0, 1, 2, 1_000, 60_000].map((ms) => sut.next(new Date(AT.getTime() + ms)));
 
     expect([...ids].sort()).toEqual(ids);
+  });
+});
+
+describe('stored event ids', () => {
+  const ID = '019b76da-a800-7000-8000-000000000001';
+
+  it('should store the UUID as its 16 bytes and show them as the same text', () => {
+    const bytes = eventIdBytes(ID);
+
+    expect(bytes).toHaveLength(16);
+    expect(bytes.toString('hex')).toBe(ID.replaceAll('-', ''));
+    expect(eventIdText(bytes)).toBe(ID);
+  });
+
+  it('should read the instant from the first 48 bits', () => {
+    const sut = new EventIdGenerator(new RandomSource());
+
+    expect(eventIdTime(eventIdBytes(ID))).toEqual(AT);
+    expect(eventIdTime(eventIdBytes(sut.next(new Date(AT.getTime() + 1234))))).toEqual(
+      new Date(AT.getTime() + 1234),
+    );
+  });
+
+  it('should give a floor that only ids of earlier milliseconds sort below', () => {
+    const sut = new EventIdGenerator(new RandomSource());
+    const ids = [-1, 0, 1].map((ms) => eventIdBytes(sut.next(new Date(AT.getTime() + ms))));
+    const floor = eventIdFloor(AT);
+
+    expect(ids.map((id) => Buffer.compare(id, floor))).toEqual([-1, 1, 1]);
   });
 });

@@ -42,3 +42,30 @@ function format(ms: number, random: bigint): string {
     ((2n << 62n) | randB).toString(16).padStart(16, '0');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** An event id's 16 bytes, as `auth_events` stores it (decision 0028). */
+export function eventIdBytes(id: string): Buffer {
+  return Buffer.from(id.replaceAll('-', ''), 'hex');
+}
+
+/** An event id as readers see it: the UUID text. */
+export function eventIdText(bytes: Buffer): string {
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** When the event happened: the id's first 48 bits, milliseconds since 1970. */
+export function eventIdTime(bytes: Buffer): Date {
+  return new Date(bytes.readUIntBE(0, 6));
+}
+
+/**
+ * The six bytes an id made at `at` starts with. A stored id is smaller exactly when it was made
+ * before `at` (bytes compare as memcmp, and a longer value with an equal prefix is larger), so
+ * `"id" < eventIdFloor(at)` selects the events before `at` through the primary key.
+ */
+export function eventIdFloor(at: Date): Buffer {
+  const bytes = Buffer.alloc(6);
+  bytes.writeUIntBE(Math.max(0, Math.floor(at.getTime())), 0, 6);
+  return bytes;
+}

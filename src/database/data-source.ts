@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AuditEvent } from '../audit/entities/audit-event.entity.js';
+import { UserAgent } from '../audit/entities/user-agent.entity.js';
 import { AccountToken } from '../auth/entities/account-token.entity.js';
 import { parseConnectionString } from '../config/connection-string.js';
 import {
@@ -28,6 +29,7 @@ export const ENTITIES = [
   User,
   RefreshToken,
   AuditEvent,
+  UserAgent,
   AccountToken,
   OutboxMail,
   TotpFactor,

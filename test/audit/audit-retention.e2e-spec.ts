@@ -7,6 +7,7 @@ import { parseConnectionString } from '../../src/config/connection-string.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { AuditRetentionWindow1796500000000 } from '../../src/database/migrations/1796500000000-AuditRetentionWindow.js';
 import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { eventIdFloor } from '../../src/audit/event-id.js';
 import { toSqliteDatetime } from '../../src/database/sqlite-datetime.js';
 import { auditRows, type AuditRow } from '../utils/audit-rows.js';
 import { runCliOn, type CliRun } from '../utils/cli-process.js';
@@ -19,26 +20,61 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const APPEND_ONLY = 'auth_events is append-only';
 const ISO = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z';
 
-/** A stored instant as the engine's column takes it. */
-const stored = (instant: Date): string =>
-  onPostgres ? instant.toISOString() : toSqliteDatetime(instant);
+/** An event id (UUID text) as an SQL literal of its stored bytes (decision 0028). */
+const idSql = (id: string): string => {
+  const hex = id.replaceAll('-', '');
+  return onPostgres ? `decode('${hex}', 'hex')` : `x'${hex}'`;
+};
 
 /**
- * Inserts one `login_failed` row per instant, outside the service, with ids that sort in the
- * order given; returns the ids.
+ * Inserts one `login_failed` row per instant, outside the service, in the stored layout: ids
+ * (UUIDv7, the instant in their first 48 bits) that sort in the order given; returns the ids.
  */
 async function insertEvents(database: TestDatabase, instants: readonly Date[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [n, instant] of instants.entries()) {
+    const hex = `${instant.getTime().toString(16).padStart(12, '0')}70008000${String(n).padStart(12, '0')}`;
+    const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    await database.query(
+      `INSERT INTO auth_events ("id", "type", "userId", "email", "ip", "userAgentId", "requestId", "details")
+       VALUES (${idSql(id)}, 'login_failed', NULL, $1, '192.0.2.1', NULL, $2, $3)`,
+      [`user${n}@example.com`, `req-${n}`, '{"reason":"unknown_email"}'],
+    );
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** insertEvents in the layout before decision 0028: text ids, an `occurredAt` column. */
+async function insertLegacyEvents(
+  database: TestDatabase,
+  instants: readonly Date[],
+): Promise<string[]> {
   const ids: string[] = [];
   for (const [n, instant] of instants.entries()) {
     const id = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
     await database.query(
       `INSERT INTO auth_events ("id", "occurredAt", "type", "userId", "email", "ip", "userAgent", "requestId", "details")
        VALUES ($1, $2, 'login_failed', NULL, $3, '192.0.2.1', NULL, $4, $5)`,
-      [id, stored(instant), `user${n}@example.com`, `req-${n}`, '{"reason":"unknown_email"}'],
+      [
+        id,
+        onPostgres ? instant.toISOString() : toSqliteDatetime(instant),
+        `user${n}@example.com`,
+        `req-${n}`,
+        '{"reason":"unknown_email"}',
+      ],
     );
     ids.push(id);
   }
   return ids;
+}
+
+/** The ids of a trail in the layout before decision 0028, oldest first. */
+async function legacyIds(database: TestDatabase): Promise<string[]> {
+  const rows = await database.query<{ id: string }>(
+    'SELECT "id" FROM auth_events ORDER BY "occurredAt", "id"',
+  );
+  return rows.map((row) => row.id);
 }
 
 /** The driver's error message (the SQLite one may come from another realm than Jest's Error). */
@@ -105,10 +141,10 @@ describe('audit retention', () => {
       const refusals = [];
       for (const sql of [
         'DELETE FROM auth_events',
-        `DELETE FROM auth_events WHERE "id" = '${ids[2]}'`,
-        `DELETE FROM auth_events WHERE "id" = '${ids[1]}'`,
+        `DELETE FROM auth_events WHERE "id" = ${idSql(ids[2])}`,
+        `DELETE FROM auth_events WHERE "id" = ${idSql(ids[1])}`,
         `UPDATE auth_events SET "details" = '{}'`,
-        `UPDATE auth_events SET "type" = 'tampered' WHERE "id" = '${ids[0]}'`,
+        `UPDATE auth_events SET "type" = 'tampered' WHERE "id" = ${idSql(ids[0])}`,
       ]) {
         refusals.push(await refusalOf(t.database, sql));
       }
@@ -121,8 +157,8 @@ describe('audit retention', () => {
       const ids = await insertEvents(t.database, [daysAgo(400), daysAgo(366), daysAgo(1)]);
 
       expect(
-        await refusalOf(t.database, 'DELETE FROM auth_events WHERE "occurredAt" < $1', [
-          stored(daysAgo(365)),
+        await refusalOf(t.database, 'DELETE FROM auth_events WHERE "id" < $1', [
+          eventIdFloor(daysAgo(365)),
         ]),
       ).toBe('accepted');
 
@@ -173,9 +209,9 @@ describe('audit retention', () => {
       expect(result.stdout).toMatch(/^Deleted 1 audit event\(s\) older than /);
       expect(await storedWindow()).toEqual([{ id: 1, retentionDays: 30 }]);
       expect(await remainingIds()).toEqual([ids[1]]);
-      expect(await refusalOf(t.database, `DELETE FROM auth_events WHERE "id" = '${ids[1]}'`)).toBe(
-        APPEND_ONLY,
-      );
+      expect(
+        await refusalOf(t.database, `DELETE FROM auth_events WHERE "id" = ${idSql(ids[1])}`),
+      ).toBe(APPEND_ONLY);
     });
 
     it('should exit 1 with the reason when the configuration is invalid, and delete nothing', async () => {
@@ -305,9 +341,9 @@ describe('audit retention with its own window', () => {
     ]);
 
     expect(await refusalOf(t.database, 'DELETE FROM auth_events')).toBe(APPEND_ONLY);
-    expect(await refusalOf(t.database, `DELETE FROM auth_events WHERE "id" = '${ids[0]}'`)).toBe(
-      'accepted',
-    );
+    expect(
+      await refusalOf(t.database, `DELETE FROM auth_events WHERE "id" = ${idSql(ids[0])}`),
+    ).toBe('accepted');
   });
 });
 
@@ -329,7 +365,10 @@ describe('the audit retention migration on an existing trail', () => {
     dataSource = await connect();
     await dataSource.runMigrations({ transaction: 'all' });
     await dataSource.undoLastMigration({ transaction: 'all' });
-    ids = await insertEvents(database, [new Date(now - 400 * DAY_MS), new Date(now - DAY_MS)]);
+    ids = await insertLegacyEvents(database, [
+      new Date(now - 400 * DAY_MS),
+      new Date(now - DAY_MS),
+    ]);
   });
 
   afterEach(async () => {
@@ -344,7 +383,7 @@ describe('the audit retention migration on an existing trail', () => {
 
     await dataSource.runMigrations({ transaction: 'all' });
 
-    expect((await auditRows(database)).map((row) => row.id)).toEqual(ids);
+    expect(await legacyIds(database)).toEqual(ids);
     expect(await database.query('SELECT "retentionDays" FROM audit_retention')).toEqual([
       { retentionDays: 365 },
     ]);
@@ -362,7 +401,7 @@ describe('the audit retention migration on an existing trail', () => {
     expect(await refusalOf(database, `DELETE FROM auth_events WHERE "id" = '${ids[0]}'`)).toBe(
       APPEND_ONLY,
     );
-    expect((await auditRows(database)).map((row) => row.id)).toEqual(ids);
+    expect(await legacyIds(database)).toEqual(ids);
     expect(await refusalOf(database, 'SELECT 1 FROM audit_retention')).toMatch(/audit_retention/);
   });
 });

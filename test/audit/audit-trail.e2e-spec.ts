@@ -1,4 +1,7 @@
+import { toAuditEntries } from '../../src/audit/audit-row.js';
 import { AuditEvent } from '../../src/audit/entities/audit-event.entity.js';
+import { eventIdBytes } from '../../src/audit/event-id.js';
+import { UserAgentRepository } from '../../src/audit/user-agent.repository.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,10 +89,13 @@ describe('audit trail', () => {
     );
     const [raw] = await rows(response.json<{ user: { id: string } }>().user.id);
 
-    const entity = await t.dataSource.getRepository(AuditEvent).findOneByOrFail({ id: raw.id });
+    const entity = await t.dataSource
+      .getRepository(AuditEvent)
+      .findOneByOrFail({ id: eventIdBytes(raw.id) });
+    const [entry] = await toAuditEntries([entity], t.app.get(UserAgentRepository));
 
-    expect({ ...entity, details: JSON.parse(entity.details) as unknown }).toEqual(raw);
-    expect(entity.occurredAt).toEqual(t.clock.now());
+    expect(entry).toEqual(raw);
+    expect(entry.occurredAt).toEqual(t.clock.now());
   });
 
   it('should record a successful login with the family it started', async () => {
@@ -432,6 +438,43 @@ describe('audit trail', () => {
     // Once the database accepts rows again, the same requests succeed and are recorded.
     expect((await send(REFRESH, { refreshToken }, 'req-back')).status).toBe(200);
     expect((await rows()).map((row) => row.requestId)).toContain('req-back');
+  });
+
+  it('should store each user agent once, and keep none of a change that rolled back', async () => {
+    const agents = async (): Promise<string[]> =>
+      (await t.database.query<{ userAgent: string }>('SELECT "userAgent" FROM "user_agents"')).map(
+        (agent) => agent.userAgent,
+      );
+    const restore = await refuseAuditInserts(t.database);
+    const refused = await send(
+      REGISTER,
+      { username: 'carol', email: 'carol@example.com', password: DEFAULT_PASSWORD },
+      'req-ua-0',
+    );
+    await restore();
+    expect(refused.status).toBe(500);
+    expect(await agents()).toEqual([]);
+
+    const registered = await send(
+      REGISTER,
+      { username: 'carol', email: 'carol@example.com', password: DEFAULT_PASSWORD },
+      'req-ua-1',
+    );
+    const { refreshToken } = registered.json<{ refreshToken: string }>();
+    await send(REFRESH, { refreshToken }, 'req-ua-2');
+    const other = await t.request(LOGIN, {
+      method: 'POST',
+      body: JSON.stringify({ email: 'carol@example.com', password: DEFAULT_PASSWORD }),
+      headers: { 'content-type': 'application/json', 'user-agent': 'other-client/2.0' },
+    });
+    expect(other.status).toBe(200);
+
+    expect((await agents()).sort()).toEqual([USER_AGENT, 'other-client/2.0'].sort());
+    expect((await rows()).map((row) => [row.type, row.userAgent])).toEqual([
+      ['registered', USER_AGENT],
+      ['token_refreshed', USER_AGENT],
+      ['login_succeeded', 'other-client/2.0'],
+    ]);
   });
 });
 

@@ -1,4 +1,3 @@
-import { fromSqliteDatetime } from '../../src/database/sqlite-datetime.js';
 import { onPostgres, type TestDatabase } from './test-database.js';
 
 /** An `auth_events` row read with plain SQL, outside the service, with its details parsed. */
@@ -14,32 +13,43 @@ export interface AuditRow {
   readonly details: Record<string, unknown>;
 }
 
-interface RawAuditRow extends Omit<AuditRow, 'occurredAt' | 'details'> {
-  readonly occurredAt: string | Date;
+interface RawAuditRow extends Omit<AuditRow, 'id' | 'occurredAt' | 'details'> {
+  readonly hex: string;
   readonly details: string;
 }
 
-const COLUMNS =
-  '"id", "occurredAt", "type", "userId", "email", "ip", "userAgent", "requestId", "details"';
+/**
+ * The stored layout (decision 0028) read back as the fields an event has: the id's bytes as UUID
+ * text, the instant from its first 48 bits, the user agent's text from `user_agents`.
+ */
+const SELECT =
+  `SELECT ${onPostgres ? `encode(e."id", 'hex')` : 'lower(hex(e."id"))'} AS "hex", e."type", ` +
+  'e."userId", e."email", e."ip", a."userAgent", e."requestId", e."details" ' +
+  'FROM "auth_events" e LEFT JOIN "user_agents" a ON a."id" = e."userAgentId"';
 
 /** Every audit row, oldest first (ties in the order they were told), optionally of one user. */
 export async function auditRows(database: TestDatabase, userId?: string): Promise<AuditRow[]> {
-  const where = userId === undefined ? '' : 'WHERE "userId" = $1';
+  const where = userId === undefined ? '' : 'WHERE e."userId" = $1';
   const rows = await database.query<RawAuditRow>(
-    `SELECT ${COLUMNS} FROM "auth_events" ${where} ORDER BY "occurredAt", "id"`,
+    `${SELECT} ${where} ORDER BY e."id"`,
     userId === undefined ? [] : [userId],
   );
-  return rows.map((row) => ({
-    ...row,
-    occurredAt:
-      typeof row.occurredAt === 'string' ? fromSqliteDatetime(row.occurredAt) : row.occurredAt,
+  return rows.map(({ hex, ...row }) => ({
+    id: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
+    occurredAt: new Date(parseInt(hex.slice(0, 12), 16)),
+    type: row.type,
+    userId: row.userId,
+    email: row.email,
+    ip: row.ip,
+    userAgent: row.userAgent,
+    requestId: row.requestId,
     details: JSON.parse(row.details) as Record<string, unknown>,
   }));
 }
 
-/** The whole table as text, for "this secret is never stored" checks. */
+/** The whole table as text, its user agents included, for "this secret is never stored" checks. */
 export async function auditTableText(database: TestDatabase): Promise<string> {
-  return JSON.stringify(await database.query(`SELECT ${COLUMNS} FROM "auth_events"`));
+  return JSON.stringify(await database.query(SELECT));
 }
 
 /**

@@ -1,19 +1,21 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { BINARY_COLUMN_TYPE } from '../../database/binary-column.js';
 
 /**
  * One row of the append-only audit trail (table `auth_events`): an AuthEvent as it was stored.
  * Never holds a secret: no password, token value or token hash.
+ *
+ * Lean layout (decision 0028): the id is the UUIDv7 as its 16 bytes and the table is keyed by it
+ * (WITHOUT ROWID on SQLite), so it is also the time index: when the event happened is the id's
+ * first 48 bits (eventIdTime), read by the retention purge, its trigger and the export. The user
+ * agent is a reference to its one row in `user_agents`. Readers see AuditEntry, as before.
  */
-@Entity('auth_events')
-@Index('IDX_auth_events_userId_occurredAt', ['userId', 'occurredAt'])
+@Entity('auth_events', { withoutRowid: true })
+@Index('IDX_auth_events_userId_id', ['userId', 'id'])
 export class AuditEvent {
-  /** Time-ordered UUID made in code (see EventIdGenerator), so ties on occurredAt keep their order. */
-  @PrimaryColumn({ type: String, length: 36 })
-  id: string;
-
-  @Index('IDX_auth_events_occurredAt')
-  @Column({ type: Date })
-  occurredAt: Date;
+  /** UUIDv7 bytes made in code (see EventIdGenerator): they sort in the order events were told. */
+  @PrimaryColumn({ type: BINARY_COLUMN_TYPE })
+  id: Buffer;
 
   /** The AuthEvent type, e.g. `login_failed`. */
   @Column({ type: String, length: 40 })
@@ -30,8 +32,9 @@ export class AuditEvent {
   @Column({ type: String, length: 64 })
   ip: string;
 
-  @Column({ type: String, length: 256, nullable: true })
-  userAgent: string | null;
+  /** The `user_agents` row of the request's user agent; null when it sent none. */
+  @Column({ type: 'integer', nullable: true })
+  userAgentId: number | null;
 
   @Column({ type: String, length: 128 })
   requestId: string;
