@@ -589,7 +589,7 @@ function memorySection(memory, engine) {
     '## Memory through the run',
     '',
     `Each service process sampled every ${memory.intervalMs / 1000} s (${memory.samples.length} samples): resident memory from \`/proc/<pid>/status\`,`,
-    "split into anonymous pages (`RssAnon`: V8's heap, SQLite's page cache, buffers) and file pages",
+    `split into anonymous pages (\`RssAnon\`: V8's heap, ${engine === ENGINES.pg ? '' : "SQLite's page cache, "}buffers) and file pages`,
     `(\`RssFile\`: code${engine === ENGINES.pg ? '' : ', and database pages read through the memory mapping'}); V8's heap from the service's \`/metrics\`.`,
     `"Flat": anonymous memory at the end (idle, after the purge) less than ${memory.anonBudgetMiB} MiB above its level at the end of`,
     `the warm-up, the stability budget of \`npm run bench\`; file pages never more than ${memory.fileBoundMiB} MiB above it`,
