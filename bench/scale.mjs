@@ -16,7 +16,10 @@ import { URL, fileURLToPath } from 'node:url';
 import { getJson, postJson, postStatus } from './lib/api.mjs';
 import { postgresDatabase, sqliteDatabase } from './lib/databases.mjs';
 import { measureWindow, runAmount, waitUntilIdle, warmUp } from './lib/load.mjs';
+import { memoryVerdict, startMemoryTrace, summarizeByPhase } from './lib/memory-trace.mjs';
 import { machineBusySeconds, memoryMiB } from './lib/proc.mjs';
+import { TARGETS } from './lib/results.mjs';
+import { growthPer10000, relationSizes, tableRowCounts } from './lib/table-sizes.mjs';
 import {
   SERVICE_ENTRY,
   freePort,
@@ -42,6 +45,22 @@ const CLI_ENTRY = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const PASSWORD = 'S3cure!scale-pass';
 /** Above the 1,000 sessions of one loaded account (the default limit is 100). */
 const SESSION_LIMIT = 2_000;
+/**
+ * "Memory flat": the large-database service's anonymous memory (V8's heap, SQLite's page cache,
+ * buffers) may grow by less than this from the end of its warm-up to the end of the run: the
+ * same budget as the stability phase of `npm run bench`. It holds SQLite's page cache filling to
+ * its 16 MiB as the large file's pages are read, and V8's heap settling to the load (tens of MiB,
+ * collected in large steps), while a leak of 0.7 KB per request over the run's 100,000-odd
+ * requests would exceed it.
+ */
+const ANON_BUDGET_MIB = TARGETS.rssGrowthMiB;
+/**
+ * File pages may grow by at most what SQLite's memory mapping can hold (the service's default
+ * Database__SqliteMmapSizeMb, which the run does not change; PostgreSQL maps nothing) plus this
+ * much for code mapped late (JIT'd paths touching more of node's binary and libraries).
+ */
+const SQLITE_MMAP_MIB = 256;
+const LATE_CODE_MIB = 32;
 
 const FULL = {
   users: 1_000_000,
@@ -60,6 +79,8 @@ const FULL = {
   growthRequests: 10_000,
   purgeWindowMs: 60_000,
   purgeMeRate: 200,
+  /** Idle after the purge, sampling memory: does it come back down? */
+  afterPurgeMs: 10_000,
 };
 const QUICK = {
   ...FULL,
@@ -73,6 +94,7 @@ const QUICK = {
   startups: 1,
   growthRequests: 1_000,
   purgeWindowMs: 5_000,
+  afterPurgeMs: 3_000,
 };
 
 /**
@@ -205,6 +227,17 @@ export async function runScale({ pg = false, quick = false }) {
       large: makeSut('large', await startService(tmp, secret, large, 'large'), pg),
     };
     const rssAtStart = memoryMiB(suts.large.pids[0]).rss;
+    // Every second from here to the end, each service process (one per database).
+    const memory = startMemoryTrace(
+      Object.values(suts).flatMap((sut) =>
+        sut.targets.map((target, i) => ({
+          label: sut.targets.length === 1 ? sut.label : `${sut.label}-${i + 1}`,
+          pid: target.pid,
+          metricsUrl: target.metricsUrl,
+        })),
+      ),
+      { initialPhase: 'start' },
+    );
     for (const sut of Object.values(suts)) {
       await seed(sut.state, sut.url, plan.seedUsers);
       await warmUp(
@@ -227,6 +260,7 @@ export async function runScale({ pg = false, quick = false }) {
     ];
     const rounds = [];
     for (let number = 1; number <= plan.rounds; number++) {
+      memory.phase(`round ${number}`);
       const order = number % 2 === 1 ? ['empty', 'large'] : ['large', 'empty'];
       const runs = {};
       for (const endpoint of endpoints) {
@@ -275,6 +309,7 @@ export async function runScale({ pg = false, quick = false }) {
 
     // The account with many sessions lists them; the long chain's next-to-last token is
     // presented again (reuse: the chain's newest token is revoked).
+    memory.phase('sessions, reuse, growth');
     const many = await postJson(suts.large.url, '/api/auth/login', {
       email: loaded.manySessionsEmail,
       password: PASSWORD,
@@ -304,11 +339,9 @@ export async function runScale({ pg = false, quick = false }) {
     // Growth per request of every table and index, on the empty database, over refreshes
     // (each leaves a token row and an audit row).
     await waitUntilIdle(suts.empty);
-    const sizesBefore = await data.tableSizes(empty.connectionString);
-    const countsBefore = await data.rowCounts(empty.connectionString, [
-      'refresh_tokens',
-      'auth_events',
-    ]);
+    const engineKey = pg ? 'pg' : 'sqlite';
+    const sizesBefore = await relationSizes(engineKey, empty.connectionString);
+    const countsBefore = await tableRowCounts(engineKey, empty.connectionString);
     await ensureRefreshTokens(suts.empty.state, suts.empty.url, 2 * plan.connections);
     const growthRun = await runAmount(suts.empty, {
       load: { connections: plan.connections, requests: () => [refreshRequest(suts.empty.state)] },
@@ -317,18 +350,10 @@ export async function runScale({ pg = false, quick = false }) {
     });
     await waitUntilIdle(suts.empty);
     await delay(1_500); // the audit writer's last batch
-    const sizesAfter = await data.tableSizes(empty.connectionString);
-    const countsAfter = await data.rowCounts(empty.connectionString, [
-      'refresh_tokens',
-      'auth_events',
-    ]);
+    const sizesAfter = await relationSizes(engineKey, empty.connectionString);
+    const countsAfter = await tableRowCounts(engineKey, empty.connectionString);
     const succeeded = growthRun.requests - growthRun.non2xx;
-    const growth = Object.fromEntries(
-      Object.keys(sizesAfter).map((name) => [
-        name,
-        ((sizesAfter[name] - (sizesBefore[name] ?? 0)) / Math.max(1, succeeded)) * 10_000,
-      ]),
-    );
+    const growth = growthPer10000(sizesBefore, sizesAfter, succeeded);
     log(`growth per 10,000 refreshes (bytes): ${JSON.stringify(roundAll(growth))}`);
 
     // The CLI's purge on the large database, bounded in time, under /me and refresh load.
@@ -336,6 +361,7 @@ export async function runScale({ pg = false, quick = false }) {
     await ensureRefreshTokens(suts.large.state, suts.large.url, 8 * plan.connections);
     const before = (await data.rowCounts(large.connectionString, ['refresh_tokens']))
       .refresh_tokens;
+    memory.phase('purge');
     purge = runCli(tmp, secret, large, ['tokens:purge']);
     const purgeStarted = performance.now();
     const underPurge = await measureWindow(suts.large, {
@@ -371,7 +397,42 @@ export async function runScale({ pg = false, quick = false }) {
         `refresh failed ${underPurge.loads.refresh.non2xx + underPurge.loads.refresh.errors}`,
     );
 
+    memory.phase('after purge');
+    await delay(plan.afterPurgeMs);
     const rssAtEnd = memoryMiB(suts.large.pids[0]).rss;
+    const memorySamples = await memory.stop();
+    const processLabels = [
+      ...new Set(memorySamples.flatMap((sample) => Object.keys(sample))),
+    ].filter((key) => key !== 'seconds' && key !== 'phase');
+    const fileBoundMiB = (pg ? 0 : SQLITE_MMAP_MIB) + LATE_CODE_MIB;
+    const memoryResults = {
+      intervalMs: 1_000,
+      anonBudgetMiB: ANON_BUDGET_MIB,
+      fileBoundMiB,
+      warmPhase: 'start',
+      byProcess: Object.fromEntries(
+        processLabels.map((label) => [
+          label,
+          {
+            phases: summarizeByPhase(memorySamples, label),
+            verdict: memoryVerdict(memorySamples, label, {
+              warmPhase: 'start',
+              anonBudgetMiB: ANON_BUDGET_MIB,
+              fileBoundMiB,
+            }),
+          },
+        ]),
+      ),
+      samples: memorySamples,
+    };
+    log(
+      `memory: ${processLabels
+        .map((label) => {
+          const v = memoryResults.byProcess[label].verdict;
+          return `${label} anon ${v?.anonAfterWarmUp} → ${v?.anonAtEnd} MiB (growth ${v?.anonGrowth}), file growth ${v?.fileGrowth} MiB`;
+        })
+        .join('; ')}`,
+    );
     const results = {
       command: `${engine.command}${quick ? ' --quick' : ''}`,
       engine: engine.name,
@@ -409,6 +470,7 @@ export async function runScale({ pg = false, quick = false }) {
         samplesMs: reuse,
       },
       growthPer10000Refreshes: { bytes: growth, rows: diff(countsBefore, countsAfter), succeeded },
+      memory: memoryResults,
       purge: {
         deleted,
         seconds: purgeSeconds,
@@ -440,12 +502,15 @@ export async function runScale({ pg = false, quick = false }) {
 
 async function startService(tmp, secret, database, name) {
   const port = await freePort();
+  const managementPort = await freePort();
   const handle = spawnNode({
     name,
     env: {
       ...serviceEnv({ port, secret, connectionString: database.connectionString }),
       // The account with 1,000 sessions keeps them all when it logs in to list them.
       Sessions__MaxActivePerUser: String(SESSION_LIMIT),
+      // Known, so the memory trace can read V8's heap from /metrics.
+      Management__Port: String(managementPort),
     },
     args: [SERVICE_ENTRY],
     cwd: tmp,
@@ -453,6 +518,7 @@ async function startService(tmp, secret, database, name) {
     logFile: join(tmp, `${name}.log`),
   });
   handle.answeredAt = await waitForFirstAnswer(handle, 120_000);
+  handle.metricsUrl = `http://127.0.0.1:${managementPort}/metrics`;
   return handle;
 }
 
@@ -496,6 +562,56 @@ function runCli(tmp, secret, database, args) {
   return { child, exited };
 }
 
+/** The "memory flat" rows of the targets table: one per service process on the large database. */
+function memoryTargets(memory) {
+  return Object.entries(memory.byProcess)
+    .filter(([label, { verdict }]) => label.startsWith('large') && verdict !== null)
+    .map(([label, { verdict }]) =>
+      [
+        '| Memory flat',
+        label === 'large' ? '' : ` (${label})`,
+        `: anonymous RSS growth after warm-up; file pages' growth | `,
+        `${round(verdict.anonGrowth, 0)} MiB; ${round(verdict.fileGrowth, 0)} MiB | `,
+        `< ${verdict.anonBudgetMiB} MiB; ≤ ${verdict.fileBoundMiB} MiB | `,
+        `${verdict.flat ? 'pass' : 'FAIL'} |`,
+      ].join(''),
+    );
+}
+
+/** Memory per phase of the run, in MiB: one table per process, anonymous and file pages. */
+function memorySection(memory, engine) {
+  const mib0 = (value) => (value === undefined ? '–' : String(round(value, 0)));
+  const range = (stats) =>
+    stats === undefined
+      ? '–'
+      : `${mib0(stats.min)} / ${mib0(stats.start)} / ${mib0(stats.end)} / ${mib0(stats.max)}`;
+  return [
+    '## Memory through the run',
+    '',
+    `Each service process sampled every ${memory.intervalMs / 1000} s (${memory.samples.length} samples): resident memory from \`/proc/<pid>/status\`,`,
+    `split into anonymous pages (\`RssAnon\`: V8's heap, ${engine === ENGINES.pg ? '' : "SQLite's page cache, "}buffers) and file pages`,
+    `(\`RssFile\`: code${engine === ENGINES.pg ? '' : ', and database pages read through the memory mapping'}); V8's heap from the service's \`/metrics\`.`,
+    `"Flat": anonymous memory at the end (idle, after the purge) less than ${memory.anonBudgetMiB} MiB above its level at the end of`,
+    `the warm-up, the stability budget of \`npm run bench\`; file pages never more than ${memory.fileBoundMiB} MiB above it`,
+    `(${engine === ENGINES.pg ? 'no memory mapping' : "SQLite's memory mapping, 256 MiB by default"}, plus ${LATE_CODE_MIB} MiB for code mapped late).`,
+    'Per phase: min / start / end / max, MiB.',
+    '',
+    ...Object.entries(memory.byProcess).flatMap(([label, { phases, verdict }]) => [
+      `| ${label} | Samples | Anonymous | File | Shared | V8 heap used |`,
+      '| --- | --- | --- | --- | --- | --- |',
+      ...phases.map(
+        (p) =>
+          `| ${p.phase} | ${p.samples} | ${range(p.anon)} | ${range(p.file)} | ${range(p.shmem)} | ${range(p.heapUsed)} |`,
+      ),
+      '',
+      verdict === null
+        ? ''
+        : `${label}: anonymous ${mib0(verdict.anonAfterWarmUp)} MiB after warm-up, ${mib0(verdict.anonAtEnd)} MiB at the end (peak ${mib0(verdict.anonAfterWarmUp + verdict.anonPeakGrowth)}); file pages ${mib0(verdict.fileAfterWarmUp)} MiB after warm-up, at most ${mib0(verdict.fileMax)} MiB: ${verdict.flat ? 'flat' : 'NOT flat'}.`,
+      '',
+    ]),
+  ];
+}
+
 function fileBytes(path) {
   return ['', '-wal'].reduce((sum, suffix) => {
     try {
@@ -507,7 +623,11 @@ function fileBytes(path) {
 }
 
 function diff(before, after) {
-  return Object.fromEntries(Object.keys(after).map((key) => [key, after[key] - before[key]]));
+  return Object.fromEntries(
+    [...new Set([...Object.keys(before), ...Object.keys(after)])]
+      .sort()
+      .map((key) => [key, (after[key] ?? 0) - (before[key] ?? 0)]),
+  );
 }
 
 function roundAll(object) {
@@ -592,6 +712,7 @@ function writeResults(results, engine) {
       '< 2000 ms',
       results.startupMs.large < 2000,
     ),
+    ...memoryTargets(results.memory),
     '',
     '## Throughput per round',
     '',
@@ -617,16 +738,20 @@ function writeResults(results, engine) {
     '',
     '| Table or index | Bytes |',
     '| --- | --- |',
-    ...Object.entries(results.growthPer10000Refreshes.bytes)
-      .filter(([, bytes]) => bytes !== 0)
-      .map(([name, bytes]) => `| ${name} | ${round(bytes, 0).toLocaleString('en')} |`),
+    ...Object.entries(results.growthPer10000Refreshes.bytes).map(
+      ([name, bytes]) => `| ${name} | ${round(bytes, 0).toLocaleString('en')} |`,
+    ),
     '',
-    `Rows per 10,000 refreshes: ${JSON.stringify(results.growthPer10000Refreshes.rows)} (of ${results.growthPer10000Refreshes.succeeded} successful).`,
+    `Rows added per table over ${results.growthPer10000Refreshes.succeeded} successful refreshes: ${Object.entries(
+      results.growthPer10000Refreshes.rows,
+    )
+      .map(([table, rows]) => `${table} ${rows}`)
+      .join(', ')}.`,
     '',
+    ...memorySection(results.memory, engine),
     '## Other figures',
     '',
     `- Start-up (median of ${results.plan.startups}): empty ${ms(results.startupMs.empty)}, large ${ms(results.startupMs.large)}.`,
-    `- Resident memory of the large-database service: ${round(results.rssMiB.largeAtStart, 0)} MiB after start, ${round(results.rssMiB.largeAtEnd, 0)} MiB at the end${engine === ENGINES.pg ? '' : ' (mapped file pages included)'}.`,
     `- Sessions listed: ${results.sessions.listed}; samples ${results.sessions.samplesMs.map((v) => round(v, 1)).join(', ')} ms.`,
     `- Reuse detection answered ${results.reuseAtChainEnd.status}; samples ${results.reuseAtChainEnd.samplesMs.map((v) => round(v, 1)).join(', ')} ms.`,
     `- Run took ${round(results.elapsedSeconds, 0)} s. Every figure: [${engine.results}${suffix}.json](${engine.results}${suffix}.json).`,

@@ -25,6 +25,21 @@ export function sqliteConnectionOf(dataSource: DataSource): SqliteDatabase {
   return handle;
 }
 
+/**
+ * The connection's busy timeout in milliseconds: how long one of its statements waits, blocking
+ * the thread, for a lock another connection holds (better-sqlite3's `timeout`, which the data
+ * source sets to `Database__StatementTimeoutMs`).
+ */
+export function sqliteBusyTimeoutOf(db: SqliteDatabase): number {
+  return Number(db.pragma('busy_timeout', { simple: true }));
+}
+
+/** True when SQLite refused because another connection holds a lock (SQLITE_BUSY and its kin). */
+export function isSqliteBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
 /** What the hot paths use of better-sqlite3's Database, on an open connection. */
 function isSqliteConnection(handle: unknown): handle is SqliteDatabase {
   if (typeof handle !== 'object' || handle === null) {

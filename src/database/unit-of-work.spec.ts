@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
 import { buildUser } from '../../test/factories/user.factory.js';
@@ -321,6 +322,85 @@ describe(UnitOfWork.name, () => {
       // One group: no unit saw another's row committed; every answer came after all were.
       expect(seenCommitted).toEqual([0, 0, 0, 0, 0]);
       expect(settledSeeing).toEqual([5, 5, 5, 5, 5]);
+    });
+
+    /**
+     * Timers due every 10 ms from now until `until` settles, each recording how late it fired:
+     * a thread blocked in SQLite's busy handler shows as one timer late by the whole wait.
+     */
+    const timerLateness = async (until: Promise<unknown>): Promise<number[]> => {
+      const late: number[] = [];
+      let done = false;
+      void until.finally(() => (done = true)).catch(() => undefined);
+      while (!done) {
+        const due = performance.now() + 10;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        late.push(performance.now() - due);
+      }
+      return late;
+    };
+
+    it("should wait for another process's write lock without blocking the event loop, and commit once it is released", async () => {
+      other.exec('CREATE TABLE "marks" ("i" INTEGER)');
+      other.exec('BEGIN IMMEDIATE');
+      const started = performance.now();
+      setTimeout(() => other.exec('COMMIT'), 300);
+      const unit = fileSut.transactionOnSqlite((db) => {
+        db.prepare('INSERT INTO "marks" VALUES (1)').run();
+        return Promise.resolve(performance.now() - started);
+      });
+      // A read that needs no lock (GET /me's) is served while the unit waits.
+      const read = fileSut.runOnSqlite(
+        (db) => (db.prepare('SELECT count(*) AS n FROM "users"').get() as { n: number }).n,
+      );
+
+      const [late, readAt] = await Promise.all([
+        timerLateness(unit),
+        read.then(() => performance.now() - started),
+      ]);
+
+      const committedAfter = await unit;
+      expect(committedAfter).toBeGreaterThanOrEqual(290);
+      expect(committedAfter).toBeLessThan(900);
+      expect(readAt).toBeLessThan(100);
+      expect(Math.max(...late)).toBeLessThan(100);
+      expect(other.prepare('SELECT count(*) AS n FROM "marks"').get()).toEqual({ n: 1 });
+    });
+
+    it("should fail the units with SQLite's busy error once the lock outlives the statement timeout, and carry on after", async () => {
+      other.exec('BEGIN IMMEDIATE');
+      const started = performance.now();
+      const units = [
+        fileSut.transactionOnSqlite(() => Promise.resolve('a')),
+        fileSut.transaction(() => Promise.resolve('b')),
+      ];
+      const failedAt = units.map((unit) =>
+        unit.then(
+          () => Number.NaN,
+          () => performance.now() - started,
+        ),
+      );
+
+      const late = await timerLateness(Promise.allSettled(units));
+      const outcomes = await Promise.allSettled(units);
+      other.exec('ROLLBACK');
+
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe('rejected');
+        const reason = (outcome as PromiseRejectedResult).reason as Error & { code?: string };
+        expect(reason.message).toBe('database is locked');
+        expect(reason.code).toBe('SQLITE_BUSY');
+        expect(reason.constructor.name).toBe('SqliteError');
+      }
+      // statementTimeoutMs is 1,000: each unit waited that long in all, no longer.
+      for (const at of await Promise.all(failedAt)) {
+        expect(at).toBeGreaterThanOrEqual(990);
+        expect(at).toBeLessThan(1_400);
+      }
+      expect(Math.max(...late)).toBeLessThan(100);
+      await expect(fileSut.transactionOnSqlite(() => Promise.resolve('after'))).resolves.toBe(
+        'after',
+      );
     });
 
     it('should commit a group at GROUP_MAX_UNITS units at most, and start the next', async () => {

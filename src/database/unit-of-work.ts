@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import { performance } from 'node:perf_hooks';
 import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
-import { sqliteConnectionOf } from './driver-handle.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isSqliteBusy, sqliteBusyTimeoutOf, sqliteConnectionOf } from './driver-handle.js';
 
 type Work<T> = (manager: EntityManager) => Promise<T>;
 
@@ -18,6 +19,14 @@ export const GROUP_MAX_UNITS = 64;
  * the fsync stays under a tenth of the time the lock is held.
  */
 export const GROUP_MAX_MS = 5;
+/**
+ * While another process holds SQLite's write lock, the group tries again after this long at
+ * first, then after twice as long each time up to LOCK_RETRY_MAX_MS. The admin CLI's purge holds
+ * the lock about 10 ms per batch and rests as long (5 ms at least) between batches, so a retry
+ * every few milliseconds finds the gap; a try that fails costs a few microseconds.
+ */
+export const LOCK_RETRY_FIRST_MS = 1;
+export const LOCK_RETRY_MAX_MS = 4;
 
 /** A unit waiting for its turn on SQLite. */
 interface QueuedUnit {
@@ -25,6 +34,10 @@ interface QueuedUnit {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   readonly afterCommit: (() => void)[];
+  /** performance.now() when it was queued: it waits for the write lock until `since + timeout`. */
+  readonly since: number;
+  /** A synchronous read (runOnSqlite): it needs no transaction, so no write lock. */
+  readonly readsOnly: boolean;
 }
 
 /** How a unit of a group ended, told to its caller only once the group's COMMIT returned. */
@@ -39,6 +52,13 @@ interface SqliteControl {
   readonly savepoint: Statement;
   readonly release: Statement;
   readonly rollbackTo: Statement;
+  /**
+   * Puts the connection's busy timeout back for every other statement. (A PRAGMA acts when it is
+   * prepared, not when a prepared one runs again, so it is executed, which costs about 0.5 µs.)
+   */
+  readonly restoreBusyTimeout: string;
+  /** The connection's busy timeout: the longest a unit waits for the write lock in all. */
+  readonly busyTimeoutMs: number;
 }
 
 /**
@@ -63,6 +83,11 @@ export class UnitOfWork {
   private readonly serialized: boolean;
   private readonly queue: QueuedUnit[] = [];
   private draining = false;
+  /**
+   * SQLite: the group is waiting, on a timer, for another process's write lock. No transaction
+   * is open and no unit runs, so synchronous reads may run at once, as when nothing is queued.
+   */
+  private awaitingLock = false;
   /** SQLite: the unit running now (units run one at a time). */
   private current: QueuedUnit | undefined;
   /** PostgreSQL: the after-commit work of each open transaction, by its manager. */
@@ -136,19 +161,21 @@ export class UnitOfWork {
   /**
    * SQLite only: runs `work` synchronously on the shared better-sqlite3 handle, in its turn. A
    * synchronous unit cannot interleave with anything, so hot paths use it with prepared
-   * statements instead of TypeORM's query building. With nothing queued and no group open it
-   * runs at once, outside any transaction (it can only see committed writes then).
+   * statements instead of TypeORM's query building. With no group open (nothing queued, or the
+   * queued units waiting for another process's write lock) it runs at once, outside any
+   * transaction (it can only see committed writes then). `work` must only read: it may run
+   * outside the group, next to another process's write.
    */
   runOnSqlite<T>(work: (db: SqliteDatabase) => T): Promise<T> {
     const db = this.sqliteHandle();
-    if (!this.draining) {
+    if (!this.draining || this.awaitingLock) {
       try {
         return Promise.resolve(work(db));
       } catch (error: unknown) {
         return Promise.reject(asError(error));
       }
     }
-    return this.enqueue(() => Promise.resolve(work(db)));
+    return this.enqueue(() => Promise.resolve(work(db)), true);
   }
 
   /**
@@ -188,6 +215,7 @@ export class UnitOfWork {
   private control(): SqliteControl {
     if (this.sqliteControl === undefined) {
       const db = this.sqliteHandle();
+      const busyTimeoutMs = sqliteBusyTimeoutOf(db);
       this.sqliteControl = {
         // As a writer: see `transaction`.
         begin: db.prepare('BEGIN IMMEDIATE'),
@@ -196,18 +224,22 @@ export class UnitOfWork {
         savepoint: db.prepare('SAVEPOINT keygate_unit'),
         release: db.prepare('RELEASE keygate_unit'),
         rollbackTo: db.prepare('ROLLBACK TO keygate_unit'),
+        restoreBusyTimeout: `PRAGMA busy_timeout = ${busyTimeoutMs}`,
+        busyTimeoutMs,
       };
     }
     return this.sqliteControl;
   }
 
-  private enqueue<T>(execute: () => Promise<T>): Promise<T> {
+  private enqueue<T>(execute: () => Promise<T>, readsOnly = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({
         execute,
         resolve: resolve as (value: unknown) => void,
         reject,
         afterCommit: [],
+        since: performance.now(),
+        readsOnly,
       });
       if (!this.draining) {
         this.draining = true;
@@ -238,12 +270,13 @@ export class UnitOfWork {
     try {
       db = this.sqliteHandle();
       control = this.control();
-      control.begin.run();
     } catch (error: unknown) {
-      // The write lock could not be had (another process held it past the busy timeout), or the
-      // connection is gone: the unit that would have started the group fails, as it would have
-      // alone, and the next one tries again.
+      // The connection is gone: the unit that would have started the group fails, as it would
+      // have alone, and the next one tries again.
       this.queue.shift()?.reject(asError(error));
+      return;
+    }
+    if (!(await this.beginGroup(db, control))) {
       return;
     }
     const started = performance.now();
@@ -270,13 +303,85 @@ export class UnitOfWork {
       abandoned = asError(error);
     } finally {
       if (abandoned !== undefined && db.inTransaction) {
-        try {
-          control.rollback.run();
-        } catch {
-          // The connection is broken; the units are rejected below whatever happened here.
-        }
+        rollBackQuietly(control);
       }
       settle(ends, abandoned);
+    }
+  }
+
+  /**
+   * Opens the group's transaction as a writer. SQLite's own wait for a lock held by another
+   * process (the busy handler) sleeps in the thread, and so stalls every request of this process,
+   * reads that need no lock included; so BEGIN IMMEDIATE is tried without it and, while the lock
+   * is taken, again on a short timer, the event loop serving other requests meanwhile. A unit
+   * waits so at most the connection's busy timeout (`Database__StatementTimeoutMs`) since it was
+   * queued, and then fails with SQLite's own `database is locked` error, as it would have after
+   * the busy handler's wait. False when no group was opened; the queue then holds only units
+   * still within their time.
+   */
+  private async beginGroup(db: SqliteDatabase, control: SqliteControl): Promise<boolean> {
+    let pause = LOCK_RETRY_FIRST_MS;
+    for (;;) {
+      try {
+        db.exec('PRAGMA busy_timeout = 0');
+        try {
+          control.begin.run();
+        } finally {
+          db.exec(control.restoreBusyTimeout);
+        }
+        return true;
+      } catch (error: unknown) {
+        if (!isSqliteBusy(error)) {
+          // The connection is broken: the unit that would have started the group fails, as it
+          // would have alone, and the next one tries again.
+          if (db.inTransaction) {
+            rollBackQuietly(control);
+          }
+          this.queue.shift()?.reject(asError(error));
+          return false;
+        }
+        this.serveReads();
+        const now = performance.now();
+        while (this.queue.length > 0 && now - this.queue[0].since >= control.busyTimeoutMs) {
+          this.queue.shift()?.reject(asError(error));
+        }
+        if (this.queue.length === 0) {
+          return false;
+        }
+        const left = this.queue[0].since + control.busyTimeoutMs - now;
+        this.awaitingLock = true;
+        try {
+          await sleep(Math.min(pause, left));
+        } finally {
+          this.awaitingLock = false;
+        }
+        pause = Math.min(pause * 2, LOCK_RETRY_MAX_MS);
+      }
+    }
+  }
+
+  /**
+   * While the group waits for the write lock, the synchronous reads queued behind or before it
+   * run at once, outside any transaction, as they would have with nothing queued: they see
+   * committed writes only, and nothing they saw can be rolled back.
+   */
+  private serveReads(): void {
+    const reads: QueuedUnit[] = [];
+    let kept = 0;
+    for (const unit of this.queue) {
+      if (unit.readsOnly) {
+        reads.push(unit);
+      } else {
+        this.queue[kept++] = unit;
+      }
+    }
+    this.queue.length = kept;
+    for (const unit of reads) {
+      try {
+        void unit.execute().then(unit.resolve, unit.reject);
+      } catch (error: unknown) {
+        unit.reject(asError(error));
+      }
     }
   }
 
@@ -296,6 +401,14 @@ export class UnitOfWork {
     } finally {
       this.current = undefined;
     }
+  }
+}
+
+function rollBackQuietly(control: SqliteControl): void {
+  try {
+    control.rollback.run();
+  } catch {
+    // The connection is broken; the units are rejected whatever happened here.
   }
 }
 
