@@ -306,6 +306,7 @@ export async function runScale({ pg = false, quick = false }) {
     await waitUntilIdle(suts.empty);
     const sizesBefore = await data.tableSizes(empty.connectionString);
     const countsBefore = await data.rowCounts(empty.connectionString, [
+      'sessions',
       'refresh_tokens',
       'auth_events',
     ]);
@@ -319,6 +320,7 @@ export async function runScale({ pg = false, quick = false }) {
     await delay(1_500); // the audit writer's last batch
     const sizesAfter = await data.tableSizes(empty.connectionString);
     const countsAfter = await data.rowCounts(empty.connectionString, [
+      'sessions',
       'refresh_tokens',
       'auth_events',
     ]);
