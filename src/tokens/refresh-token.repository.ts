@@ -131,7 +131,35 @@ export class RefreshTokenRepository {
 
   /** Runs `work` in one transaction (see RefreshTokenUnit). */
   atomically<T>(work: (unit: RefreshTokenUnit) => Promise<T>): Promise<T> {
-    return this.unitOfWork.transaction((m) => work(new TypeOrmUnit(m, this.sessions)));
+    return this.unitOfWork.transaction((m) =>
+      work(new TypeOrmUnit(m, this.sessions, (hash) => this.findLockedWithin(m, hash))),
+    );
+  }
+
+  /**
+   * The token and its session inside the caller's transaction. On PostgreSQL one statement (one
+   * round trip) that also locks the session's row until the transaction ends, so the careful
+   * path's decision and its write see one state; on SQLite units run alone.
+   */
+  private async findLockedWithin(
+    manager: EntityManager,
+    tokenHash: Buffer,
+  ): Promise<PresentedToken | null> {
+    if (this.unitOfWork.isSerialized) {
+      const token = await manager.findOneBy(RefreshToken, { tokenHash });
+      const session =
+        token === null ? null : await this.sessions.findForUpdate(manager, token.sessionId);
+      return token === null || session === null ? null : { token, session };
+    }
+    const rows = await manager.query<RawRow[]>(
+      `WITH t AS (SELECT ${this.tokens.names()} FROM "${this.tokens.table}" ` +
+        'WHERE "tokenHash" = $1), ' +
+        `s AS (${this.sessions.selectSql('(SELECT "sessionId" FROM t)')} FOR UPDATE) ` +
+        `SELECT ${this.tokens.aliased('t', 't_')}, ${this.sessions.aliased('s', 's_')} FROM t, s`,
+      [tokenHash],
+    );
+    const session = rows.length === 0 ? null : this.sessions.hydrate(rows[0], 's_');
+    return session === null ? null : { token: this.tokens.hydrate(rows[0], 't_'), session };
   }
 
   /** The stored token with this digest and its session, or null. Plain reads. */
@@ -455,14 +483,8 @@ class TypeOrmUnit implements RefreshTokenUnit {
   constructor(
     readonly manager: EntityManager,
     private readonly sessions: SessionRepository,
+    readonly findByHash: (tokenHash: Buffer) => Promise<PresentedToken | null>,
   ) {}
-
-  async findByHash(tokenHash: Buffer): Promise<PresentedToken | null> {
-    const token = await this.manager.findOneBy(RefreshToken, { tokenHash });
-    const session =
-      token === null ? null : await this.sessions.findForUpdate(this.manager, token.sessionId);
-    return token === null || session === null ? null : { token, session };
-  }
 
   endSession(sessionId: string, ending: SessionEnding): Promise<boolean> {
     return this.sessions.endIfOngoing(this.manager, sessionId, ending);
