@@ -436,7 +436,8 @@ export class TokensService {
     if (event.type === 'reuse_detected') {
       this.logger.warn(
         `Refresh token reuse detected for user ${event.userId}: ` +
-          `session ${event.sessionEnded ? 'ended' : 'had already ended'}`,
+          // Its session's newest token, if the session had not ended: the line operators know.
+          `${event.sessionEnded ? 1 : 0} descendant token(s) revoked`,
         forRequest(origin.requestId),
       );
       throw new UnauthorizedError(TokensMessages.revoked);
