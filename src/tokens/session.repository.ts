@@ -52,10 +52,6 @@ export class SessionRepository {
     this.listed = new EntityRows(dataSource, Session, LISTED_SESSION_COLUMNS);
   }
 
-  get table(): string {
-    return this.rows.table;
-  }
-
   /** The session's columns aliased for a statement that reads it beside other tables. */
   aliased(alias: string, prefix: string): string {
     return this.rows.aliased(alias, prefix);
