@@ -159,7 +159,7 @@ describe(TokenCleanupService.name, () => {
     expect(await remaining()).toEqual([]);
   });
 
-  it('should size SQLite batches by the fastest time per row so far, within TokenCleanup__BatchSize', async () => {
+  it('should size SQLite batches of sessions by the fastest time per session so far, within TokenCleanup__BatchSize', async () => {
     const longGone = new Date(NOW.getTime() - 30 * DAY_MS);
     const rows = Array.from({ length: 600 }, (_, i) =>
       tokenRows(`t-${String(i).padStart(4, '0')}`, longGone),
@@ -170,10 +170,9 @@ describe(TokenCleanupService.name, () => {
     }
     const sut = build({ batchSize: 200 });
     const limits: number[] = [];
-    // A row here is a session and its token, so the times per row are half of what these say.
-    // 0.8 ms per row (12 rows would fit in the 10 ms target: below the first batch, so 50 again),
-    // then 0.04 ms per row (250 fit: the 200 of TokenCleanup__BatchSize), then a batch that
-    // waited for the lock (0.25 ms per row), which does not shrink the next one.
+    // 4 ms per session (2 would fit in the 10 ms target: below the first batch, so 10 again),
+    // then 0.2 ms (50 fit), then a batch that waited for the lock (1 ms per session), which does
+    // not shrink the next one, then 0.04 ms (250 fit: the 200 of TokenCleanup__BatchSize).
     const batchMs = [40, 2, 50];
     const deleteBatch = (sut as unknown as BatchDeleter).deleteBatch;
     jest
@@ -187,7 +186,7 @@ describe(TokenCleanupService.name, () => {
     jest.spyOn(clock, 'wait').mockResolvedValue();
 
     expect(await sut.purgeExpired()).toBe(600);
-    expect(limits).toEqual([50, 50, 200, 200, 200]);
+    expect(limits).toEqual([10, 10, 50, 50, 200, 200, 200]);
     expect(await remaining()).toEqual([]);
   });
 

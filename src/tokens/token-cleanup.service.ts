@@ -16,14 +16,18 @@ const MIN_PAUSE_MS = 5;
  * On SQLite, about how long one batch may hold the write lock. A running instance whose write
  * meets the CLI's purge waits that long, and its requests with it (a SQLite connection waits
  * for the lock inside the call). On a large file a deleted row costs a random page in every
- * index of the table, so a fixed row count says little about the time; the batch is sized by
- * the lowest time per row seen so far in this purge. A batch's time also counts its wait for the
+ * index of the table, so a fixed row count says little about the time; the batch (of sessions,
+ * each with its tokens) is sized by the lowest time per session seen so far in this purge. A batch's time also counts its wait for the
  * lock while the instance writes, so the lowest is the closest to the work alone: a batch that
  * waited does not shrink the next.
  */
 export const SQLITE_BATCH_TARGET_MS = 10;
-/** The first batch on SQLite, and the smallest (unless TokenCleanup__BatchSize is smaller). */
-export const SQLITE_FIRST_BATCH = 50;
+/**
+ * The first batch on SQLite, and the smallest (unless TokenCleanup__BatchSize is smaller), in
+ * sessions: an expired session goes with all its tokens (five or more), so ten sessions are
+ * about the 50 rows a first batch was before sessions had a table of their own (decision 0027).
+ */
+export const SQLITE_FIRST_BATCH = 10;
 
 /**
  * Deletes refresh tokens whose expiry lies further back than the retention margin, and sessions
@@ -100,10 +104,10 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
         // (next to a busy instance the purge would crawl): the hold is the rows at the fastest
         // pace seen.
         const took = this.clock.now().getTime() - started;
-        // A batch's size counts sessions; its work, the sessions and the tokens it removed.
-        const rows = Math.max(batch.tokensDeleted + batch.sessionsDeleted, examined);
-        fastestMsPerRow = Math.min(fastestMsPerRow, took / rows);
-        await this.clock.wait(Math.max(rows * fastestMsPerRow, MIN_PAUSE_MS));
+        // A batch counts sessions, each with its tokens: the pace is per session examined, so
+        // that the next batch fits the target whatever a session holds.
+        fastestMsPerRow = Math.min(fastestMsPerRow, took / examined);
+        await this.clock.wait(Math.max(examined * fastestMsPerRow, MIN_PAUSE_MS));
         limit = nextSqliteBatch(fastestMsPerRow, batchSize);
       }
     }
