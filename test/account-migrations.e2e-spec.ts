@@ -72,7 +72,10 @@ describe('migrations of the account flows', () => {
     expect(await database.query('SELECT "id", "emailVerifiedAt" FROM users')).toEqual([
       { id: USER_ID, emailVerifiedAt: null },
     ]);
-    expect(await database.query('SELECT "id" FROM refresh_tokens')).toEqual([{ id: TOKEN_ID }]);
+    // Since decision 0027 the token's session keeps the family id, which was its own id.
+    expect(await database.query('SELECT "sessionId" AS "id" FROM refresh_tokens')).toEqual([
+      { id: TOKEN_ID },
+    ]);
   });
 
   it('should revert all three without losing an account or a session, and migrate again', async () => {
@@ -86,6 +89,8 @@ describe('migrations of the account flows', () => {
     expect(Object.keys(user ?? {})).not.toContain('emailVerifiedAt');
     expect(await database.query('SELECT "id" FROM refresh_tokens')).toEqual([{ id: TOKEN_ID }]);
     await dataSource.runMigrations({ transaction: 'all' });
-    expect(await database.query('SELECT "id" FROM refresh_tokens')).toEqual([{ id: TOKEN_ID }]);
+    expect(await database.query('SELECT "sessionId" AS "id" FROM refresh_tokens')).toEqual([
+      { id: TOKEN_ID },
+    ]);
   });
 });

@@ -1,4 +1,5 @@
-import { RefreshToken } from '../src/tokens/entities/refresh-token.entity.js';
+import { IsNull } from 'typeorm';
+import { Session } from '../src/tokens/entities/session.entity.js';
 import { User } from '../src/users/entities/user.entity.js';
 import { GreetingModule } from './extending/greeting.module.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
@@ -171,7 +172,7 @@ describe('the account behind a valid token', () => {
     }
     // Refused, so revoke-all and revoke changed nothing.
     await expect(
-      t.dataSource.getRepository(RefreshToken).countBy({ userId: user.id, isRevoked: false }),
+      t.dataSource.getRepository(Session).countBy({ userId: user.id, endedAt: IsNull() }),
     ).resolves.toBe(1);
   });
 

@@ -307,7 +307,7 @@ describe('query plans of the request paths', () => {
       .filter((entry) => entry.scans.length > 0);
     expect(violations).toEqual([]);
     // The capture saw the service's reads and writes of its tables, not nothing.
-    const tables = ['users', 'refresh_tokens', 'account_tokens', 'mail_outbox'];
+    const tables = ['users', 'sessions', 'refresh_tokens', 'account_tokens', 'mail_outbox'];
     expect(tables.filter((table) => !statements.some((s) => s.sql.includes(table)))).toEqual([]);
     expect(statements.length).toBeGreaterThan(20);
   });

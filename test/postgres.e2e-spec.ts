@@ -77,9 +77,11 @@ describeOnPostgres('PostgreSQL', () => {
           ['mail_outbox', 'nextAttemptAt'],
           ['recovery_codes', 'createdAt'],
           ['refresh_tokens', 'createdAt'],
-          ['refresh_tokens', 'expiresAt'],
-          ['refresh_tokens', 'revokedAt'],
-          ['refresh_tokens', 'sessionStartedAt'],
+          ['sessions', 'endedAt'],
+          ['sessions', 'expiresAt'],
+          ['sessions', 'lastUsedAt'],
+          ['sessions', 'oldestTokenAt'],
+          ['sessions', 'startedAt'],
           ['totp_factors', 'confirmedAt'],
           ['totp_factors', 'createdAt'],
           ['users', 'createdAt'],
@@ -94,7 +96,7 @@ describeOnPostgres('PostgreSQL', () => {
       );
     });
 
-    it('should have the unique index on users.email and the refresh_tokens indexes', async () => {
+    it('should have the unique index on users.email and the sessions and refresh_tokens indexes', async () => {
       const rows = await t.database.query<IndexRow>(
         `SELECT t.relname AS "table", i.relname AS "index", x.indisunique AS "unique",
                 string_agg(a.attname, ',' ORDER BY k.position) AS "columns"
@@ -114,41 +116,40 @@ describeOnPostgres('PostgreSQL', () => {
           { table: 'users', index: 'UQ_users_email', unique: true, columns: 'email' },
           {
             table: 'refresh_tokens',
-            index: 'IDX_refresh_tokens_tokenHash',
-            unique: true,
-            columns: 'tokenHash',
-          },
-          {
-            table: 'refresh_tokens',
-            index: 'IDX_refresh_tokens_userId',
+            index: 'IDX_refresh_tokens_session',
             unique: false,
-            columns: 'userId',
+            columns: 'sessionId,generation',
           },
+          { table: 'sessions', index: 'IDX_sessions_userId', unique: false, columns: 'userId' },
           {
-            table: 'refresh_tokens',
-            index: 'IDX_refresh_tokens_family',
+            table: 'sessions',
+            index: 'IDX_sessions_oldestTokenAt',
             unique: false,
-            columns: 'familyId,generation',
-          },
-          {
-            table: 'refresh_tokens',
-            index: 'IDX_refresh_tokens_expiresAt',
-            unique: false,
-            columns: 'expiresAt',
+            columns: 'oldestTokenAt',
           },
         ]),
       );
+      // The digest is the key itself (decision 0027): no second index on it.
+      expect(rows.filter((row) => row.table === 'refresh_tokens')).toHaveLength(1);
     });
 
-    it("should delete a user's refresh tokens with the user (foreign key, ON DELETE CASCADE)", async () => {
+    it("should delete a user's sessions and their refresh tokens with the user (foreign keys, ON DELETE CASCADE)", async () => {
       const rows = await t.database.query(
-        `SELECT c.conname AS name, c.confrelid::regclass::text AS "references", c.confdeltype AS "onDelete"
+        `SELECT c.conrelid::regclass::text AS "table", c.conname AS name,
+                c.confrelid::regclass::text AS "references", c.confdeltype AS "onDelete"
            FROM pg_constraint c
-          WHERE c.conrelid = 'refresh_tokens'::regclass AND c.contype = 'f'`,
+          WHERE c.conrelid IN ('refresh_tokens'::regclass, 'sessions'::regclass) AND c.contype = 'f'
+          ORDER BY 1`,
       );
 
       expect(rows).toEqual([
-        { name: 'FK_refresh_tokens_userId', references: 'users', onDelete: 'c' },
+        {
+          table: 'refresh_tokens',
+          name: 'FK_refresh_tokens_sessionId',
+          references: 'sessions',
+          onDelete: 'c',
+        },
+        { table: 'sessions', name: 'FK_sessions_userId', references: 'users', onDelete: 'c' },
       ]);
     });
   });

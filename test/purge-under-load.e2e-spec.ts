@@ -78,30 +78,26 @@ describeOnSqlite('tokens:purge next to a running instance (SQLite)', () => {
         'INSERT INTO users (id, username, email, "passwordHash", "failedLoginAttempts", ' +
           '"isActive", "createdAt") VALUES (?, ?, ?, ?, 0, 1, ?)',
       ).run(userId, 'old', `old-${userId}@example.com`, 'x', created);
+      // Sessions of ten generations each, logged out, that expired long ago (decision 0027).
+      const session = db.prepare(
+        'INSERT INTO sessions (id, "userId", "startedAt", generation, "lastUsedAt", "lastIp", ' +
+          '"expiresAt", "oldestTokenAt", "endedAt", "endedByIp", "endReason") ' +
+          "VALUES (?, ?, ?, 9, ?, '10.0.0.1', ?, ?, ?, '10.0.0.1', 'logout')",
+      );
       const insert = db.prepare(
-        'INSERT INTO refresh_tokens (id, "tokenHash", "userId", "familyId", generation, ' +
-          '"expiresAt", "createdAt", "createdByIp", "sessionStartedAt", "isRevoked") ' +
-          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO refresh_tokens ("tokenHash", "sessionId", generation, "createdAt") ' +
+          'VALUES (?, ?, ?, ?)',
       );
       db.transaction(() => {
         let familyId = '';
         for (let i = 0; i < count; i += 1) {
           const id = randomUUID();
           const generation = i % 10;
-          familyId = generation === 0 ? id : familyId;
-          const hash = id.replaceAll('-', '').padEnd(64, '0');
-          insert.run(
-            id,
-            hash,
-            userId,
-            familyId,
-            generation,
-            expired,
-            created,
-            '10.0.0.1',
-            created,
-            1,
-          );
+          if (generation === 0) {
+            familyId = id;
+            session.run(id, userId, created, created, expired, created, created);
+          }
+          insert.run(Buffer.from(id.replaceAll('-', ''), 'hex'), familyId, generation, created);
         }
       })();
     } finally {
@@ -113,7 +109,10 @@ describeOnSqlite('tokens:purge next to a running instance (SQLite)', () => {
     const db = new Database(path, { readonly: true });
     try {
       const row = db
-        .prepare('SELECT COUNT(*) AS n FROM refresh_tokens WHERE "expiresAt" < ?')
+        .prepare(
+          'SELECT COUNT(*) AS n FROM refresh_tokens t JOIN sessions s ON s."id" = t."sessionId" ' +
+            'WHERE s."expiresAt" < ?',
+        )
         .get(toSqliteDatetime(new Date(Date.now() - 7 * DAY_MS))) as { n: number };
       return row.n;
     } finally {

@@ -8,14 +8,14 @@ import { onPostgres } from './utils/test-database.js';
  */
 const TIMESTAMP_COLUMNS =
   '(lockoutEnd|createdAt|lastLoginAt|emailVerifiedAt|expiresAt|revokedAt|sessionStartedAt|' +
-  'nextAttemptAt|claimedUntil|finishedAt|confirmedAt)';
+  'nextAttemptAt|claimedUntil|finishedAt|confirmedAt|startedAt|lastUsedAt|oldestTokenAt|endedAt)';
 const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
   [
-    `^ALTER TABLE "(users|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
-    `^ALTER TABLE "(users|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
-    // Recreating expiresAt means recreating its index.
-    '^DROP INDEX "\\w+"\\."IDX_refresh_tokens_expiresAt"$',
-    '^CREATE INDEX "IDX_refresh_tokens_expiresAt" ON "refresh_tokens" {2}\\("expiresAt"\\) $',
+    `^ALTER TABLE "(users|sessions|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
+    `^ALTER TABLE "(users|sessions|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
+    // Recreating a session's oldestTokenAt means recreating its index.
+    '^DROP INDEX "\\w+"\\."IDX_sessions_oldestTokenAt"$',
+    '^CREATE INDEX "IDX_sessions_oldestTokenAt" ON "sessions" {2}\\("oldestTokenAt"\\) $',
     // The outbox's due-mail index, which holds nextAttemptAt.
     '^DROP INDEX "\\w+"\\."IDX_mail_outbox_state_nextAttemptAt"$',
     '^CREATE INDEX "IDX_mail_outbox_state_nextAttemptAt" ON "mail_outbox" {2}\\("state", "nextAttemptAt"\\) $',

@@ -5,7 +5,7 @@ import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { AddRefreshTokenSessionColumns1795305600000 } from '../src/database/migrations/1795305600000-AddRefreshTokenSessionColumns.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { toSqliteDatetime } from '../src/database/sqlite-datetime.js';
-import { RefreshToken } from '../src/tokens/entities/refresh-token.entity.js';
+import { Session } from '../src/tokens/entities/session.entity.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from './utils/test-database.js';
 import { buildDatabaseConfig } from './factories/database-config.factory.js';
 
@@ -112,22 +112,20 @@ describe('migration AddRefreshTokenSessionColumns', () => {
 
     await migrated.runMigrations({ transaction: 'all' });
 
-    const tokens = await migrated.getRepository(RefreshToken).find({ order: { id: 'ASC' } });
+    // Since decision 0027 a session's start and user agent are its row's.
+    const sessions = await migrated.getRepository(Session).find({ order: { id: 'ASC' } });
     expect(
-      tokens.map(({ id, sessionStartedAt, createdByUserAgent }) => ({
-        id,
-        sessionStartedAt,
-        createdByUserAgent,
-      })),
+      sessions.map(({ id, startedAt, lastUserAgent }) => ({ id, startedAt, lastUserAgent })),
     ).toEqual([
-      { id: OLD_ROWS[0].id, sessionStartedAt: OLD_ROWS[0].createdAt, createdByUserAgent: null },
-      { id: OLD_ROWS[1].id, sessionStartedAt: OLD_ROWS[0].createdAt, createdByUserAgent: null },
-      { id: OLD_ROWS[2].id, sessionStartedAt: OLD_ROWS[2].createdAt, createdByUserAgent: null },
+      { id: FAMILY_A, startedAt: OLD_ROWS[0].createdAt, lastUserAgent: null },
+      { id: FAMILY_B, startedAt: OLD_ROWS[2].createdAt, lastUserAgent: null },
     ]);
   });
 
   it('should make the session start required once every row has one', async () => {
-    const migrated = await connect(MIGRATIONS);
+    const migrated = await connect(
+      MIGRATIONS.slice(0, MIGRATIONS.indexOf(AddRefreshTokenSessionColumns1795305600000) + 1),
+    );
     await migrated.runMigrations({ transaction: 'all' });
 
     const table = await migrated.createQueryRunner().getTable('refresh_tokens');
@@ -155,6 +153,9 @@ describe('migration AddRefreshTokenSessionColumns', () => {
     expect(Object.keys(reverted[0])).not.toContain('sessionStartedAt');
     expect(Object.keys(reverted[0])).not.toContain('createdByUserAgent');
     await migrated.runMigrations({ transaction: 'all' });
-    expect(await migrated.getRepository(RefreshToken).count()).toBe(OLD_ROWS.length);
+    const [{ count }] = await database.query<{ count: unknown }>(
+      'SELECT count(*) AS count FROM refresh_tokens',
+    );
+    expect(Number(count)).toBe(OLD_ROWS.length);
   });
 });

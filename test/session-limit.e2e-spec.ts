@@ -1,4 +1,5 @@
-import { RefreshToken } from '../src/tokens/entities/refresh-token.entity.js';
+import { IsNull } from 'typeorm';
+import { Session } from '../src/tokens/entities/session.entity.js';
 import { DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
@@ -45,8 +46,8 @@ describe('sessions of one account (Sessions__MaxActivePerUser=3)', () => {
     expect(refresh.status).toBe(401);
     expect(refresh.json()).toEqual(errorBody(401, 'Refresh token revocado.'));
     const ended = await t.dataSource
-      .getRepository(RefreshToken)
-      .findBy({ userId: user.id, reasonRevoked: 'Session limit reached' });
+      .getRepository(Session)
+      .findBy({ userId: user.id, endReason: 'Session limit reached' });
     expect(ended).toHaveLength(1);
     for (const kept of sessions.slice(1)) {
       t.clock.advance(1_000);
@@ -83,7 +84,7 @@ describe('sessions of one account (Sessions__MaxActivePerUser=3)', () => {
     await Promise.all(Array.from({ length: 8 }, () => login(user.email)));
 
     await expect(
-      t.dataSource.getRepository(RefreshToken).countBy({ userId: user.id, isRevoked: false }),
+      t.dataSource.getRepository(Session).countBy({ userId: user.id, endedAt: IsNull() }),
     ).resolves.toBe(LIMIT);
   });
 });

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { AuthEventRecord } from '../src/events/auth-event.js';
 import { AuthEvents } from '../src/events/auth-events.js';
 import { AccessTokenService } from '../src/tokens/access-token.service.js';
-import { RefreshToken } from '../src/tokens/entities/refresh-token.entity.js';
+import { Session } from '../src/tokens/entities/session.entity.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
 import { createUser, DEFAULT_PASSWORD } from './factories/user.factory.js';
 import { type TestApp, type TestResponse, useTestApp } from './utils/create-test-app.js';
@@ -164,36 +164,38 @@ function bearerOf(t: TestApp, account: Account): string {
 }
 
 /** A stored token of `familyId`, active until a week after `createdAt`. */
-function storedToken(
+/** A session row as a login and its last refresh leave it. */
+function storedSession(
   userId: string,
-  familyId: string,
-  generation: number,
-  sessionStartedAt: Date,
-  createdAt: Date,
+  id: string,
+  startedAt: Date,
+  lastUsedAt: Date,
   client: { readonly ip: string; readonly userAgent: string | null },
-): RefreshToken {
-  return Object.assign(new RefreshToken(), {
-    id: randomUUID(),
-    tokenHash: randomUUID().replaceAll('-', '') + randomUUID().replaceAll('-', ''),
+): Session {
+  return Object.assign(new Session(), {
+    id,
     userId,
-    familyId,
-    generation,
-    expiresAt: new Date(createdAt.getTime() + 7 * DAY_MS),
-    createdAt,
-    createdByIp: client.ip,
-    createdByUserAgent: client.userAgent,
-    sessionStartedAt,
-    isRevoked: false,
-    revokedAt: null,
-    revokedByIp: null,
-    reasonRevoked: null,
-    replacedByTokenId: null,
+    startedAt,
     authMethods: 'pwd',
+    generation: 1,
+    lastUsedAt,
+    lastIp: client.ip,
+    lastUserAgent: client.userAgent,
+    expiresAt: new Date(lastUsedAt.getTime() + 7 * DAY_MS),
+    oldestTokenAt: startedAt,
+    endedAt: null,
+    endedByIp: null,
+    endReason: null,
   });
 }
 
 async function tokenRows(t: TestApp): Promise<unknown[]> {
-  return t.dataSource.query<Record<string, unknown>[]>('SELECT * FROM refresh_tokens ORDER BY id');
+  return [
+    await t.dataSource.query<Record<string, unknown>[]>('SELECT * FROM sessions ORDER BY id'),
+    await t.dataSource.query<Record<string, unknown>[]>(
+      'SELECT * FROM refresh_tokens ORDER BY "sessionId", generation',
+    ),
+  ];
 }
 
 describe('Sessions', () => {
@@ -285,7 +287,7 @@ describe('Sessions', () => {
     it('should list a thousand sessions, each as its newest token says, most recently used first', async () => {
       const account = await newAccount(t);
       const now = t.clock.now().getTime();
-      const stored: RefreshToken[] = [];
+      const stored: Session[] = [];
       const listed: SessionBody[] = [];
       for (let i = 0; i < 1_000; i += 1) {
         const familyId = randomUUID();
@@ -293,14 +295,7 @@ describe('Sessions', () => {
         // Three sessions share each instant of last use: the newer start, then the id, first.
         const lastUsedAt = new Date(now - Math.floor(i / 3) * MINUTE_MS);
         const client = i % 2 === 0 ? LAPTOP : { ip: `192.0.2.${i % 250}`, userAgent: null };
-        const first = storedToken(account.id, familyId, 0, startedAt, startedAt, client);
-        const newest = storedToken(account.id, familyId, 1, startedAt, lastUsedAt, client);
-        Object.assign(first, {
-          isRevoked: true,
-          revokedAt: lastUsedAt,
-          replacedByTokenId: newest.id,
-        });
-        stored.push(first, newest);
+        stored.push(storedSession(account.id, familyId, startedAt, lastUsedAt, client));
         listed.push({
           id: familyId,
           createdAt: startedAt.toISOString(),
@@ -311,27 +306,19 @@ describe('Sessions', () => {
         });
       }
       // Not listed: a session logged out and one whose token expired.
-      const loggedOut = storedToken(
+      const loggedOut = storedSession(
         account.id,
         randomUUID(),
-        0,
         new Date(now),
         new Date(now),
         LAPTOP,
       );
-      loggedOut.isRevoked = true;
-      const expired = storedToken(
-        account.id,
-        randomUUID(),
-        0,
-        new Date(now),
-        new Date(now),
-        LAPTOP,
-      );
+      loggedOut.endedAt = new Date(now);
+      const expired = storedSession(account.id, randomUUID(), new Date(now), new Date(now), LAPTOP);
       expired.expiresAt = new Date(now);
       stored.push(loggedOut, expired);
       for (let i = 0; i < stored.length; i += 200) {
-        await t.dataSource.getRepository(RefreshToken).insert(stored.slice(i, i + 200));
+        await t.dataSource.getRepository(Session).insert(stored.slice(i, i + 200));
       }
       listed.sort(
         (a, b) =>
@@ -769,7 +756,7 @@ describe('Sessions', () => {
             type: 'sessions_revoked',
             userId,
             keepFamilyId: await sessionIdOf(t, laptop.refreshToken),
-            revokedTokenIds: [(await findRefreshToken(t, phone.refreshToken))?.id],
+            endedSessionIds: [(await findRefreshToken(t, phone.refreshToken))?.familyId],
           },
           origin: { ip: LAPTOP.ip, userAgent: LAPTOP.userAgent, requestId: 'revoke-all-1' },
           at: t.clock.now(),
@@ -779,7 +766,7 @@ describe('Sessions', () => {
             type: 'sessions_revoked',
             userId,
             keepFamilyId: null,
-            revokedTokenIds: [(await findRefreshToken(t, laptop.refreshToken))?.id],
+            endedSessionIds: [(await findRefreshToken(t, laptop.refreshToken))?.familyId],
           },
           origin: expect.objectContaining({ ip: '127.0.0.1' }),
           at: t.clock.now(),

@@ -1,10 +1,12 @@
 import { jwtKey } from '../src/common/jwt/jwt-key.js';
 import { createHash, randomBytes } from 'node:crypto';
+import { TokenCleanupService } from '../src/tokens/token-cleanup.service.js';
 import { User } from '../src/users/entities/user.entity.js';
 import {
   createRefreshToken,
   findFamily,
   findRefreshToken,
+  findSession,
 } from './factories/refresh-token.factory.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import {
@@ -106,11 +108,14 @@ async function storedToken(t: TestApp, raw: string) {
   return token;
 }
 
-/** Every row of both tables, to show that a request changed nothing. */
+/** Every row of the tables, to show that a request changed nothing. */
 async function snapshot(t: TestApp): Promise<unknown[]> {
   return [
     await t.dataSource.query<Record<string, unknown>[]>('SELECT * FROM users ORDER BY id'),
-    await t.dataSource.query<Record<string, unknown>[]>('SELECT * FROM refresh_tokens ORDER BY id'),
+    await t.dataSource.query<Record<string, unknown>[]>('SELECT * FROM sessions ORDER BY id'),
+    await t.dataSource.query<Record<string, unknown>[]>(
+      'SELECT * FROM refresh_tokens ORDER BY "sessionId", generation',
+    ),
   ];
 }
 
@@ -682,7 +687,7 @@ describe('Refresh and access tokens', () => {
       expect(new Set(raws).size).toBe(raws.length);
     });
 
-    it('should never store the raw value, only its hex SHA-256', async () => {
+    it('should never store the raw value, only its SHA-256 as 32 bytes', async () => {
       const { user, raws } = await issueMany(3);
       const revoked = await revoke(t, user.accessToken, { refreshToken: raws[1] });
       expect(revoked.status).toBe(200);
@@ -698,10 +703,57 @@ describe('Refresh and access tokens', () => {
             expect(String(value)).not.toContain(raw);
           }
         }
-        const matching = rows.filter((row) => row.tokenHash === sha256Hex(raw));
+        const matching = rows.filter(
+          (row) =>
+            Buffer.isBuffer(row.tokenHash) && row.tokenHash.toString('hex') === sha256Hex(raw),
+        );
         expect(matching).toHaveLength(1);
-        expect(matching[0].tokenHash).toMatch(/^[0-9a-f]{64}$/);
+        expect(matching[0].tokenHash).toHaveLength(32);
       }
+    });
+  });
+
+  describe('the expired-token cleanup (decision 0027)', () => {
+    it("should delete a live session's rotated tokens a lifetime and the retention after their creation, and no sooner", async () => {
+      const user = await registerUser(t);
+      const chain = [user.refreshToken];
+      for (let i = 0; i < 3; i += 1) {
+        t.clock.advance(5 * DAY_MS);
+        chain.push((await refreshOk(t, chain[chain.length - 1])).refreshToken);
+      }
+      const cleanup = t.app.get(TokenCleanupService);
+
+      // Day 15: generation 0 (day 0) would have expired on day 7, 7 days of retention ago and
+      // more; generation 1 (day 5) on day 12, within them.
+      expect(await cleanup.purgeExpired()).toBe(1);
+
+      expect(await findRefreshToken(t, chain[0])).toBeNull();
+      expect((await refresh(t, chain[0])).json()).toEqual(
+        errorBody(401, 'Refresh token inválido.'),
+      );
+      expect(await findFamily(t, (await storedToken(t, chain[1])).familyId)).toHaveLength(3);
+      // Still known: presenting it is reuse, and it ends the session.
+      expect((await refresh(t, chain[1])).json()).toEqual(
+        errorBody(401, 'Refresh token revocado.'),
+      );
+      expect((await refresh(t, chain[3])).json()).toEqual(
+        errorBody(401, 'Refresh token revocado.'),
+      );
+    });
+
+    it('should delete a session with its tokens once its expiry is the retention ago', async () => {
+      const user = await registerUser(t);
+      const refreshed = await refreshOk(t, user.refreshToken);
+      const familyId = (await storedToken(t, refreshed.refreshToken)).familyId;
+      const cleanup = t.app.get(TokenCleanupService);
+
+      t.clock.advance(14 * DAY_MS);
+      expect(await cleanup.purgeExpired()).toBe(0);
+      t.clock.advance(1);
+      expect(await cleanup.purgeExpired()).toBe(2);
+
+      expect(await findFamily(t, familyId)).toEqual([]);
+      expect(await findSession(t, familyId)).toBeNull();
     });
   });
 

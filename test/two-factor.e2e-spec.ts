@@ -642,7 +642,7 @@ describe('two-factor authentication (TOTP)', () => {
     expect(rows.map((row) => [row.type, row.details])).toEqual([
       ['registered', expect.any(Object)],
       ['totp_enrollment_started', {}],
-      ['totp_enabled', { keptFamilyId: expect.any(String), revokedTokenIds: [] }],
+      ['totp_enabled', { keptFamilyId: expect.any(String), endedSessionIds: [] }],
       ['login_failed', { reason: 'mfa_required' }],
       ['login_failed', { reason: 'bad_mfa_code' }],
       ['totp_recovery_code_used', {}],

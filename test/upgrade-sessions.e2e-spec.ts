@@ -134,7 +134,8 @@ describe('upgrade from the previous release: sessions and refresh tokens', () =>
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
           [
             token.id,
-            hashRefreshToken(token.raw),
+            // The previous release stored the digest as hex text.
+            hashRefreshToken(token.raw).toString('hex'),
             USER.id,
             token.familyId,
             token.generation,

@@ -32,23 +32,22 @@ const COLUMNS = {
     'lastLoginAt',
     'emailVerifiedAt',
   ],
-  refresh_tokens: [
+  sessions: [
     'id',
-    'tokenHash',
     'userId',
-    'familyId',
+    'startedAt',
+    'authMethods',
     'generation',
+    'lastUsedAt',
+    'lastIp',
+    'lastUserAgent',
     'expiresAt',
-    'createdAt',
-    'createdByIp',
-    'isRevoked',
-    'revokedAt',
-    'revokedByIp',
-    'reasonRevoked',
-    'replacedByTokenId',
-    'createdByUserAgent',
-    'sessionStartedAt',
+    'oldestTokenAt',
+    'endedAt',
+    'endedByIp',
+    'endReason',
   ],
+  refresh_tokens: ['tokenHash', 'sessionId', 'generation', 'createdAt'],
   auth_events: ['id', 'type', 'userId', 'email', 'ip', 'userAgentId', 'requestId', 'details'],
 };
 
@@ -60,7 +59,7 @@ const columnList = (table) => COLUMNS[table].map((name) => `"${name}"`).join(', 
 /** Seconds since the epoch → timestamp with time zone, as SQL. */
 const at = (secondsSql) => `to_timestamp(${secondsSql})`;
 
-const sha256 = (raw) => createHash('sha256').update(raw).digest('hex');
+const sha256 = (raw) => createHash('sha256').update(raw).digest();
 
 async function withClient(connectionString, work) {
   const client = new pg.Client({ connectionString });
@@ -163,38 +162,37 @@ export async function loadScaleData(
         [familyCount, sessionsOfOne, users, now],
       );
       // Generation g of a family of `size` tokens was issued (size - 1 - g) hours before its
-      // newest; every generation but the newest was rotated when the next was issued.
+      // newest; every generation but the newest was rotated when the next was issued. A family
+      // is a session (decision 0027): its row holds its start, newest generation, last use and
+      // expiry; a token row is its digest, its session, generation and creation.
       const created = `f.last - (f.size - 1 - g) * ${HOUR_S}`;
-      const tokenId = (generation) =>
-        `substr(f.prefix, 1, 8) || '-' || substr(f.prefix, 9, 4) || '-' || substr(f.prefix, 13, 4) || '-' || substr(f.prefix, 17, 4) || '-' || substr(f.prefix, 21, 8) || lpad(to_hex(${generation}), 4, '0')`;
+      const sessionId = `substr(f.prefix, 1, 8) || '-' || substr(f.prefix, 9, 4) || '-' || substr(f.prefix, 13, 4) || '-' || substr(f.prefix, 17, 4) || '-' || substr(f.prefix, 21, 12)`;
       await db.query(
-        `INSERT INTO refresh_tokens (${columnList('refresh_tokens')})
-         SELECT ${tokenId('g')}, encode(sha256(convert_to(f.prefix || ':' || g, 'UTF8')), 'hex'),
-           u.id, ${tokenId(0)}, g,
-           ${at(`${created} + 7 * ${DAY_S}`)}, ${at(created)},
-           '203.0.113.' || (f.f % 250),
-           g < f.size - 1,
-           CASE WHEN g < f.size - 1 THEN ${at(`${created} + ${HOUR_S}`)} END,
-           CASE WHEN g < f.size - 1 THEN '203.0.113.' || (f.f % 250) END,
-           CASE WHEN g < f.size - 1 THEN 'Replaced by new token' END,
-           CASE WHEN g < f.size - 1 THEN ${tokenId('g + 1')} END,
-           $1, ${at(`f.last - (f.size - 1) * ${HOUR_S}`)}
-         FROM scale_family f
-         CROSS JOIN LATERAL generate_series(0, f.size - 1) AS g
-         JOIN scale_user u ON u.i = f."userI"
+        `INSERT INTO sessions (${columnList('sessions')})
+         SELECT ${sessionId}, u.id, ${at(`f.last - (f.size - 1) * ${HOUR_S}`)}, 'pwd',
+           f.size - 1, ${at('f.last')}, '203.0.113.' || (f.f % 250), $1,
+           ${at(`f.last + 7 * ${DAY_S}`)}, ${at(`f.last - (f.size - 1) * ${HOUR_S}`)},
+           NULL, NULL, NULL
+         FROM scale_family f JOIN scale_user u ON u.i = f."userI"
          ORDER BY 1`,
         [USER_AGENT],
+      );
+      await db.query(
+        `INSERT INTO refresh_tokens (${columnList('refresh_tokens')})
+         SELECT sha256(convert_to(f.prefix || ':' || g, 'UTF8')), ${sessionId}, g, ${at(created)}
+         FROM scale_family f
+         CROSS JOIN LATERAL generate_series(0, f.size - 1) AS g
+         ORDER BY 1`,
       );
     });
 
     // The chain's next-to-last token gets a digest whose raw value the harness knows.
     const reuseToken = randomBytes(32).toString('base64url');
-    const chainTokenId = (generation) =>
-      `${chainPrefix.slice(0, 8)}-${chainPrefix.slice(8, 12)}-${chainPrefix.slice(12, 16)}-${chainPrefix.slice(16, 20)}-${chainPrefix.slice(20, 28)}${generation.toString(16).padStart(4, '0')}`;
-    await db.query('UPDATE refresh_tokens SET "tokenHash" = $1 WHERE id = $2', [
-      sha256(reuseToken),
-      chainTokenId(chainLength - 2),
-    ]);
+    const chainSessionId = `${chainPrefix.slice(0, 8)}-${chainPrefix.slice(8, 12)}-${chainPrefix.slice(12, 16)}-${chainPrefix.slice(16, 20)}-${chainPrefix.slice(20, 32)}`;
+    await db.query(
+      'UPDATE refresh_tokens SET "tokenHash" = $1 WHERE "sessionId" = $2 AND generation = $3',
+      [sha256(reuseToken), chainSessionId, chainLength - 2],
+    );
 
     await timed(`${auditRows} audit rows`, async () => {
       await db.query(
@@ -210,8 +208,7 @@ export async function loadScaleData(
            '203.0.113.' || (k % 250), (SELECT keygate_user_agent_id($4::varchar)),
            md5(random()::text),
            CASE WHEN k % 10 < 8
-             THEN '{"familyId":"' || gen_random_uuid() || '","tokenId":"' || gen_random_uuid() ||
-                  '","replacedByTokenId":"' || gen_random_uuid() || '"}'
+             THEN '{"familyId":"' || gen_random_uuid() || '","generation":' || (k % 50) || '}'
              ELSE '{"familyId":"' || gen_random_uuid() || '"}' END
          FROM generate_series(0, $1::integer - 1) AS k
          JOIN scale_user u ON u.i = k % $5::integer
@@ -231,11 +228,15 @@ export async function loadScaleData(
 
     const count = async (table) =>
       Number((await db.query(`SELECT COUNT(*) AS n FROM ${table}`)).rows[0].n);
+    // What the purge deletes with a week's lifetime and retention: the tokens of sessions that
+    // expired a week ago, and the older generations created two weeks ago.
     const purgeable = Number(
       (
-        await db.query('SELECT COUNT(*) AS n FROM refresh_tokens WHERE "expiresAt" < $1', [
-          new Date(nowMs - 7 * DAY_S * 1000),
-        ])
+        await db.query(
+          'SELECT COUNT(*) AS n FROM refresh_tokens t JOIN sessions s ON s.id = t."sessionId" ' +
+            'WHERE s."expiresAt" < $1 OR (t.generation < s.generation AND t."createdAt" < $2)',
+          [new Date(nowMs - 7 * DAY_S * 1000), new Date(nowMs - 14 * DAY_S * 1000)],
+        )
       ).rows[0].n,
     );
     return {
@@ -243,30 +244,12 @@ export async function loadScaleData(
       reuseToken,
       rows: {
         users: await count('users'),
+        sessions: await count('sessions'),
         refresh_tokens: await count('refresh_tokens'),
         auth_events: await count('auth_events'),
       },
       purgeable,
     };
-  });
-}
-
-/**
- * Bytes per table and per index (pg_relation_size: the main fork). Primary keys, whose names
- * TypeORM derives from a hash, are named after their table.
- */
-export function tableSizes(connectionString) {
-  return withClient(connectionString, async (db) => {
-    const { rows } = await db.query(
-      `SELECT CASE WHEN x.indisprimary THEN t.relname || ' (primary key)' ELSE c.relname END AS name,
-              pg_relation_size(c.oid) AS bytes
-         FROM pg_class c
-         JOIN pg_namespace n ON n.oid = c.relnamespace
-         LEFT JOIN pg_index x ON x.indexrelid = c.oid
-         LEFT JOIN pg_class t ON t.oid = x.indrelid
-        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'i')`,
-    );
-    return Object.fromEntries(rows.map((row) => [row.name, Number(row.bytes)]));
   });
 }
 

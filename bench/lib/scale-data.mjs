@@ -1,5 +1,5 @@
 // Loads a large, realistic data set straight into a migrated SQLite file, for the scale run
-// (bench/scale.mjs): users, refresh tokens in every state, audit rows. Everything is generated
+// (bench/scale.mjs): users, sessions and their refresh tokens in every state, audit rows. Everything is generated
 // by SQL inside SQLite (recursive CTEs, one transaction per table, no journal, the secondary
 // indexes dropped while loading and built again after, from sorted data), so a million users and
 // ten million rows load in minutes, not hours. The column lists follow the schema of
@@ -14,7 +14,7 @@ const USER_AGENT =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
 
 /** The tables the loader fills: their secondary indexes are rebuilt once, after the rows. */
-const LOADED_TABLES = ['users', 'refresh_tokens', 'auth_events'];
+const LOADED_TABLES = ['users', 'sessions', 'refresh_tokens', 'auth_events'];
 
 /** A random UUID-shaped text, as SQL. */
 const UUID_SQL =
@@ -23,7 +23,7 @@ const UUID_SQL =
 /** Seconds since the epoch → the text TypeORM stores in SQLite, as SQL. */
 const at = (secondsSql) => `strftime('%Y-%m-%d %H:%M:%f', ${secondsSql}, 'unixepoch')`;
 
-const sha256 = (raw) => createHash('sha256').update(raw).digest('hex');
+const sha256 = (raw) => createHash('sha256').update(raw).digest();
 
 /**
  * The data set of the issue: `users` users, `tokens` refresh tokens and `auditRows` audit rows.
@@ -116,42 +116,41 @@ export function loadScaleData(
          FROM n`,
       ).run(familyCount - 1, sessionsOfOne, users, now);
       // Generation g of a family of `size` tokens was issued (size - 1 - g) hours before its
-      // newest; every generation but the newest was rotated when the next was issued.
+      // newest; every generation but the newest was rotated when the next was issued. A family
+      // is a session (decision 0027): its row holds its start, newest generation, last use and
+      // expiry; a token row is its digest, its session, generation and creation.
       const created = `last - (size - 1 - g) * ${HOUR_S}`;
-      const tokenId = (generation) =>
-        `substr(prefix, 1, 8) || '-' || substr(prefix, 9, 4) || '-' || substr(prefix, 13, 4) || '-' || substr(prefix, 17, 4) || '-' || substr(prefix, 21, 8) || printf('%04x', ${generation})`;
+      const sessionId = `substr(prefix, 1, 8) || '-' || substr(prefix, 9, 4) || '-' || substr(prefix, 13, 4) || '-' || substr(prefix, 17, 4) || '-' || substr(prefix, 21, 12)`;
+      db.prepare(
+        `INSERT INTO sessions (id, "userId", "startedAt", "authMethods", generation, "lastUsedAt",
+           "lastIp", "lastUserAgent", "expiresAt", "oldestTokenAt", "endedAt", "endedByIp",
+           "endReason")
+         SELECT ${sessionId}, u.id, ${at(`last - (size - 1) * ${HOUR_S}`)}, 'pwd', size - 1,
+           ${at('last')}, '203.0.113.' || (f % 250), ?, ${at(`last + 7 * ${DAY_S}`)},
+           ${at(`last - (size - 1) * ${HOUR_S}`)}, NULL, NULL, NULL
+         FROM scale_family JOIN scale_user u ON u.i = scale_family.userI
+         ORDER BY 1`,
+      ).run(USER_AGENT);
       const insertTokens = db.prepare(
         `WITH RECURSIVE gen(g) AS (SELECT 0 UNION ALL SELECT g + 1 FROM gen WHERE g < ?)
-         INSERT INTO refresh_tokens (id, "tokenHash", "userId", "familyId", generation,
-           "expiresAt", "createdAt", "createdByIp", "isRevoked", "revokedAt", "revokedByIp",
-           "reasonRevoked", "replacedByTokenId", "createdByUserAgent", "sessionStartedAt")
-         SELECT ${tokenId('g')}, lower(hex(randomblob(32))), u.id, ${tokenId(0)}, g,
-           ${at(`${created} + 7 * ${DAY_S}`)}, ${at(created)},
-           '203.0.113.' || (f % 250),
-           g < size - 1,
-           CASE WHEN g < size - 1 THEN ${at(`${created} + ${HOUR_S}`)} END,
-           CASE WHEN g < size - 1 THEN '203.0.113.' || (f % 250) END,
-           CASE WHEN g < size - 1 THEN 'Replaced by new token' END,
-           CASE WHEN g < size - 1 THEN ${tokenId('g + 1')} END,
-           ?, ${at(`last - (size - 1) * ${HOUR_S}`)}
-         FROM scale_family CROSS JOIN gen JOIN scale_user u ON u.i = scale_family.userI
+         INSERT INTO refresh_tokens ("tokenHash", "sessionId", generation, "createdAt")
+         SELECT randomblob(32), ${sessionId}, g, ${at(created)}
+         FROM scale_family CROSS JOIN gen
          WHERE gen.g < scale_family.size AND scale_family.size <= ?
          ORDER BY 1`,
       );
       // Small families first, against a five-row generator; the long chain on its own.
-      insertTokens.run(4, USER_AGENT, 5);
+      insertTokens.run(4, 5);
       db.prepare('DELETE FROM scale_family WHERE size <= 5').run();
-      insertTokens.run(chainLength - 1, USER_AGENT, chainLength);
+      insertTokens.run(chainLength - 1, chainLength);
     });
 
     // The chain's next-to-last token gets a digest whose raw value the harness knows.
     const reuseToken = randomBytes(32).toString('base64url');
-    const chainTokenId = (generation) =>
-      `${chainPrefix.slice(0, 8)}-${chainPrefix.slice(8, 12)}-${chainPrefix.slice(12, 16)}-${chainPrefix.slice(16, 20)}-${chainPrefix.slice(20, 28)}${generation.toString(16).padStart(4, '0')}`;
-    db.prepare('UPDATE refresh_tokens SET "tokenHash" = ? WHERE id = ?').run(
-      sha256(reuseToken),
-      chainTokenId(chainLength - 2),
-    );
+    const chainSessionId = `${chainPrefix.slice(0, 8)}-${chainPrefix.slice(8, 12)}-${chainPrefix.slice(12, 16)}-${chainPrefix.slice(16, 20)}-${chainPrefix.slice(20, 32)}`;
+    db.prepare(
+      'UPDATE refresh_tokens SET "tokenHash" = ? WHERE "sessionId" = ? AND generation = ?',
+    ).run(sha256(reuseToken), chainSessionId, chainLength - 2);
 
     timed(`${auditRows} audit rows`, () => {
       // The lean layout (decision 0028): UUIDv7 bytes that start with the event's millisecond,
@@ -168,8 +167,7 @@ export function loadScaleData(
            '203.0.113.' || (k % 250),
            (SELECT id FROM user_agents WHERE "userAgent" = ?), lower(hex(randomblob(16))),
            CASE WHEN k % 10 < 8
-             THEN '{"familyId":"' || ${UUID_SQL} || '","tokenId":"' || ${UUID_SQL} ||
-                  '","replacedByTokenId":"' || ${UUID_SQL} || '"}'
+             THEN '{"familyId":"' || ${UUID_SQL} || '","generation":' || (k % 50) || '}'
              ELSE '{"familyId":"' || ${UUID_SQL} || '"}' END
          FROM n JOIN scale_user u ON u.i = n.k % ?
          ORDER BY 1`,
@@ -181,11 +179,18 @@ export function loadScaleData(
     });
 
     const count = (table) => db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get().n;
+    // What the purge deletes with a week's lifetime and retention: the tokens of sessions that
+    // expired a week ago, and the older generations created two weeks ago.
+    const sqliteAt = (ms) => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
     const purgeable = db
-      .prepare('SELECT COUNT(*) AS n FROM refresh_tokens WHERE "expiresAt" < ?')
-      .get(new Date(nowMs - 7 * DAY_S * 1000).toISOString().replace('T', ' ').slice(0, 23)).n;
+      .prepare(
+        'SELECT COUNT(*) AS n FROM refresh_tokens t JOIN sessions s ON s.id = t."sessionId" ' +
+          'WHERE s."expiresAt" < ? OR (t.generation < s.generation AND t."createdAt" < ?)',
+      )
+      .get(sqliteAt(nowMs - 7 * DAY_S * 1000), sqliteAt(nowMs - 14 * DAY_S * 1000)).n;
     const rows = {
       users: count('users'),
+      sessions: count('sessions'),
       refresh_tokens: count('refresh_tokens'),
       auth_events: count('auth_events'),
     };
@@ -197,24 +202,6 @@ export function loadScaleData(
       rows,
       purgeable,
     };
-  } finally {
-    db.close();
-  }
-}
-
-/** Bytes per table and per index (SQLite's dbstat), and row counts of the tables. */
-export function tableSizes(path) {
-  const db = new Database(path, { readonly: true });
-  try {
-    const sizes = Object.fromEntries(
-      db
-        .prepare(
-          "SELECT name, SUM(pgsize) AS bytes FROM dbstat WHERE name NOT LIKE 'sqlite_%' GROUP BY name",
-        )
-        .all()
-        .map((row) => [row.name, row.bytes]),
-    );
-    return sizes;
   } finally {
     db.close();
   }

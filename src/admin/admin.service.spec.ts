@@ -122,7 +122,7 @@ describe(AdminService.name, () => {
               },
             ) => {
               calls.push(`revokeAll ${userId} "${options.reason}"`);
-              const revoked = { revokedTokenIds: ['t1', 't2'], sessionIds: ['s1', 's2'] };
+              const revoked = { sessionIds: ['s1', 's2'] };
               await options.alongside?.(MANAGER, revoked);
               return revoked;
             },

@@ -84,7 +84,7 @@ export class AdminService {
     const revoked = await this.tokensService.revokeAll(user.id, origin, {
       reason: AdminMessages.deactivatedReason,
     });
-    return { account: accountOf(user), changed, revokedTokenCount: revoked.revokedTokenIds.length };
+    return { account: accountOf(user), changed, revokedTokenCount: revoked.sessionIds.length };
   }
 
   /** Sets `isActive` and records the administrator's event in the same transaction. */
@@ -186,19 +186,19 @@ export class AdminService {
     const user = await this.findUser(email);
     const revoked = await this.tokensService.revokeAll(user.id, origin, {
       reason: AdminMessages.revokedReason,
-      alongside: (m, { revokedTokenIds }) =>
+      alongside: (m, { sessionIds }) =>
         this.events.record(
           m,
           {
             type: 'admin_sessions_revoked',
             userId: user.id,
-            revokedTokenCount: revokedTokenIds.length,
+            revokedTokenCount: sessionIds.length,
           },
           origin,
         ),
     });
     this.logger.log(`Sessions of user ${user.id} revoked by an administrator`);
-    return { account: accountOf(user), revokedTokenCount: revoked.revokedTokenIds.length };
+    return { account: accountOf(user), revokedTokenCount: revoked.sessionIds.length };
   }
 
   /**

@@ -5,8 +5,7 @@ const AT = new Date('2026-01-01T12:00:00.000Z');
 const ORIGIN = { ip: '192.0.2.1', userAgent: 'curl/8.5.0', requestId: 'req-42' };
 const USER = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 const FAMILY = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
-const TOKEN = '16fd2706-8baf-433b-82eb-8c7fada847da';
-const NEXT = '886313e1-3b8a-4372-9b90-0c9aee199e5d';
+const OTHER_SESSION = '886313e1-3b8a-4372-9b90-0c9aee199e5d';
 
 const row = (event: AuthEvent) => toAuditEvent({ event, origin: ORIGIN, at: AT }, 'the-id');
 
@@ -49,10 +48,9 @@ describe(toAuditEvent.name, () => {
             type: 'token_refreshed',
             userId: USER,
             familyId: FAMILY,
-            tokenId: TOKEN,
-            replacedByTokenId: NEXT,
+            generation: 4,
           },
-          { familyId: FAMILY, tokenId: TOKEN, replacedByTokenId: NEXT },
+          { familyId: FAMILY, generation: 4 },
         ],
         [{ type: 'refresh_failed', userId: null, reason: 'invalid' }, { reason: 'invalid' }],
         [
@@ -60,24 +58,30 @@ describe(toAuditEvent.name, () => {
             type: 'reuse_detected',
             userId: USER,
             familyId: FAMILY,
-            tokenId: TOKEN,
-            revokedTokenIds: [NEXT],
+            generation: 2,
+            sessionEnded: true,
           },
-          { familyId: FAMILY, tokenId: TOKEN, revokedTokenIds: [NEXT] },
+          { familyId: FAMILY, generation: 2, sessionEnded: true },
         ],
         [
           {
             type: 'token_revoked',
             userId: USER,
             familyId: FAMILY,
-            tokenId: TOKEN,
-            revokedTokenIds: [TOKEN],
+            generation: 0,
+            sessionEnded: true,
+            wasRotated: true,
           },
-          { familyId: FAMILY, tokenId: TOKEN, revokedTokenIds: [TOKEN] },
+          { familyId: FAMILY, generation: 0, sessionEnded: true },
         ],
         [
-          { type: 'sessions_revoked', userId: USER, keepFamilyId: null, revokedTokenIds: [TOKEN] },
-          { keepFamilyId: null, revokedTokenIds: [TOKEN] },
+          {
+            type: 'sessions_revoked',
+            userId: USER,
+            keepFamilyId: null,
+            endedSessionIds: [OTHER_SESSION],
+          },
+          { keepFamilyId: null, endedSessionIds: [OTHER_SESSION] },
         ],
         [{ type: 'admin_user_deactivated', userId: USER, changed: true }, { changed: true }],
         [{ type: 'admin_user_activated', userId: USER, changed: false }, { changed: false }],
@@ -114,14 +118,14 @@ describe(toAuditEvent.name, () => {
             type: 'password_changed',
             userId: USER,
             keptFamilyId: FAMILY,
-            revokedTokenIds: [TOKEN],
+            endedSessionIds: [OTHER_SESSION],
           },
-          { keptFamilyId: FAMILY, revokedTokenIds: [TOKEN] },
+          { keptFamilyId: FAMILY, endedSessionIds: [OTHER_SESSION] },
         ],
         [{ type: 'password_reset_requested', userId: USER }, {}],
         [
-          { type: 'password_reset', userId: USER, revokedTokenIds: [TOKEN] },
-          { revokedTokenIds: [TOKEN] },
+          { type: 'password_reset', userId: USER, endedSessionIds: [OTHER_SESSION] },
+          { endedSessionIds: [OTHER_SESSION] },
         ],
         [{ type: 'password_reset_failed', userId: null, reason: 'invalid' }, { reason: 'invalid' }],
         [
@@ -137,23 +141,23 @@ describe(toAuditEvent.name, () => {
           {
             type: 'mail_sent',
             userId: USER,
-            mailId: NEXT,
+            mailId: OTHER_SESSION,
             kind: 'password_reset',
             attempts: 1,
             error: null,
           },
-          { mailId: NEXT, kind: 'password_reset', attempts: 1, error: null },
+          { mailId: OTHER_SESSION, kind: 'password_reset', attempts: 1, error: null },
         ],
         [
           {
             type: 'mail_failed',
             userId: null,
-            mailId: NEXT,
+            mailId: OTHER_SESSION,
             kind: 'email_change',
             attempts: 10,
             error: 'ECONNECTION',
           },
-          { mailId: NEXT, kind: 'email_change', attempts: 10, error: 'ECONNECTION' },
+          { mailId: OTHER_SESSION, kind: 'email_change', attempts: 10, error: 'ECONNECTION' },
         ],
       ] as [AuthEvent, Record<string, unknown>][]
     ).map(([event, details]) => ({ event, details })),

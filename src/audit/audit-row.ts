@@ -57,8 +57,8 @@ function attemptedEmail(event: AuthEvent): string | null {
 
 /**
  * The fields of each event besides its type and user, picked one by one so that a field added
- * to an event later is not stored until someone decides it may be. Token ids are row ids of
- * `refresh_tokens`, never token values or hashes.
+ * to an event later is not stored until someone decides it may be. A token is named by its
+ * session (`familyId`) and `generation`, never by its value or digest (decision 0027).
  */
 function detailsOf(event: AuthEvent): Record<string, unknown> {
   switch (event.type) {
@@ -74,7 +74,7 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
     case 'totp_code_failed':
       return { action: event.action, reason: event.reason };
     case 'totp_enabled':
-      return { keptFamilyId: event.keptFamilyId, revokedTokenIds: event.revokedTokenIds };
+      return { keptFamilyId: event.keptFamilyId, endedSessionIds: event.endedSessionIds };
     case 'totp_enrollment_started':
     case 'totp_recovery_codes_replaced':
     case 'totp_disabled':
@@ -83,9 +83,9 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
     case 'admin_totp_reset':
       return { changed: event.changed };
     case 'password_changed':
-      return { keptFamilyId: event.keptFamilyId, revokedTokenIds: event.revokedTokenIds };
+      return { keptFamilyId: event.keptFamilyId, endedSessionIds: event.endedSessionIds };
     case 'password_reset':
-      return { revokedTokenIds: event.revokedTokenIds };
+      return { endedSessionIds: event.endedSessionIds };
     case 'password_reset_requested':
     case 'email_verification_requested':
     case 'email_change_requested':
@@ -106,20 +106,16 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
     case 'lockout_started':
       return { failedAttempts: event.failedAttempts, lockedUntil: event.lockedUntil };
     case 'token_refreshed':
-      return {
-        familyId: event.familyId,
-        tokenId: event.tokenId,
-        replacedByTokenId: event.replacedByTokenId,
-      };
+      return { familyId: event.familyId, generation: event.generation };
     case 'reuse_detected':
     case 'token_revoked':
       return {
         familyId: event.familyId,
-        tokenId: event.tokenId,
-        revokedTokenIds: event.revokedTokenIds,
+        generation: event.generation,
+        sessionEnded: event.sessionEnded,
       };
     case 'sessions_revoked':
-      return { keepFamilyId: event.keepFamilyId, revokedTokenIds: event.revokedTokenIds };
+      return { keepFamilyId: event.keepFamilyId, endedSessionIds: event.endedSessionIds };
     case 'admin_user_deactivated':
     case 'admin_user_activated':
       return { changed: event.changed };

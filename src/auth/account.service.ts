@@ -82,7 +82,7 @@ export class AccountService {
           type: 'password_changed',
           userId: user.id,
           keptFamilyId: currentSessionId,
-          revokedTokenIds: revoked.revokedTokenIds,
+          endedSessionIds: revoked.sessionIds,
         },
         origin,
       );

@@ -72,16 +72,16 @@ export class PasswordResetService implements OnModuleInit {
       if (user.emailVerifiedAt === null) {
         await this.usersService.markEmailVerified(user.id, token.email, this.clock.now(), m);
       }
-      const { revokedTokenIds } = await this.tokensService.revokeAllWithin(m, user.id, origin, {
+      const { sessionIds } = await this.tokensService.revokeAllWithin(m, user.id, origin, {
         reason: AuthMessages.passwordResetReason,
         keepFamilyId: null,
       });
       await this.events.record(
         m,
-        { type: 'password_reset', userId: user.id, revokedTokenIds },
+        { type: 'password_reset', userId: user.id, endedSessionIds: sessionIds },
         origin,
       );
-      return revokedTokenIds;
+      return sessionIds;
     });
     if (revoked === null) {
       throw await this.mailedTokens.usedMeanwhile('password_reset_failed', origin);

@@ -107,7 +107,7 @@ export class TwoFactorService {
           type: 'totp_enabled',
           userId: user.id,
           keptFamilyId: currentSessionId,
-          revokedTokenIds: revoked.revokedTokenIds,
+          endedSessionIds: revoked.sessionIds,
         },
         origin,
       );

@@ -1,6 +1,7 @@
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/app-config.js';
 import type { SqliteSynchronous } from '../config/environment-variables.js';
+import { useBinaryColumnsOf } from './column-types.js';
 import { MIGRATIONS, type MigrationClass } from './migrations/index.js';
 
 /** What a data source knows of the schema beyond the connection. */
@@ -38,6 +39,7 @@ export function dataSourceOptions(
     invalidWhereValuesBehavior: { null: 'throw', undefined: 'throw' },
   } as const;
   const { target } = config;
+  useBinaryColumnsOf(target.type === 'postgres' ? 'postgres' : 'better-sqlite3');
   if (target.type === 'postgres') {
     return {
       ...common,

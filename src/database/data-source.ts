@@ -16,6 +16,7 @@ import { OutboxMail } from '../mail/entities/outbox-mail.entity.js';
 import { RecoveryCode } from '../mfa/entities/recovery-code.entity.js';
 import { TotpFactor } from '../mfa/entities/totp-factor.entity.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
+import { Session } from '../tokens/entities/session.entity.js';
 import { User } from '../users/entities/user.entity.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { extensionMigrationsOf } from './keygate-extension.js';
@@ -27,6 +28,7 @@ import { extensionMigrationsOf } from './keygate-extension.js';
 /** Every core entity. */
 export const ENTITIES = [
   User,
+  Session,
   RefreshToken,
   AuditEvent,
   UserAgent,

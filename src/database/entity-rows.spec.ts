@@ -6,6 +6,8 @@ import { RandomSource } from '../common/random/random-source.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import { RefreshTokenRepository } from '../tokens/refresh-token.repository.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
+import { Session } from '../tokens/entities/session.entity.js';
+import { SessionRepository } from '../tokens/session.repository.js';
 import { User } from '../users/entities/user.entity.js';
 import { sqliteConnectionOf } from './driver-handle.js';
 import { EntityRows } from './entity-rows.js';
@@ -139,56 +141,53 @@ describe(EntityRows.name, () => {
       await dataSource.destroy();
     });
 
-    const metadataColumns = (entity: typeof User | typeof RefreshToken | typeof AuditEvent) =>
-      dataSource.getMetadata(entity).columns.map((column) => column.databaseName);
+    const metadataColumns = (
+      entity: typeof User | typeof RefreshToken | typeof AuditEvent | typeof Session,
+    ) => dataSource.getMetadata(entity).columns.map((column) => column.databaseName);
+
+    const rotationSql = () => {
+      const unitOfWork = new UnitOfWork(dataSource);
+      return new RefreshTokenRepository(
+        unitOfWork,
+        dataSource,
+        new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
+        new SessionRepository(unitOfWork, dataSource),
+      ).rotationSql();
+    };
 
     it('should insert every refresh-token column the metadata has, on both engines', () => {
-      const sql = new RefreshTokenRepository(
-        new UnitOfWork(dataSource),
-        dataSource,
-        new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
-      ).rotationSql();
+      const sql = rotationSql();
 
       expect(insertedColumns(sql.sqlite[2])).toEqual(metadataColumns(RefreshToken));
       expect(insertedColumns(sql.postgres)).toEqual(metadataColumns(RefreshToken));
     });
 
     it('should read every token and owner column the metadata has in a rotation', () => {
-      const sql = new RefreshTokenRepository(
-        new UnitOfWork(dataSource),
-        dataSource,
-        new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
-      ).rotationSql();
+      const sql = rotationSql();
 
-      const read = handle(dataSource)
-        .prepare(sql.sqlite[0])
-        .columns()
-        .map((column) => column.name);
+      const columnsOf = (statement: string) =>
+        handle(dataSource)
+          .prepare(statement)
+          .columns()
+          .map((column) => column.name);
 
-      expect(read).toEqual([
-        ...metadataColumns(RefreshToken).map((name) => `t_${name}`),
-        ...metadataColumns(User).map((name) => `u_${name}`),
-      ]);
+      expect(columnsOf(sql.sqlite[0])).toEqual(metadataColumns(RefreshToken));
+      expect(columnsOf(sql.sqlite[1])).toEqual(metadataColumns(User));
+      for (const name of [
+        ...metadataColumns(RefreshToken).map((column) => `t_${column}`),
+        ...metadataColumns(Session).map((column) => `s_${column}`),
+        ...metadataColumns(User).map((column) => `u_${column}`),
+      ]) {
+        expect(sql.postgres).toContain(`AS "${name}"`);
+      }
     });
 
-    it('should give the PostgreSQL rotation one parameter per own column of the successor and of its audit row', () => {
-      const sql = new RefreshTokenRepository(
-        new UnitOfWork(dataSource),
-        dataSource,
-        new AuditEventRepository(new UnitOfWork(dataSource), dataSource, new RandomSource()),
-      ).rotationSql();
-      const inherited = ['userId', 'familyId', 'generation', 'sessionStartedAt', 'authMethods'];
+    it('should give the PostgreSQL rotation its seven parameters and one per own column of its audit row', () => {
+      const parameters = new Set(rotationSql().postgres.match(/\$\d+/g));
 
-      const parameters = new Set(sql.postgres.match(/\$\d+/g));
-
-      // Then the audit row's, but its owner and details, which the statement computes.
-      expect(parameters.size).toBe(
-        6 +
-          metadataColumns(RefreshToken).length -
-          inherited.length +
-          metadataColumns(AuditEvent).length -
-          2,
-      );
+      // Digest, at, IP, User-Agent, expiry, owner verified, successor's digest; then the audit
+      // row's, but its owner and details, which the statement computes.
+      expect(parameters.size).toBe(7 + metadataColumns(AuditEvent).length - 2);
     });
   });
 });

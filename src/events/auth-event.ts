@@ -57,9 +57,11 @@ export type AuthEvent =
       readonly type: 'token_refreshed';
       readonly userId: string;
       readonly familyId: string;
-      /** The token presented, now revoked, and the one issued in its place. */
-      readonly tokenId: string;
-      readonly replacedByTokenId: string;
+      /**
+       * The presented token's generation in its session (tokens are named by session and
+       * generation): it is now revoked, and generation + 1 was issued in its place.
+       */
+      readonly generation: number;
     }
   | {
       readonly type: 'refresh_failed';
@@ -70,18 +72,24 @@ export type AuthEvent =
       readonly type: 'reuse_detected';
       readonly userId: string;
       readonly familyId: string;
-      /** The revoked token that was presented again. */
-      readonly tokenId: string;
-      /** The still-active tokens of its chain that this detection revoked. */
-      readonly revokedTokenIds: readonly string[];
+      /** The generation of the revoked token that was presented again. */
+      readonly generation: number;
+      /** Whether this detection ended the session (false: it had already ended). */
+      readonly sessionEnded: boolean;
     }
   | {
       readonly type: 'token_revoked';
       readonly userId: string;
       readonly familyId: string;
-      readonly tokenId: string;
-      /** Tokens revoked by this call: the token itself unless it already was, and its descendants. */
-      readonly revokedTokenIds: readonly string[];
+      /** The generation of the token presented. */
+      readonly generation: number;
+      /**
+       * Whether this call ended the session (false: it had already ended). A logout ends the
+       * session whichever of its tokens it names, so a rotated token logs out its successor too.
+       */
+      readonly sessionEnded: boolean;
+      /** The token presented had been rotated: a later generation carried its session on. */
+      readonly wasRotated: boolean;
     }
   | {
       readonly type: 'password_confirmation_failed';
@@ -94,14 +102,16 @@ export type AuthEvent =
       readonly userId: string;
       /** The caller's session, which stays; null when its access token names none. */
       readonly keptFamilyId: string | null;
-      readonly revokedTokenIds: readonly string[];
+      /** The sessions this change ended. */
+      readonly endedSessionIds: readonly string[];
     }
   /** A reset link was queued for an account (requests for unknown addresses leave no trace). */
   | { readonly type: 'password_reset_requested'; readonly userId: string }
   | {
       readonly type: 'password_reset';
       readonly userId: string;
-      readonly revokedTokenIds: readonly string[];
+      /** The sessions this change ended. */
+      readonly endedSessionIds: readonly string[];
     }
   | {
       readonly type: 'password_reset_failed' | 'email_verification_failed';
@@ -122,7 +132,8 @@ export type AuthEvent =
       readonly userId: string;
       /** The caller's session, which stays; null when its access token names none. */
       readonly keptFamilyId: string | null;
-      readonly revokedTokenIds: readonly string[];
+      /** The sessions this change ended. */
+      readonly endedSessionIds: readonly string[];
     }
   | {
       readonly type: 'totp_recovery_codes_replaced' | 'totp_disabled' | 'totp_recovery_code_used';
@@ -150,7 +161,8 @@ export type AuthEvent =
       readonly userId: string;
       /** The session left alone, when the caller asked to keep its own. */
       readonly keepFamilyId: string | null;
-      readonly revokedTokenIds: readonly string[];
+      /** The sessions this change ended. */
+      readonly endedSessionIds: readonly string[];
     }
   // What an operator did through the admin CLI; services emit these after the change committed.
   | {

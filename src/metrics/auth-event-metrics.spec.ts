@@ -11,7 +11,6 @@ import { KeygateMetrics } from './keygate-metrics.js';
 
 const USER = '6f1c9a52-0a4e-4a43-9d5e-2b8f3f0b7d11';
 const FAMILY = '0d3b0e8e-7a0c-4a55-8f3e-9f8f1d7c2a10';
-const TOKEN = 'a8a3f7c4-3a49-4c9e-9b1f-5c2d7e6f8a90';
 const OTHERS = ['b1', 'b2', 'b3'];
 
 function configWith(enabled: boolean): AppConfig {
@@ -106,8 +105,7 @@ describe(AuthEventMetrics.name, () => {
         type: 'token_refreshed',
         userId: USER,
         familyId: FAMILY,
-        tokenId: TOKEN,
-        replacedByTokenId: OTHERS[0],
+        generation: 4,
       },
       { 'keygate_refreshes_total{outcome=rotated}': 1 },
     ],
@@ -127,17 +125,17 @@ describe(AuthEventMetrics.name, () => {
       { 'keygate_refreshes_total{outcome=deactivated}': 1 },
     ],
     [
-      'a reuse that revoked two descendants',
+      'a reuse that ended the session its descendant carried on',
       {
         type: 'reuse_detected',
         userId: USER,
         familyId: FAMILY,
-        tokenId: TOKEN,
-        revokedTokenIds: OTHERS.slice(0, 2),
+        generation: 1,
+        sessionEnded: true,
       },
       {
         'keygate_refreshes_total{outcome=reuse_detected}': 1,
-        'keygate_descendant_tokens_revoked_total{cause=reuse_detected}': 2,
+        'keygate_descendant_tokens_revoked_total{cause=reuse_detected}': 1,
       },
     ],
     [
@@ -146,8 +144,8 @@ describe(AuthEventMetrics.name, () => {
         type: 'reuse_detected',
         userId: USER,
         familyId: FAMILY,
-        tokenId: TOKEN,
-        revokedTokenIds: [],
+        generation: 1,
+        sessionEnded: false,
       },
       { 'keygate_refreshes_total{outcome=reuse_detected}': 1 },
     ],
@@ -157,23 +155,25 @@ describe(AuthEventMetrics.name, () => {
         type: 'token_revoked',
         userId: USER,
         familyId: FAMILY,
-        tokenId: TOKEN,
-        revokedTokenIds: [TOKEN],
+        generation: 2,
+        sessionEnded: true,
+        wasRotated: false,
       },
       { keygate_revocations_total: 1 },
     ],
     [
-      'a revocation of a rotated token with three live descendants',
+      'a revocation of a rotated token whose session carried on',
       {
         type: 'token_revoked',
         userId: USER,
         familyId: FAMILY,
-        tokenId: TOKEN,
-        revokedTokenIds: OTHERS,
+        generation: 0,
+        sessionEnded: true,
+        wasRotated: true,
       },
       {
         keygate_revocations_total: 1,
-        'keygate_descendant_tokens_revoked_total{cause=revoke}': 3,
+        'keygate_descendant_tokens_revoked_total{cause=revoke}': 1,
       },
     ],
     [
@@ -182,14 +182,15 @@ describe(AuthEventMetrics.name, () => {
         type: 'token_revoked',
         userId: USER,
         familyId: FAMILY,
-        tokenId: TOKEN,
-        revokedTokenIds: [],
+        generation: 2,
+        sessionEnded: false,
+        wasRotated: false,
       },
       { keygate_revocations_total: 1 },
     ],
     [
       'the end of all sessions',
-      { type: 'sessions_revoked', userId: USER, keepFamilyId: null, revokedTokenIds: OTHERS },
+      { type: 'sessions_revoked', userId: USER, keepFamilyId: null, endedSessionIds: OTHERS },
       { keygate_all_sessions_revocations_total: 1 },
     ],
   ])('should count %s, and nothing else', async (_label, event, expected) => {

@@ -58,13 +58,15 @@ export class AuthEventMetrics implements OnModuleInit {
         return;
       case 'reuse_detected':
         m.refreshes.inc({ outcome: 'reuse_detected' });
-        m.descendantsRevoked.inc({ cause: 'reuse_detected' }, event.revokedTokenIds.length);
+        m.descendantsRevoked.inc({ cause: 'reuse_detected' }, event.sessionEnded ? 1 : 0);
         return;
       case 'token_revoked': {
         m.revocations.inc();
-        // The presented token is among the ids when it was still active; only the rest descend.
-        const descendants = event.revokedTokenIds.filter((id) => id !== event.tokenId).length;
-        m.descendantsRevoked.inc({ cause: 'revoke' }, descendants);
+        // A rotated token's logout ends the session its descendant carries on.
+        m.descendantsRevoked.inc(
+          { cause: 'revoke' },
+          event.sessionEnded && event.wasRotated ? 1 : 0,
+        );
         return;
       }
       case 'sessions_revoked':

@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
+import { storedTokenView } from '../../test/factories/refresh-token.factory.js';
 import { buildUser } from '../../test/factories/user.factory.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
@@ -16,7 +17,9 @@ import { AuditSink } from '../events/audit-sink.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { AccessTokenService } from '../tokens/access-token.service.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
+import { Session } from '../tokens/entities/session.entity.js';
 import { RefreshTokenRepository } from '../tokens/refresh-token.repository.js';
+import { SessionRepository } from '../tokens/session.repository.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { User } from '../users/entities/user.entity.js';
 import { UserRepository } from '../users/user.repository.js';
@@ -53,12 +56,18 @@ describe(SessionsService.name, () => {
   const refresh = async (raw: string, from: RequestOrigin): Promise<string> =>
     (await tokens.refresh(raw, from)).refreshToken;
   const sessionOf = async (raw: string): Promise<string> => {
-    const token = await tokens.findByValue(raw);
+    const token = await storedTokenView(dataSource, raw);
     if (token === null) {
       throw new Error('no such token');
     }
     return token.familyId;
   };
+  const everyRow = async (): Promise<unknown[]> => [
+    await dataSource.manager.find(Session, { order: { id: 'ASC' } }),
+    await dataSource.manager.find(RefreshToken, { order: { sessionId: 'ASC', generation: 'ASC' } }),
+  ];
+  /** The token as spec §2.2 tells it (test/factories/refresh-token.factory.ts). */
+  const tokenOf = (raw: string) => storedTokenView(dataSource, raw);
 
   beforeEach(async () => {
     dataSource = await createInMemoryDataSource();
@@ -76,6 +85,7 @@ describe(SessionsService.name, () => {
         UserRepository,
         TokensService,
         RefreshTokenRepository,
+        SessionRepository,
         AuditEventRepository,
         { provide: AuditSink, useExisting: AuditEventRepository },
         SessionsService,
@@ -154,7 +164,7 @@ describe(SessionsService.name, () => {
       const { sessions } = await sut.list(user.id, null);
 
       expect(sessions.map((session) => session.id)).toEqual([await sessionOf(kept)]);
-      expect(await tokens.findByValue(expiring)).toMatchObject({ isRevoked: false });
+      expect(await tokenOf(expiring)).toMatchObject({ isRevoked: false });
     });
 
     it('should mark current only the session whose newest token is named', async () => {
@@ -189,7 +199,7 @@ describe(SessionsService.name, () => {
 
       expect(result).toEqual({ message: 'Sesiones revocadas exitosamente.', revokedSessions: 2 });
       for (const raw of [laptop, phone]) {
-        expect(await tokens.findByValue(raw)).toMatchObject({
+        expect(await tokenOf(raw)).toMatchObject({
           isRevoked: true,
           reasonRevoked: 'All sessions revoked by user',
           revokedByIp: LAPTOP.ip,
@@ -214,14 +224,14 @@ describe(SessionsService.name, () => {
         reason: 'All sessions revoked by user',
         keepFamilyId: await sessionOf(phone),
       });
-      expect(await tokens.findByValue(phone)).toMatchObject({ isRevoked: false });
-      expect(await tokens.findByValue(laptop)).toMatchObject({ isRevoked: true });
+      expect(await tokenOf(phone)).toMatchObject({ isRevoked: false });
+      expect(await tokenOf(laptop)).toMatchObject({ isRevoked: true });
     });
 
     it('should ignore the refresh token unless keepCurrent is true', async () => {
       const user = await createUser();
       const laptop = await logIn(user, LAPTOP);
-      const findByValue = jest.spyOn(tokens, 'findByValue');
+      const activeSessionOf = jest.spyOn(tokens, 'activeSessionOf');
 
       const result = await sut.revokeAll(
         user.id,
@@ -230,7 +240,7 @@ describe(SessionsService.name, () => {
       );
 
       expect(result.revokedSessions).toBe(1);
-      expect(findByValue).not.toHaveBeenCalled();
+      expect(activeSessionOf).not.toHaveBeenCalled();
     });
 
     it.each<[string, (user: User, other: User) => Promise<unknown>]>([
@@ -269,7 +279,7 @@ describe(SessionsService.name, () => {
         const other = await createUser();
         await logIn(user, LAPTOP);
         const refreshToken = (await tokenOf(user, other)) as string | undefined;
-        const before = await dataSource.manager.find(RefreshToken, { order: { id: 'ASC' } });
+        const before = await everyRow();
         const revokeAll = jest.spyOn(tokens, 'revokeAll');
 
         const error = await rejectionOf(
@@ -279,9 +289,7 @@ describe(SessionsService.name, () => {
         expect(error).toEqual(new UnauthorizedError('Refresh token inválido.'));
         expect(error).toBeInstanceOf(UnauthorizedError);
         expect(revokeAll).not.toHaveBeenCalled();
-        expect(await dataSource.manager.find(RefreshToken, { order: { id: 'ASC' } })).toEqual(
-          before,
-        );
+        expect(await everyRow()).toEqual(before);
       },
     );
   });

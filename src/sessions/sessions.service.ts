@@ -12,11 +12,9 @@ import { SessionResponseDto } from './dto/session-response.dto.js';
 import { SessionsMessages } from './sessions.messages.js';
 
 /**
- * A user's sessions. A session is a token family: the chain of refresh tokens that rotation makes
- * from one login or registration, and the family id is the session id. It is active while its
- * newest token is neither revoked nor expired. Rotation revokes a token in the transaction that
- * issues its replacement, so a family never has more than one unrevoked token, and that one is
- * its newest: each unrevoked, unexpired token is exactly one active session.
+ * A user's sessions. A session is what one login or registration started: a row of `sessions`
+ * (decision 0027) and the chain of refresh tokens that rotation makes from it; its id is the
+ * family id. It is active while it has neither ended nor expired; only its newest token is.
  */
 @Injectable()
 export class SessionsService {
@@ -33,12 +31,17 @@ export class SessionsService {
    * the newest of an active session marks none, so the answer tells nothing about it.
    */
   async list(userId: string, namedRefreshToken: string | null): Promise<SessionListResponseDto> {
-    const tokens = await this.tokensService.activeSessionTokens(userId);
+    const sessions = await this.tokensService.activeSessions(userId);
     const named =
-      namedRefreshToken === null ? null : await this.tokensService.findByValue(namedRefreshToken);
-    // Only the bearer's active tokens are listed, so an id match is the whole check.
+      namedRefreshToken === null
+        ? null
+        : await this.tokensService.activeSessionOf(namedRefreshToken);
+    // Only the bearer's active sessions are listed, and `named` is the session of which the token
+    // is the newest, so an id match is the whole check.
     return {
-      sessions: tokens.map((token) => SessionResponseDto.from(token, token.id === named?.id)),
+      sessions: sessions.map((session) =>
+        SessionResponseDto.from(session, session.id === named?.id),
+      ),
     };
   }
 
@@ -49,8 +52,8 @@ export class SessionsService {
    */
   async isActive(userId: string, sessionId: string): Promise<boolean> {
     // Runs on every protected request when Jwt__RequireActiveSession is on: one indexed read.
-    const newest = await this.tokensService.newestTokenOfSession(sessionId);
-    return newest !== null && newest.userId === userId && newest.isActiveAt(this.clock.now());
+    const session = await this.tokensService.findSession(sessionId);
+    return session !== null && session.userId === userId && session.isActiveAt(this.clock.now());
   }
 
   /**
@@ -81,11 +84,13 @@ export class SessionsService {
    */
   private async sessionToKeep(userId: string, refreshToken: unknown): Promise<string> {
     // The DTO lets `null` through as "absent", like every optional field.
-    const token =
-      typeof refreshToken === 'string' ? await this.tokensService.findByValue(refreshToken) : null;
-    if (token === null || token.userId !== userId || !token.isActiveAt(this.clock.now())) {
+    const session =
+      typeof refreshToken === 'string'
+        ? await this.tokensService.activeSessionOf(refreshToken)
+        : null;
+    if (session === null || session.userId !== userId) {
       throw new UnauthorizedError(TokensMessages.invalid);
     }
-    return token.familyId;
+    return session.id;
   }
 }

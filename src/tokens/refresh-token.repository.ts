@@ -1,40 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
-import { DataSource, In, MoreThanOrEqual, Not, type EntityManager } from 'typeorm';
-import { deleteSelected } from '../database/delete-selected.js';
+import { DataSource, type EntityManager } from 'typeorm';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import { NamedStatement } from '../database/postgres-statements.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
 import { User } from '../users/entities/user.entity.js';
-import {
-  activeTokensOf,
-  RefreshToken,
-  SESSION_TOKEN_COLUMNS,
-  type SessionToken,
-} from './entities/refresh-token.entity.js';
-
-/** What a revocation records. */
-export interface Revocation {
-  readonly at: Date;
-  readonly ip: string;
-  readonly reason: string;
-  /** Set by rotation: the token that replaces this one. */
-  readonly replacedByTokenId?: string;
-}
-
-/**
- * The columns a successor takes from the token it replaces: its owner, session and place in it,
- * and how the session was authenticated (the `amr` claim).
- */
-type InheritedColumn = 'userId' | 'familyId' | 'generation' | 'sessionStartedAt' | 'authMethods';
-
-/** A successor's own fields; rotate() fills in the ones it inherits. */
-export type SuccessorToken = Omit<
-  RefreshToken,
-  InheritedColumn | 'owner' | 'hasExpiredAt' | 'isActiveAt'
->;
+import { RefreshToken } from './entities/refresh-token.entity.js';
+import { Session } from './entities/session.entity.js';
+import { SessionRepository, type SessionEnding, type SessionUse } from './session.repository.js';
 
 /** What rotation asks of the owner besides being active. */
 export interface RotationRules {
@@ -42,21 +17,35 @@ export interface RotationRules {
   readonly ownerVerified: boolean;
 }
 
+/** What one batch of the cleanup did. */
+export interface CleanedBatch {
+  readonly examined: number;
+  readonly tokensDeleted: number;
+  readonly sessionsDeleted: number;
+}
+
+/** A stored token and its session, as read together. */
+export interface PresentedToken {
+  readonly token: RefreshToken;
+  readonly session: Session;
+}
+
 /**
- * What rotate() did. `rotated`: the presented token was active, its owner allowed, and it was
- * revoked and replaced. Otherwise nothing was written, and `presented` and `owner` are what the
- * same statement read (null: no such token, or no such owner), for the caller to say why.
+ * What rotate() did. `rotated`: the presented token was its session's newest, the session active,
+ * its owner allowed; the session moved to the next generation and the successor was stored.
+ * Otherwise nothing was written, and `presented` and `owner` are what the same statement read
+ * (null: no such token, or no such owner), for the caller to say why.
  */
 export type Rotation =
   | {
       readonly rotated: true;
-      readonly presented: RefreshToken;
+      /** The session as it was read, before it moved. */
+      readonly presented: PresentedToken;
       readonly owner: User;
-      readonly successor: RefreshToken;
     }
   | {
       readonly rotated: false;
-      readonly presented: RefreshToken | null;
+      readonly presented: PresentedToken | null;
       readonly owner: User | null;
     };
 
@@ -74,58 +63,29 @@ export interface RotationAudit {
   readonly refreshedRecord: () => AuthEventRecord;
 }
 
-/** What never changes in a stored token: whose it is and where it stands in its session. */
-export type TokenIdentity = Pick<RefreshToken, 'id' | 'userId' | 'familyId' | 'generation'>;
-
-/** Reads and writes on refresh tokens inside one unit, with the token's family held. */
+/** Reads and writes on a token and its session inside one unit. */
 export interface RefreshTokenUnit {
   readonly manager: EntityManager;
   /**
-   * The token's identity, with its family's lock held until the unit ends (PostgreSQL), in one
-   * statement. Its state may have changed while the lock was awaited: findByHash reads that.
+   * The token and its session; on PostgreSQL the session's row stays locked until the unit ends,
+   * so rotation, reuse detection and logout of one session take turns across instances.
    */
-  lockByHash(tokenHash: string): Promise<TokenIdentity | null>;
-  /** The token, read once its family's lock is held (PostgreSQL) until the unit ends. */
-  findByHash(tokenHash: string): Promise<RefreshToken | null>;
-  /** Revokes the token if it is still active; false when it was not. */
-  revokeIfActive(tokenId: string, revocation: Revocation): Promise<boolean>;
+  findByHash(tokenHash: Buffer): Promise<PresentedToken | null>;
+  /** Ends the session if it has not ended yet; false when it had. */
+  endSession(sessionId: string, ending: SessionEnding): Promise<boolean>;
   /**
-   * Revokes the still-active tokens of `token`'s session from `token` itself, or only those
-   * rotated out of it (its descendants); returns their ids, `token`'s first. One statement.
+   * Moves `presented`'s session to the next generation and stores its successor, if the session
+   * is still at `presented`'s generation and active; false (and nothing written) otherwise.
    */
-  revokeActiveFrom(
-    token: TokenIdentity,
-    revocation: Revocation,
-    from: 'itself' | 'descendants',
-  ): Promise<string[]>;
-  insert(token: RefreshToken): Promise<void>;
+  advance(presented: RefreshToken, successorHash: Buffer, use: SessionUse): Promise<boolean>;
 }
 
-/** The newest token of a family, enough to tell whether the session is active. */
-export type NewestToken = Pick<RefreshToken, 'userId' | 'isRevoked' | 'expiresAt' | 'isActiveAt'>;
-
 /**
- * A family's newest token: one seek to the end of the family's range in IDX_refresh_tokens_family
- * (familyId, generation), however many generations it has (test/active-session.e2e-spec.ts reads
- * the plan on both engines).
- */
-export const NEWEST_TOKEN_OF_FAMILY =
-  'SELECT "userId", "isRevoked", "expiresAt" FROM "refresh_tokens" WHERE "familyId" = $1 ' +
-  'ORDER BY "generation" DESC LIMIT 1';
-
-const INHERITED: Readonly<Record<InheritedColumn, string>> = {
-  userId: 'r."userId"',
-  familyId: 'r."familyId"',
-  generation: 'r."generation" + 1',
-  sessionStartedAt: 'r."sessionStartedAt"',
-  authMethods: 'r."authMethods"',
-};
-
-/**
- * The queries on `refresh_tokens`, on both engines; the only code that names the table. Used by
- * the tokens module's services. Rotation, the hot path, is one statement on PostgreSQL and one
- * synchronous unit of prepared statements on SQLite, both built from the entity metadata; the
- * rest goes through TypeORM.
+ * The queries on `refresh_tokens`, on both engines; the only code that names the table. A token
+ * row is its digest, its session and generation, and when it was created: what a session is and
+ * shows lives in `sessions` (SessionRepository). Rotation, the hot path, moves the session and
+ * inserts the successor in one statement on PostgreSQL and one synchronous unit of prepared
+ * statements on SQLite, composed of both repositories' fragments, built from the entity metadata.
  */
 @Injectable()
 export class RefreshTokenRepository {
@@ -133,212 +93,174 @@ export class RefreshTokenRepository {
   private readonly owners: EntityRows<User>;
   private sqlite: SqliteStatements | undefined;
   private postgresRotate: NamedStatement | undefined;
-  private postgresNewest: NamedStatement | undefined;
-  private postgresActive: NamedStatement | undefined;
-  /** The columns a session listing shows. */
-  private readonly listed: EntityRows<RefreshToken>;
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly dataSource: DataSource,
     private readonly audit: AuditEventRepository,
+    private readonly sessions: SessionRepository,
   ) {
     this.tokens = new EntityRows(dataSource, RefreshToken);
     this.owners = new EntityRows(dataSource, User);
-    this.listed = new EntityRows(dataSource, RefreshToken, SESSION_TOKEN_COLUMNS);
   }
 
   /**
-   * Revokes the token whose digest is `tokenHash` and stores `successor` in its place, atomically,
-   * if the token is neither revoked nor expired at `revocation.at` and its owner is active (and
-   * verified, by `rules`). Exactly one of any number of concurrent rotations of one token wins,
-   * across instances: the others find it revoked. Reads the token's owner in the same statement,
-   * and writes `audit`'s row in the same transaction.
+   * Rotates the token whose digest is `tokenHash`, atomically, if it is its session's newest, the
+   * session has neither ended nor expired at `use.at` and its owner is active (and verified, by
+   * `rules`): the session moves to the next generation with `use` as its last use, and
+   * `successorHash` is stored as that generation's token. Exactly one of any number of concurrent
+   * rotations of one token wins, across instances (a compare-and-set on the session's
+   * generation). Reads the token's session and owner in the same statement, and writes
+   * `audit`'s row in the same transaction.
    */
   rotate(
-    tokenHash: string,
-    successor: SuccessorToken,
-    revocation: Revocation,
+    tokenHash: Buffer,
+    successorHash: Buffer,
+    use: SessionUse,
     rules: RotationRules,
     audit: RotationAudit,
   ): Promise<Rotation> {
     return this.unitOfWork.isSerialized
       ? this.unitOfWork.transactionOnSqlite((db) => {
-          const rotation = this.rotateOnSqlite(db, tokenHash, successor, revocation, rules);
+          const rotation = this.rotateOnSqlite(db, tokenHash, successorHash, use, rules);
           audit.withinSqlite(db, rotation);
           return Promise.resolve(rotation);
         })
-      : this.rotateOnPostgres(tokenHash, successor, revocation, rules, audit.refreshedRecord());
+      : this.rotateOnPostgres(tokenHash, successorHash, use, rules, audit.refreshedRecord());
   }
 
-  /**
-   * Runs `work` in one transaction. On PostgreSQL, findByHash takes the token family's lock, so
-   * rotation, reuse detection and revocation of one family never interleave, across instances.
-   */
+  /** Runs `work` in one transaction (see RefreshTokenUnit). */
   atomically<T>(work: (unit: RefreshTokenUnit) => Promise<T>): Promise<T> {
-    return this.unitOfWork.transaction((m) => work(this.unitWithin(m)));
-  }
-
-  /** The unit on a transaction already begun. */
-  private unitWithin(manager: EntityManager): RefreshTokenUnit {
-    return new TypeOrmUnit(manager, this.unitOfWork);
-  }
-
-  /** The stored token with this digest, or null. A plain read. */
-  findByHash(tokenHash: string): Promise<RefreshToken | null> {
-    return this.unitOfWork.run((m) => m.findOneBy(RefreshToken, { tokenHash }));
+    return this.unitOfWork.transaction((m) =>
+      work(new TypeOrmUnit(m, this.sessions, (hash) => this.findLockedWithin(m, hash))),
+    );
   }
 
   /**
-   * Stores the first token of a new session inside the caller's transaction, and keeps its owner
-   * at `limit` active sessions: the sessions past it, least recently used first, are ended with
-   * `revocation`. Logins of one account take turns here on PostgreSQL (a lock taken by the insert
-   * itself), so each counts the sessions the others committed and together they never leave more
-   * than the limit. Two statements on PostgreSQL. Returns the ids of the tokens it revoked.
+   * The token and its session inside the caller's transaction. On PostgreSQL one statement (one
+   * round trip) that also locks the session's row until the transaction ends, so the careful
+   * path's decision and its write see one state; on SQLite units run alone.
+   */
+  private async findLockedWithin(
+    manager: EntityManager,
+    tokenHash: Buffer,
+  ): Promise<PresentedToken | null> {
+    if (this.unitOfWork.isSerialized) {
+      const token = await manager.findOneBy(RefreshToken, { tokenHash });
+      const session =
+        token === null ? null : await this.sessions.findForUpdate(manager, token.sessionId);
+      return token === null || session === null ? null : { token, session };
+    }
+    const rows = await manager.query<RawRow[]>(
+      `WITH t AS (SELECT ${this.tokens.names()} FROM "${this.tokens.table}" ` +
+        'WHERE "tokenHash" = $1), ' +
+        `s AS (${this.sessions.selectSql('(SELECT "sessionId" FROM t)')} FOR UPDATE) ` +
+        `SELECT ${this.tokens.aliased('t', 't_')}, ${this.sessions.aliased('s', 's_')} FROM t, s`,
+      [tokenHash],
+    );
+    const session = rows.length === 0 ? null : this.sessions.hydrate(rows[0], 's_');
+    return session === null ? null : { token: this.tokens.hydrate(rows[0], 't_'), session };
+  }
+
+  /** The stored token with this digest and its session, or null. Plain reads. */
+  async findByHash(tokenHash: Buffer): Promise<PresentedToken | null> {
+    const token = await this.unitOfWork.run((m) => m.findOneBy(RefreshToken, { tokenHash }));
+    const session = token === null ? null : await this.sessions.findById(token.sessionId);
+    return token === null || session === null ? null : { token, session };
+  }
+
+  /**
+   * Stores a new session and its first token inside the caller's transaction, and keeps its
+   * owner at `limit` active sessions: the sessions past it, least recently used first, are ended
+   * with `ending`. Logins of one account take turns here on PostgreSQL (a lock taken by the
+   * insert itself), so each counts the sessions the others committed and together they never
+   * leave more than the limit. Two statements on PostgreSQL. Returns the ids of the sessions it
+   * ended.
    */
   async startSession(
     manager: EntityManager,
-    token: RefreshToken,
+    session: Session,
+    first: RefreshToken,
     limit: number,
-    revocation: Revocation,
+    ending: SessionEnding,
   ): Promise<string[]> {
     if (this.unitOfWork.isSerialized) {
-      await manager.insert(RefreshToken, token);
-      return this.revokeOverLimitOnSqlite(manager, token.userId, limit, revocation);
+      await this.sessions.insertWithin(manager, session);
+      await manager.insert(RefreshToken, first);
+    } else {
+      const sessionValues = this.sessions.values(session);
+      const tokenFirst = 2 + sessionValues.length;
+      await manager.query(
+        `WITH held AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 0)) IS NULL AS held), ` +
+          `started AS (${this.sessions.insertSelectSql(2)} FROM held RETURNING "id") ` +
+          `INSERT INTO "${this.tokens.table}" (${this.tokens.names()}) ` +
+          `SELECT ${postgresCasts(this.tokens, this.dataSource, tokenFirst).join(', ')} FROM started`,
+        [sessionsLockKey(session.userId), ...sessionValues, ...this.tokens.values(first)],
+      );
     }
-    await manager.query(
-      `WITH held AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 0)) IS NULL AS held) ` +
-        `INSERT INTO "${this.tokens.table}" (${this.tokens.names()}) ` +
-        `SELECT ${postgresCasts(this.tokens, this.dataSource, 2).join(', ')} FROM held`,
-      [sessionsLockKey(token.userId), ...this.tokens.values(token)],
-    );
     // A statement of its own, so that it reads what other logins committed while it waited.
-    const [rows] = await manager.query<[{ id: string }[], number]>(
-      `UPDATE "${this.tokens.table}" SET "isRevoked" = true, "revokedAt" = $1, ` +
-        '"revokedByIp" = $2, "reasonRevoked" = $3 WHERE "isRevoked" = false AND "id" IN (' +
-        `SELECT "id" FROM "${this.tokens.table}" WHERE "userId" = $4 AND "isRevoked" = false ` +
-        'AND "expiresAt" > $1 ORDER BY "createdAt" DESC, "sessionStartedAt" DESC, "familyId" ASC ' +
-        // One session starts at a time, so at most one is over the limit; a bound all the same.
-        'OFFSET $5 LIMIT 100) RETURNING "id"',
-      [revocation.at, revocation.ip, revocation.reason, token.userId, limit],
-    );
-    return rows.map((row) => row.id);
+    return this.sessions.endOverLimit(manager, session.userId, limit, ending);
   }
 
-  private async revokeOverLimitOnSqlite(
-    manager: EntityManager,
-    userId: string,
-    limit: number,
-    revocation: Revocation,
-  ): Promise<string[]> {
-    const overLimit = await manager.find(RefreshToken, {
-      select: { id: true },
-      where: activeTokensOf(userId, revocation.at),
-      order: { createdAt: 'DESC', sessionStartedAt: 'DESC', familyId: 'ASC' },
-      skip: limit,
-      take: 100,
-    });
-    const ids = overLimit.map((token) => token.id);
-    if (ids.length > 0) {
-      await manager.update(
-        RefreshToken,
-        { id: In(ids), isRevoked: false },
-        revokedColumns(revocation),
+  /**
+   * The cleanup's batch, in one transaction: of the next `limit` sessions that may hold tokens
+   * created before `tokenCutoff` (see Session.oldestTokenAt), those that expired before `cutoff`
+   * are deleted with all their tokens; of the others, the tokens of older generations created
+   * before `tokenCutoff` are deleted (a rotated token is kept for as long as it would have lived,
+   * plus the retention, so that replaying it reads as reuse). Returns the sessions examined, and
+   * the tokens and sessions deleted. On PostgreSQL a batch skips sessions another instance is
+   * cleaning.
+   */
+  cleanBatch(cutoff: Date, tokenCutoff: Date, limit: number): Promise<CleanedBatch> {
+    return this.unitOfWork.transaction(async (m) => {
+      const picked = await this.sessions.pickForCleanup(m, tokenCutoff, cutoff, limit);
+      const gone = picked.filter((s) => s.gone);
+      const kept = picked.filter((s) => !s.gone);
+      let deleted = 0;
+      const table = `"${this.tokens.table}"`;
+      if (!this.unitOfWork.isSerialized && kept.length > 0) {
+        // One statement for the batch: each statement is a round trip on PostgreSQL.
+        const [, affected] = await m.query<[unknown, number]>(
+          `DELETE FROM ${table} t USING unnest($1::varchar[], $2::int[]) AS p(id, generation) ` +
+            'WHERE t."sessionId" = p.id AND t."generation" < p.generation AND t."createdAt" < $3',
+          [kept.map((k) => k.id), kept.map((k) => k.generation), tokenCutoff],
+        );
+        deleted += affected;
+      }
+      for (const session of this.unitOfWork.isSerialized ? kept : []) {
+        const result = await m
+          .createQueryBuilder()
+          .delete()
+          .from(RefreshToken)
+          .where('"sessionId" = :id AND "generation" < :generation AND "createdAt" < :before', {
+            id: session.id,
+            generation: session.generation,
+            before: tokenCutoff,
+          })
+          .execute();
+        deleted += result.affected ?? 0;
+      }
+      if (gone.length > 0) {
+        const result = await m
+          .createQueryBuilder()
+          .delete()
+          .from(RefreshToken)
+          .where('"sessionId" IN (:...ids)', { ids: gone.map((s) => s.id) })
+          .execute();
+        deleted += result.affected ?? 0;
+      }
+      const sessionsDeleted = await this.sessions.deleteWithin(
+        m,
+        gone.map((s) => s.id),
       );
-    }
-    return ids;
-  }
-
-  /**
-   * Revokes the active tokens of `userId` (one per active session), but those of `keepFamilyId`,
-   * inside the caller's transaction. On PostgreSQL it takes the lock of each family first, so a
-   * rotation running meanwhile either commits before (and its new token is revoked here) or
-   * starts after (and finds its token revoked).
-   */
-  async revokeActiveOf(
-    manager: EntityManager,
-    userId: string,
-    keepFamilyId: string | null,
-    revocation: Revocation,
-  ): Promise<{ readonly tokenIds: string[]; readonly familyIds: string[] }> {
-    const where = {
-      ...activeTokensOf(userId, revocation.at),
-      ...(keepFamilyId === null ? {} : { familyId: Not(keepFamilyId) }),
-    };
-    const families = new Set(
-      (await manager.find(RefreshToken, { select: { familyId: true }, where })).map(
-        (t) => t.familyId,
-      ),
-    );
-    // Sorted, so two calls for one user cannot each hold a lock the other waits for.
-    for (const familyId of [...families].sort()) {
-      await this.unitOfWork.lock(manager, familyLockKey(familyId));
-    }
-    const tokens = await manager.find(RefreshToken, {
-      select: { id: true, familyId: true },
-      where,
-    });
-    const tokenIds = tokens.map((t) => t.id);
-    if (tokenIds.length > 0) {
-      await manager.update(
-        RefreshToken,
-        { id: In(tokenIds), isRevoked: false },
-        revokedColumns(revocation),
+      await this.sessions.markCleanedWithin(
+        m,
+        kept.map((s) => s.id),
+        `(SELECT t."createdAt" FROM ${table} t WHERE t."sessionId" = s."id" ` +
+          'ORDER BY t."generation" LIMIT 1)',
+        tokenCutoff,
       );
-    }
-    return { tokenIds, familyIds: [...new Set(tokens.map((t) => t.familyId))] };
-  }
-
-  /**
-   * The newest token of a family, which alone can be active. It runs on every protected request
-   * when Jwt__RequireActiveSession is on, so it is one prepared statement on SQLite and one named
-   * statement on PostgreSQL.
-   */
-  async newestOfFamily(familyId: string): Promise<NewestToken | null> {
-    const row = this.unitOfWork.isSerialized
-      ? await this.unitOfWork.runOnSqlite((db) => this.sqliteStatements(db).newest.get(familyId))
-      : await (this.postgresNewest ??= new NamedStatement(
-          this.dataSource,
-          'refresh_tokens_newest_of_family',
-          NEWEST_TOKEN_OF_FAMILY,
-        )).first([familyId]);
-    return row === undefined ? null : this.tokens.hydrate(row);
-  }
-
-  /**
-   * The active tokens of `userId` (one per active session), most recently used first: a read
-   * through IDX_refresh_tokens_userId of the listed columns only, as a prepared statement on
-   * SQLite and a named statement on PostgreSQL, mapped without TypeORM's per-row work, because a
-   * user may hold a thousand sessions (Sessions__MaxActivePerUser).
-   */
-  async activeOf(userId: string, now: Date): Promise<SessionToken[]> {
-    const at = this.dataSource.driver.preparePersistentValue(
-      now,
-      this.tokens.column('expiresAt'),
-    ) as unknown;
-    const rows = this.unitOfWork.isSerialized
-      ? await this.unitOfWork.runOnSqlite((db) => this.sqliteStatements(db).active.all(userId, at))
-      : await (this.postgresActive ??= new NamedStatement(
-          this.dataSource,
-          'refresh_tokens_active_of',
-          activeOfSql(this.listed, 'postgres'),
-        )).rows([userId, at]);
-    return rows.map((row) => this.listed.hydrate(row));
-  }
-
-  /**
-   * Deletes up to `limit` tokens that expired before `cutoff`, oldest first; returns how many. On
-   * PostgreSQL a batch skips rows another instance is already deleting.
-   */
-  deleteExpiredBatch(cutoff: Date, limit: number): Promise<number> {
-    return this.unitOfWork.run((m) => {
-      const batch = m
-        .createQueryBuilder(RefreshToken, 'expired')
-        .select('expired.id')
-        .where('expired.expiresAt < :cutoff', { cutoff })
-        .orderBy('expired.expiresAt')
-        .limit(limit);
-      return deleteSelected(m, RefreshToken, batch, !this.unitOfWork.isSerialized);
+      return { examined: picked.length, tokensDeleted: deleted, sessionsDeleted };
     });
   }
 
@@ -346,100 +268,83 @@ export class RefreshTokenRepository {
   rotationSql(): { readonly sqlite: readonly string[]; readonly postgres: string } {
     const statements = sqliteSql(this.tokens, this.owners);
     return {
-      sqlite: [statements.byHashWithOwner, statements.revokeIfActive, statements.insert],
-      postgres: postgresRotationSql(this.tokens, this.owners, this.dataSource, this.audit),
+      sqlite: [statements.byHash, statements.owner, statements.insert],
+      postgres: postgresRotationSql(
+        this.tokens,
+        this.owners,
+        this.sessions,
+        this.dataSource,
+        this.audit,
+      ),
     };
   }
 
   private rotateOnSqlite(
     db: Database,
-    tokenHash: string,
-    successor: SuccessorToken,
-    revocation: Revocation,
+    tokenHash: Buffer,
+    successorHash: Buffer,
+    use: SessionUse,
     rules: RotationRules,
   ): Rotation {
     const statements = this.sqliteStatements(db);
-    const row = statements.byHashWithOwner.get(tokenHash);
-    if (row === undefined) {
+    const row = statements.byHash.get(tokenHash);
+    const token = row === undefined ? null : this.tokens.hydrate(row);
+    const session = token === null ? null : this.sessions.findOnSqlite(db, token.sessionId);
+    if (token === null || session === null) {
       return { rotated: false, presented: null, owner: null };
     }
-    const presented = this.tokens.hydrate(row, 't_');
-    const owner = row.u_id === null ? null : this.owners.hydrate(row, 'u_');
-    if (!isRotatable(presented, owner, revocation.at, rules)) {
+    const presented = { token, session };
+    const ownerRow = statements.owner.get(session.userId);
+    const owner = ownerRow === undefined ? null : this.owners.hydrate(ownerRow);
+    if (!isRotatable(presented, owner, use.at, rules)) {
       return { rotated: false, presented, owner };
     }
-    const { changes } = statements.revokeIfActive.run(
-      ...this.revocationValues(revocation),
-      presented.id,
-    );
-    if (changes !== 1) {
+    if (!this.sessions.advanceOnSqlite(db, session.id, token.generation, use)) {
       // Units run one at a time on SQLite: what was read above cannot have changed.
-      throw new Error('Refresh token changed while it was being rotated');
+      throw new Error('Session changed while its token was being rotated');
     }
-    const next = successorOf(presented, successor);
-    statements.insert.run(...this.tokens.values(next));
-    return { rotated: true, presented: asRevoked(presented, revocation), owner, successor: next };
+    statements.insert.run(...this.tokens.values(successorOf(token, successorHash, use.at)));
+    return { rotated: true, presented, owner };
   }
 
   private async rotateOnPostgres(
-    tokenHash: string,
-    successor: SuccessorToken,
-    revocation: Revocation,
+    tokenHash: Buffer,
+    successorHash: Buffer,
+    use: SessionUse,
     rules: RotationRules,
     refreshed: AuthEventRecord,
   ): Promise<Rotation> {
     this.postgresRotate ??= new NamedStatement(
       this.dataSource,
       'refresh_tokens_rotate',
-      postgresRotationSql(this.tokens, this.owners, this.dataSource, this.audit),
+      postgresRotationSql(this.tokens, this.owners, this.sessions, this.dataSource, this.audit),
     );
-    const values = this.tokens.values(Object.assign(new RefreshToken(), successor));
-    const own = values.filter((_value, i) => !(this.tokens.columns[i].propertyName in INHERITED));
     const row = await this.postgresRotate.first([
       tokenHash,
-      ...this.revocationValues(revocation),
+      ...this.sessions.advanceValues(use),
       rules.ownerVerified,
-      ...own,
+      successorHash,
       ...this.audit.insertSelectValues(refreshed, ROTATION_AUDIT_COMPUTED),
     ]);
-    if (row === undefined) {
+    const session = row === undefined ? null : this.sessions.hydrate(row, 's_');
+    if (row === undefined || session === null) {
       return { rotated: false, presented: null, owner: null };
     }
-    const presented = this.tokens.hydrate(row, 't_');
+    const presented = { token: this.tokens.hydrate(row, 't_'), session };
     const owner = row.u_id === null ? null : this.owners.hydrate(row, 'u_');
     if (row.rotated !== 1 || owner === null) {
       return { rotated: false, presented, owner };
     }
-    return {
-      rotated: true,
-      presented: asRevoked(presented, revocation),
-      owner,
-      successor: successorOf(presented, successor),
-    };
-  }
-
-  /** at, ip, reason, replacedByTokenId: the parameters of a revocation, as the driver wants them. */
-  private revocationValues(revocation: Revocation): [unknown, string, string, string | null] {
-    return [
-      this.dataSource.driver.preparePersistentValue(
-        revocation.at,
-        this.tokens.column('revokedAt'),
-      ) as unknown,
-      revocation.ip,
-      revocation.reason,
-      revocation.replacedByTokenId ?? null,
-    ];
+    return { rotated: true, presented, owner };
   }
 
   private sqliteStatements(db: Database): SqliteStatements {
     if (this.sqlite === undefined) {
       const sql = sqliteSql(this.tokens, this.owners);
       this.sqlite = {
-        byHashWithOwner: db.prepare(sql.byHashWithOwner),
-        revokeIfActive: db.prepare(sql.revokeIfActive),
+        byHash: db.prepare(sql.byHash),
+        owner: db.prepare(sql.owner),
         insert: db.prepare(sql.insert),
-        newest: db.prepare(NEWEST_TOKEN_OF_FAMILY.replace('$1', '?')),
-        active: db.prepare(activeOfSql(this.listed, 'sqlite')),
       };
     }
     return this.sqlite;
@@ -447,94 +352,76 @@ export class RefreshTokenRepository {
 }
 
 interface SqliteStatements {
-  readonly byHashWithOwner: Statement<[string], RawRow>;
-  readonly revokeIfActive: Statement<[unknown, string, string, string | null, string]>;
+  readonly byHash: Statement<[Buffer], RawRow>;
+  readonly owner: Statement<[string], RawRow>;
   readonly insert: Statement<unknown[]>;
-  readonly newest: Statement<[string], RawRow>;
-  readonly active: Statement<[string, unknown], RawRow>;
 }
 
 /**
- * A user's active tokens, what activeTokensOf() selects, with the order of the listing: ties
- * (one instant) fall back to the newer session, then the id, so the order is stable.
+ * The rotation's statements on SQLite: the token, its owner (the one read of `users` outside
+ * UserRepository, decision 0018: the owner's state must come in the rotation's unit), the
+ * successor's insert. The session's are SessionRepository's.
  */
-function activeOfSql(listed: EntityRows<RefreshToken>, style: 'sqlite' | 'postgres'): string {
-  const [userId, at, isFalse] = style === 'sqlite' ? ['?', '?', '0'] : ['$1', '$2', 'false'];
-  return (
-    `SELECT ${listed.names()} FROM "${listed.table}" WHERE "userId" = ${userId} ` +
-    `AND "isRevoked" = ${isFalse} AND "expiresAt" > ${at} ` +
-    'ORDER BY "createdAt" DESC, "sessionStartedAt" DESC, "familyId" ASC'
-  );
-}
-
-/** The rotation's statements on SQLite: the token with its owner, the revocation, the insert. */
 function sqliteSql(
   tokens: EntityRows<RefreshToken>,
   owners: EntityRows<User>,
-): { byHashWithOwner: string; revokeIfActive: string; insert: string } {
+): { byHash: string; owner: string; insert: string } {
   return {
-    byHashWithOwner:
-      `SELECT ${tokens.aliased('t', 't_')}, ${owners.aliased('u', 'u_')} ` +
-      `FROM "${tokens.table}" t LEFT JOIN "${owners.table}" u ON u."id" = t."userId" ` +
-      'WHERE t."tokenHash" = ?',
-    revokeIfActive:
-      `UPDATE "${tokens.table}" SET "isRevoked" = 1, "revokedAt" = ?, "revokedByIp" = ?, ` +
-      '"reasonRevoked" = ?, "replacedByTokenId" = ? WHERE "id" = ? AND "isRevoked" = 0',
+    byHash: `SELECT ${tokens.names()} FROM "${tokens.table}" WHERE "tokenHash" = ?`,
+    owner: `SELECT ${owners.names()} FROM "${owners.table}" WHERE "id" = ?`,
     insert: `INSERT INTO "${tokens.table}" (${tokens.names()}) VALUES (${tokens.placeholders('sqlite')})`,
   };
 }
 
 /**
  * Rotation on PostgreSQL in one statement, so one round trip: find the presented token by its
- * digest, take its family's lock (the one reuse detection and revocation take, so they never
- * interleave with a rotation), read its owner, revoke it only if it is still active and the owner
- * may refresh, and insert the successor, which inherits its owner, family and session from the
- * revoked row. Under READ COMMITTED, an update that meets a row another transaction changed
- * re-checks its conditions against the committed row, so of two concurrent rotations of one token
- * only the first revokes it and inserts a successor; the other's update matches nothing.
- * The `token_refreshed` audit row is one more data-modifying CTE, which inserts only when the
- * successor was inserted (decision 0023): same statement, same transaction, no more round trips.
- * Parameters: $1 digest, $2 at, $3 ip, $4 reason, $5 successor id, $6 owner must be verified,
- * then the successor's own columns in entity order, then the audit row's own columns.
+ * digest, read its session and the session's owner, move the session to the next generation
+ * only if it is still at the presented token's, active, and the owner may refresh (the
+ * compare-and-set of SessionRepository.advanceSql: of concurrent rotations exactly one matches),
+ * and insert the successor under that generation. The `token_refreshed` audit row is one more
+ * data-modifying CTE, which inserts only when the session moved (decision 0023).
+ * Parameters: $1 digest, $2 at, $3 ip, $4 user agent, $5 new expiry, $6 owner must be verified,
+ * $7 the successor's digest, then the audit row's own columns.
  */
 function postgresRotationSql(
   tokens: EntityRows<RefreshToken>,
   owners: EntityRows<User>,
+  sessions: SessionRepository,
   dataSource: DataSource,
   audit: AuditEventRepository,
 ): string {
-  let next = 7;
+  const successor: Record<string, string> = {
+    tokenHash: `$7::${dataSource.driver.normalizeType(tokens.column('tokenHash'))}`,
+    sessionId: 'a."id"',
+    generation: 'a."generation"',
+    createdAt: `$2::${dataSource.driver.normalizeType(tokens.column('createdAt'))}`,
+  };
   const values = tokens.columns.map((column) => {
-    const inherited = INHERITED[column.propertyName as InheritedColumn] as string | undefined;
-    if (inherited !== undefined) {
-      return inherited;
+    const value = successor[column.propertyName];
+    if (value === undefined) {
+      throw new Error(`The rotation has no value for refresh_tokens.${column.propertyName}`);
     }
-    const [placeholder] = postgresCasts({ columns: [column] }, dataSource, next);
-    next += 1;
-    return placeholder;
+    return value;
   });
   const table = `"${tokens.table}"`;
   return [
     `WITH presented AS (SELECT ${tokens.names()} FROM ${table} WHERE "tokenHash" = $1),`,
-    'held AS (SELECT pg_advisory_xact_lock(hashtextextended(',
-    `  '${FAMILY_LOCK_PREFIX}' || "familyId", 0)) IS NULL AS held FROM presented),`,
+    `session AS (${sessions.selectSql('(SELECT "sessionId" FROM presented)')}),`,
     `owner AS (SELECT ${owners.names()} FROM "${owners.table}"`,
-    '  WHERE "id" = (SELECT "userId" FROM presented)),',
-    `revoked AS (UPDATE ${table} t SET "isRevoked" = true, "revokedAt" = $2,`,
-    '  "revokedByIp" = $3, "reasonRevoked" = $4, "replacedByTokenId" = $5',
-    '  FROM presented p, owner u, held',
-    '  WHERE t."id" = p."id" AND t."isRevoked" = false AND t."expiresAt" > $2',
-    '  AND u."isActive" AND (NOT $6::boolean OR u."emailVerifiedAt" IS NOT NULL)',
-    `  RETURNING ${Object.keys(INHERITED)
-      .map((name) => `t."${name}"`)
-      .join(', ')}),`,
+    '  WHERE "id" = (SELECT "userId" FROM session)),',
+    `advanced AS (${sessions.advanceSql(2, {
+      from: 'presented p, owner u',
+      id: 'p."sessionId"',
+      generation: 'p."generation"',
+      also: 'u."isActive" AND (NOT $6::boolean OR u."emailVerifiedAt" IS NOT NULL)',
+    })}),`,
     `inserted AS (INSERT INTO ${table} (${tokens.names()})`,
-    `  SELECT ${values.join(', ')} FROM revoked r RETURNING "userId", "familyId"),`,
-    `audited AS (${audit.insertSelectSql(next, ROTATION_AUDIT_COMPUTED)}`,
-    '  FROM inserted i, presented p)',
-    `SELECT ${tokens.aliased('p', 't_')}, ${owners.aliased('u', 'u_')},`,
-    '  (SELECT count(*) FROM inserted)::int AS "rotated"',
-    'FROM presented p LEFT JOIN owner u ON true',
+    `  SELECT ${values.join(', ')} FROM advanced a RETURNING "sessionId"),`,
+    `audited AS (${audit.insertSelectSql(8, ROTATION_AUDIT_COMPUTED)}`,
+    '  FROM advanced a, inserted i)',
+    `SELECT ${tokens.aliased('p', 't_')}, ${sessions.aliased('s', 's_')},`,
+    `  ${owners.aliased('u', 'u_')}, (SELECT count(*) FROM inserted)::int AS "rotated"`,
+    'FROM presented p LEFT JOIN session s ON true LEFT JOIN owner u ON true',
   ].join('\n');
 }
 
@@ -552,18 +439,15 @@ function postgresCasts(
   );
 }
 
-const FAMILY_LOCK_PREFIX = 'refresh-family:';
-
 /**
  * The columns of the rotation's `token_refreshed` row that its statement computes: the owner, and
- * the details audit-row.ts stores for the event (the same keys; test/audit/audit-trail.e2e-spec.ts
- * compares them on PostgreSQL).
+ * the details audit-row.ts stores for the event, written as JSON.stringify writes them (the same
+ * keys, no spaces; test/audit/audit-trail.e2e-spec.ts compares them on PostgreSQL). The session
+ * id is a UUID the service made, so it needs no escaping.
  */
 const ROTATION_AUDIT_COMPUTED = {
-  userId: 'i."userId"',
-  details:
-    'json_build_object(\'familyId\', i."familyId", \'tokenId\', p."id", ' +
-    "'replacedByTokenId', $5::text)::text",
+  userId: 'a."userId"',
+  details: `'{"familyId":"' || a."id" || '","generation":' || (a."generation" - 1) || '}'`,
 } as const;
 
 /** The advisory lock that makes the session starts of one account take turns on PostgreSQL. */
@@ -571,144 +455,60 @@ function sessionsLockKey(userId: string): string {
   return `user-sessions:${userId}`;
 }
 
-/** The advisory lock that makes the changes of one token family take turns on PostgreSQL. */
-function familyLockKey(familyId: string): string {
-  return `${FAMILY_LOCK_PREFIX}${familyId}`;
-}
-
 /** SQLite's rotation applies the rules the PostgreSQL statement's WHERE clause states. */
 function isRotatable(
-  token: RefreshToken,
+  presented: PresentedToken,
   owner: User | null,
   now: Date,
   rules: RotationRules,
 ): owner is User {
   return (
     owner !== null &&
-    token.isActiveAt(now) &&
+    isActiveToken(presented, now) &&
     owner.isActive &&
     (!rules.ownerVerified || owner.emailVerifiedAt !== null)
   );
 }
 
-function successorOf(presented: RefreshToken, own: SuccessorToken): RefreshToken {
-  return Object.assign(new RefreshToken(), own, {
-    userId: presented.userId,
-    familyId: presented.familyId,
+/** Spec §3.2 "active": the session's newest token, the session neither ended nor expired. */
+export function isActiveToken(presented: PresentedToken, now: Date): boolean {
+  return (
+    presented.token.generation === presented.session.generation && presented.session.isActiveAt(now)
+  );
+}
+
+/** The token stored for the generation after `presented`'s. */
+function successorOf(presented: RefreshToken, tokenHash: Buffer, at: Date): RefreshToken {
+  return Object.assign(new RefreshToken(), {
+    tokenHash,
+    sessionId: presented.sessionId,
     generation: presented.generation + 1,
-    sessionStartedAt: presented.sessionStartedAt,
-    authMethods: presented.authMethods,
+    createdAt: at,
   });
-}
-
-/** The presented token as rotation left it: the row was read before the update revoked it. */
-function asRevoked(token: RefreshToken, revocation: Revocation): RefreshToken {
-  return Object.assign(token, revokedColumns(revocation), {
-    replacedByTokenId: revocation.replacedByTokenId ?? null,
-  });
-}
-
-function revokedColumns(revocation: Revocation): Partial<RefreshToken> {
-  return {
-    isRevoked: true,
-    revokedAt: revocation.at,
-    revokedByIp: revocation.ip,
-    reasonRevoked: revocation.reason,
-  };
 }
 
 /** The careful path's unit: TypeORM on the unit's transaction. */
 class TypeOrmUnit implements RefreshTokenUnit {
   constructor(
     readonly manager: EntityManager,
-    private readonly unitOfWork: UnitOfWork,
+    private readonly sessions: SessionRepository,
+    readonly findByHash: (tokenHash: Buffer) => Promise<PresentedToken | null>,
   ) {}
 
-  async lockByHash(tokenHash: string): Promise<TokenIdentity | null> {
-    if (this.unitOfWork.isSerialized) {
-      return this.manager.findOne(RefreshToken, {
-        select: { id: true, userId: true, familyId: true, generation: true },
-        where: { tokenHash },
-      });
-    }
-    // Rotation, reuse detection and revocation of one family never interleave, across
-    // instances included.
-    const rows = await this.manager.query<(TokenIdentity & { held: boolean })[]>(
-      'SELECT "id", "userId", "familyId", "generation", pg_advisory_xact_lock(hashtextextended(' +
-        `'${FAMILY_LOCK_PREFIX}' || "familyId", 0)) IS NULL AS "held" ` +
-        `FROM "refresh_tokens" WHERE "tokenHash" = $1`,
-      [tokenHash],
+  endSession(sessionId: string, ending: SessionEnding): Promise<boolean> {
+    return this.sessions.endIfOngoing(this.manager, sessionId, ending);
+  }
+
+  async advance(presented: RefreshToken, successorHash: Buffer, use: SessionUse): Promise<boolean> {
+    const moved = await this.sessions.advanceWithin(
+      this.manager,
+      presented.sessionId,
+      presented.generation,
+      use,
     );
-    return rows.length === 0
-      ? null
-      : {
-          id: rows[0].id,
-          userId: rows[0].userId,
-          familyId: rows[0].familyId,
-          generation: rows[0].generation,
-        };
-  }
-
-  async findByHash(tokenHash: string): Promise<RefreshToken | null> {
-    const token = await this.lockByHash(tokenHash);
-    if (token === null || this.unitOfWork.isSerialized) {
-      return token === null ? null : this.manager.findOneBy(RefreshToken, { id: token.id });
+    if (moved) {
+      await this.manager.insert(RefreshToken, successorOf(presented, successorHash, use.at));
     }
-    // Read again under the lock: the first read may predate a commit.
-    return this.manager.findOneBy(RefreshToken, { id: token.id });
-  }
-
-  async revokeIfActive(tokenId: string, revocation: Revocation): Promise<boolean> {
-    const result = await this.manager.update(
-      RefreshToken,
-      { id: tokenId, isRevoked: false },
-      { ...revokedColumns(revocation), replacedByTokenId: revocation.replacedByTokenId ?? null },
-    );
-    return result.affected === 1;
-  }
-
-  async revokeActiveFrom(
-    token: TokenIdentity,
-    revocation: Revocation,
-    from: 'itself' | 'descendants',
-  ): Promise<string[]> {
-    const generation = from === 'itself' ? token.generation : token.generation + 1;
-    const ids = this.unitOfWork.isSerialized
-      ? await this.revokeFromGenerationOnSqlite(token.familyId, generation, revocation)
-      : (
-          await this.manager.query<[{ id: string }[], number]>(
-            'UPDATE "refresh_tokens" SET "isRevoked" = true, "revokedAt" = $1, ' +
-              '"revokedByIp" = $2, "reasonRevoked" = $3 WHERE "familyId" = $4 ' +
-              'AND "generation" >= $5 AND "isRevoked" = false RETURNING "id"',
-            [revocation.at, revocation.ip, revocation.reason, token.familyId, generation],
-          )
-        )[0].map((row) => row.id);
-    return ids.includes(token.id) ? [token.id, ...ids.filter((id) => id !== token.id)] : ids;
-  }
-
-  /** Units run one at a time on SQLite: a read and an update cannot be interleaved. */
-  private async revokeFromGenerationOnSqlite(
-    familyId: string,
-    generation: number,
-    revocation: Revocation,
-  ): Promise<string[]> {
-    const active = await this.manager.find(RefreshToken, {
-      select: { id: true },
-      where: { familyId, generation: MoreThanOrEqual(generation), isRevoked: false },
-      order: { generation: 'ASC' },
-    });
-    const ids = active.map((token) => token.id);
-    if (ids.length > 0) {
-      await this.manager.update(
-        RefreshToken,
-        { id: In(ids), isRevoked: false },
-        revokedColumns(revocation),
-      );
-    }
-    return ids;
-  }
-
-  async insert(token: RefreshToken): Promise<void> {
-    await this.manager.insert(RefreshToken, token);
+    return moved;
   }
 }

@@ -8,7 +8,9 @@ import { User } from '../users/entities/user.entity.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
-import { RefreshTokenRepository } from './refresh-token.repository.js';
+import { Session } from './entities/session.entity.js';
+import { RefreshTokenRepository, type CleanedBatch } from './refresh-token.repository.js';
+import { SessionRepository } from './session.repository.js';
 import { TokenCleanupService } from './token-cleanup.service.js';
 
 const NOW = new Date('2026-03-01T00:00:00.000Z');
@@ -17,7 +19,7 @@ const USER_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 
 /** The purge's one-batch step, spied on to control the clock. */
 interface BatchDeleter {
-  deleteBatch(cutoff: Date, limit: number): Promise<number>;
+  deleteBatch(cutoff: Date, tokenCutoff: Date, limit: number): Promise<CleanedBatch>;
 }
 
 describe(TokenCleanupService.name, () => {
@@ -46,6 +48,7 @@ describe(TokenCleanupService.name, () => {
 
   function build(settings: Partial<TokenCleanupConfig> = {}): TokenCleanupService {
     const config = {
+      jwt: { refreshTokenExpiryDays: 7 },
       tokenCleanup: {
         enabled: true,
         intervalSeconds: 60,
@@ -60,6 +63,7 @@ describe(TokenCleanupService.name, () => {
         unitOfWork,
         dataSource,
         new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
+        new SessionRepository(unitOfWork, dataSource),
       ),
       unitOfWork,
       clock,
@@ -67,33 +71,51 @@ describe(TokenCleanupService.name, () => {
     );
   }
 
+  /** A session of its own, whose one token (created a lifetime before) expires at `expiresAt`. */
   async function addToken(id: string, expiresAt: Date, isRevoked = false): Promise<void> {
-    await dataSource.getRepository(RefreshToken).insert(tokenRow(id, expiresAt, isRevoked));
+    const [session, token] = tokenRows(id, expiresAt, isRevoked);
+    await dataSource.getRepository(Session).insert(session);
+    await dataSource.getRepository(RefreshToken).insert(token);
   }
 
-  function tokenRow(id: string, expiresAt: Date, isRevoked = false): RefreshToken {
-    return {
+  function tokenRows(id: string, expiresAt: Date, isRevoked = false): [Session, RefreshToken] {
+    const createdAt = new Date(expiresAt.getTime() - 7 * DAY_MS);
+    const session = Object.assign(new Session(), {
       id,
-      tokenHash: id.padEnd(64, '0'),
       userId: USER_ID,
-      familyId: id,
+      startedAt: createdAt,
+      authMethods: null,
       generation: 0,
-      createdAt: new Date(expiresAt.getTime() - DAY_MS),
-      createdByIp: '127.0.0.1',
-      createdByUserAgent: null,
-      sessionStartedAt: new Date(expiresAt.getTime() - DAY_MS),
+      lastUsedAt: createdAt,
+      lastIp: '127.0.0.1',
+      lastUserAgent: null,
       expiresAt,
-      isRevoked,
-      revokedAt: null,
-      revokedByIp: null,
-      reasonRevoked: null,
-      replacedByTokenId: null,
-    } as RefreshToken;
+      oldestTokenAt: createdAt,
+      endedAt: isRevoked ? createdAt : null,
+      endedByIp: isRevoked ? '127.0.0.1' : null,
+      endReason: isRevoked ? 'Revocado' : null,
+    });
+    const token = Object.assign(new RefreshToken(), {
+      tokenHash: Buffer.from(id.padEnd(32, '0')),
+      sessionId: id,
+      generation: 0,
+      createdAt,
+    });
+    return [session, token];
   }
 
+  /** The sessions left, each with the generations of its tokens left. */
   async function remaining(): Promise<string[]> {
-    const tokens = await dataSource.getRepository(RefreshToken).find({ order: { id: 'ASC' } });
-    return tokens.map((token) => token.id);
+    const tokens = await dataSource
+      .getRepository(RefreshToken)
+      .find({ order: { sessionId: 'ASC', generation: 'ASC' } });
+    const sessions = await dataSource.getRepository(Session).find({ order: { id: 'ASC' } });
+    expect(sessions.map((session) => session.id)).toEqual([
+      ...new Set(tokens.map((token) => token.sessionId)),
+    ]);
+    return tokens.map((token) =>
+      token.generation === 0 ? token.sessionId : `${token.sessionId}#${token.generation}`,
+    );
   }
 
   it('should delete only tokens past expiry plus the retention margin, in several batches', async () => {
@@ -121,8 +143,8 @@ describe(TokenCleanupService.name, () => {
     const deleteBatch = (sut as unknown as BatchDeleter).deleteBatch;
     jest
       .spyOn(sut as unknown as BatchDeleter, 'deleteBatch')
-      .mockImplementation(async (cutoff: Date, limit: number) => {
-        const deleted = await deleteBatch.call(sut, cutoff, limit);
+      .mockImplementation(async (cutoff: Date, tokenCutoff: Date, limit: number) => {
+        const deleted = await deleteBatch.call(sut, cutoff, tokenCutoff, limit);
         clock.advance(batchMs.shift() ?? 0);
         return deleted;
       });
@@ -137,35 +159,75 @@ describe(TokenCleanupService.name, () => {
     expect(await remaining()).toEqual([]);
   });
 
-  it('should size SQLite batches by the fastest time per row so far, within TokenCleanup__BatchSize', async () => {
+  it('should size SQLite batches of sessions by the fastest time per session so far, within TokenCleanup__BatchSize', async () => {
     const longGone = new Date(NOW.getTime() - 30 * DAY_MS);
-    await dataSource
-      .getRepository(RefreshToken)
-      .insert(
-        Array.from({ length: 600 }, (_, i) =>
-          tokenRow(`t-${String(i).padStart(4, '0')}`, longGone),
-        ),
-      );
+    const rows = Array.from({ length: 600 }, (_, i) =>
+      tokenRows(`t-${String(i).padStart(4, '0')}`, longGone),
+    );
+    for (let i = 0; i < rows.length; i += 100) {
+      await dataSource.getRepository(Session).insert(rows.slice(i, i + 100).map(([s]) => s));
+      await dataSource.getRepository(RefreshToken).insert(rows.slice(i, i + 100).map(([, t]) => t));
+    }
     const sut = build({ batchSize: 200 });
     const limits: number[] = [];
-    // 0.8 ms per row (12 rows would fit in the 10 ms target: below the first batch, so 50 again),
-    // then 0.04 ms per row (250 fit: the 200 of TokenCleanup__BatchSize), then a batch that
-    // waited for the lock (0.25 ms per row), which does not shrink the next one.
+    // 4 ms per session (2 would fit in the 10 ms target: below the first batch, so 10 again),
+    // then 0.2 ms (50 fit), then a batch that waited for the lock (1 ms per session), which does
+    // not shrink the next one, then 0.04 ms (250 fit: the 200 of TokenCleanup__BatchSize).
     const batchMs = [40, 2, 50];
     const deleteBatch = (sut as unknown as BatchDeleter).deleteBatch;
     jest
       .spyOn(sut as unknown as BatchDeleter, 'deleteBatch')
-      .mockImplementation(async (cutoff: Date, limit: number) => {
+      .mockImplementation(async (cutoff: Date, tokenCutoff: Date, limit: number) => {
         limits.push(limit);
-        const deleted = await deleteBatch.call(sut, cutoff, limit);
+        const deleted = await deleteBatch.call(sut, cutoff, tokenCutoff, limit);
         clock.advance(batchMs.shift() ?? 2);
         return deleted;
       });
     jest.spyOn(clock, 'wait').mockResolvedValue();
 
     expect(await sut.purgeExpired()).toBe(600);
-    expect(limits).toEqual([50, 50, 200, 200, 200]);
+    expect(limits).toEqual([10, 10, 50, 50, 200, 200, 200]);
     expect(await remaining()).toEqual([]);
+  });
+
+  it("should delete a live session's old generations a lifetime and the retention after their creation, keeping the rest", async () => {
+    const id = 's-long-lived';
+    const createdAt = (daysAgo: number) => new Date(NOW.getTime() - daysAgo * DAY_MS);
+    await dataSource.getRepository(Session).insert(
+      Object.assign(tokenRows(id, new Date(NOW.getTime() + 6 * DAY_MS))[0], {
+        startedAt: createdAt(20),
+        generation: 2,
+        lastUsedAt: createdAt(1),
+        oldestTokenAt: createdAt(20),
+      }),
+    );
+    for (const [generation, daysAgo] of [
+      [0, 20],
+      [1, 10],
+      [2, 1],
+    ]) {
+      await dataSource.getRepository(RefreshToken).insert(
+        Object.assign(new RefreshToken(), {
+          tokenHash: Buffer.from(`${id}-${generation}`.padEnd(32, '0')),
+          sessionId: id,
+          generation,
+          createdAt: createdAt(daysAgo),
+        }),
+      );
+    }
+
+    // Generation 0 would have expired 13 days ago, past the 7 of retention; generation 1 3 ago.
+    expect(await build().purgeExpired()).toBe(1);
+    expect(await remaining()).toEqual([`${id}#1`, `${id}#2`]);
+    expect(await dataSource.getRepository(Session).findOneByOrFail({ id })).toMatchObject({
+      generation: 2,
+      oldestTokenAt: createdAt(10),
+    });
+    expect(await build().purgeExpired()).toBe(0);
+
+    clock.advance(5 * DAY_MS);
+    expect(await build().purgeExpired()).toBe(1);
+    expect(await remaining()).toEqual([`${id}#2`]);
   });
 
   it('should keep a token exactly at the edge of the retention margin', async () => {

@@ -7,7 +7,7 @@ import {
 import { Clock } from '../common/time/clock.js';
 import { AppConfig, type TokenCleanupConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { RefreshTokenRepository } from './refresh-token.repository.js';
+import { RefreshTokenRepository, type CleanedBatch } from './refresh-token.repository.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The shortest rest between two batches on SQLite. */
@@ -16,18 +16,23 @@ const MIN_PAUSE_MS = 5;
  * On SQLite, about how long one batch may hold the write lock. A running instance whose write
  * meets the CLI's purge waits that long, and its requests with it (a SQLite connection waits
  * for the lock inside the call). On a large file a deleted row costs a random page in every
- * index of the table, so a fixed row count says little about the time; the batch is sized by
- * the lowest time per row seen so far in this purge. A batch's time also counts its wait for the
+ * index of the table, so a fixed row count says little about the time; the batch (of sessions,
+ * each with its tokens) is sized by the lowest time per session seen so far in this purge. A batch's time also counts its wait for the
  * lock while the instance writes, so the lowest is the closest to the work alone: a batch that
  * waited does not shrink the next.
  */
 export const SQLITE_BATCH_TARGET_MS = 10;
-/** The first batch on SQLite, and the smallest (unless TokenCleanup__BatchSize is smaller). */
-export const SQLITE_FIRST_BATCH = 50;
+/**
+ * The first batch on SQLite, and the smallest (unless TokenCleanup__BatchSize is smaller), in
+ * sessions: an expired session goes with all its tokens (five or more), so ten sessions are
+ * about the 50 rows a first batch was before sessions had a table of their own (decision 0027).
+ */
+export const SQLITE_FIRST_BATCH = 10;
 
 /**
- * Deletes refresh tokens whose expiry lies further back than the retention margin, in batches,
- * on a timer. A revoked token is kept until then, so replaying it still reads as reuse. Safe with
+ * Deletes refresh tokens whose expiry lies further back than the retention margin, and sessions
+ * whose expiry does, in batches of sessions, on a timer. A revoked token is kept until then, so
+ * replaying it still reads as reuse. Safe with
  * many instances: on PostgreSQL a batch skips rows another instance is already deleting. On
  * SQLite each batch is one short write and the purge rests between batches, so a running
  * instance next to the CLI's purge waits at most about one batch for the write lock.
@@ -36,6 +41,7 @@ export const SQLITE_FIRST_BATCH = 50;
 export class TokenCleanupService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(TokenCleanupService.name);
   private readonly settings: TokenCleanupConfig;
+  private readonly refreshLifetimeMs: number;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
 
@@ -46,6 +52,7 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
     config: AppConfig,
   ) {
     this.settings = config.tokenCleanup;
+    this.refreshLifetimeMs = config.jwt.refreshTokenExpiryDays * DAY_MS;
   }
 
   onApplicationBootstrap(): void {
@@ -68,18 +75,25 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
     await this.running;
   }
 
-  /** Deletes every token past its expiry plus the retention margin; returns how many. */
+  /**
+   * Deletes every token past its expiry plus the retention margin, and every session whose
+   * expiry is that far back (with its tokens); returns how many tokens. A
+   * rotated token expires as it would have had it not been rotated: a refresh lifetime after its
+   * creation (Jwt__RefreshTokenExpiryDays as configured now).
+   */
   async purgeExpired(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - this.settings.retentionDays * DAY_MS);
+    const tokenCutoff = new Date(cutoff.getTime() - this.refreshLifetimeMs);
     const { batchSize } = this.settings;
     let limit = this.unitOfWork.isSerialized ? Math.min(batchSize, SQLITE_FIRST_BATCH) : batchSize;
     let total = 0;
     let fastestMsPerRow = Number.POSITIVE_INFINITY;
     for (;;) {
       const started = this.clock.now().getTime();
-      const deleted = await this.deleteBatch(cutoff, limit);
-      total += deleted;
-      if (deleted < limit) {
+      const batch = await this.deleteBatch(cutoff, tokenCutoff, limit);
+      const { examined } = batch;
+      total += batch.tokensDeleted;
+      if (examined < limit) {
         break;
       }
       if (this.unitOfWork.isSerialized) {
@@ -90,8 +104,10 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
         // (next to a busy instance the purge would crawl): the hold is the rows at the fastest
         // pace seen.
         const took = this.clock.now().getTime() - started;
-        fastestMsPerRow = Math.min(fastestMsPerRow, took / deleted);
-        await this.clock.wait(Math.max(deleted * fastestMsPerRow, MIN_PAUSE_MS));
+        // A batch counts sessions, each with its tokens: the pace is per session examined, so
+        // that the next batch fits the target whatever a session holds.
+        fastestMsPerRow = Math.min(fastestMsPerRow, took / examined);
+        await this.clock.wait(Math.max(examined * fastestMsPerRow, MIN_PAUSE_MS));
         limit = nextSqliteBatch(fastestMsPerRow, batchSize);
       }
     }
@@ -101,8 +117,8 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
     return total;
   }
 
-  private deleteBatch(cutoff: Date, limit: number): Promise<number> {
-    return this.tokens.deleteExpiredBatch(cutoff, limit);
+  private deleteBatch(cutoff: Date, tokenCutoff: Date, limit: number): Promise<CleanedBatch> {
+    return this.tokens.cleanBatch(cutoff, tokenCutoff, limit);
   }
 }
 

@@ -6,14 +6,16 @@ import { AppConfig } from '../config/app-config.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessTokenService } from './access-token.service.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
+import { Session } from './entities/session.entity.js';
 import { TokensController } from './tokens.controller.js';
 import { RefreshTokenRepository } from './refresh-token.repository.js';
+import { SessionRepository } from './session.repository.js';
 import { TokenCleanupService } from './token-cleanup.service.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
   imports: [
-    TypeOrmModule.forFeature([RefreshToken]),
+    TypeOrmModule.forFeature([Session, RefreshToken]),
     UsersModule,
     JwtModule.registerAsync({
       inject: [AppConfig],
@@ -32,7 +34,13 @@ import { TokensService } from './tokens.service.js';
     }),
   ],
   controllers: [TokensController],
-  providers: [TokensService, RefreshTokenRepository, AccessTokenService, TokenCleanupService],
+  providers: [
+    TokensService,
+    SessionRepository,
+    RefreshTokenRepository,
+    AccessTokenService,
+    TokenCleanupService,
+  ],
   exports: [TokensService, TokenCleanupService],
 })
 export class TokensModule {}

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { createHash } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull } from 'typeorm';
 import { buildUser } from '../../test/factories/user.factory.js';
 import { FakeClock } from '../../test/utils/fake-clock.js';
 import { SequenceRandomSource } from '../../test/utils/fake-random.js';
@@ -22,7 +22,14 @@ import { UserRepository } from '../users/user.repository.js';
 import { UsersService } from '../users/users.service.js';
 import { AccessTokenService, type SignedAccessToken } from './access-token.service.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
+import { Session } from './entities/session.entity.js';
+import {
+  familyView,
+  storedTokenView,
+  type TokenView,
+} from '../../test/factories/refresh-token.factory.js';
 import { RefreshTokenRepository } from './refresh-token.repository.js';
+import { SessionRepository } from './session.repository.js';
 import { TokensService } from './tokens.service.js';
 
 const START = new Date('2026-01-01T12:00:00.000Z');
@@ -43,10 +50,15 @@ describe(TokensService.name, () => {
   let sut: TokensService;
   let events: AuthEvent[];
 
-  const tokenOf = async (raw: string): Promise<RefreshToken> =>
-    dataSource.manager.findOneByOrFail(RefreshToken, { tokenHash: sha256(raw) });
-  const family = (familyId: string): Promise<RefreshToken[]> =>
-    dataSource.manager.find(RefreshToken, { where: { familyId }, order: { generation: 'ASC' } });
+  /** The token as spec §2.2 tells it, from its row and its session's (decision 0027). */
+  const tokenOf = async (raw: string): Promise<TokenView> => {
+    const view = await storedTokenView(dataSource, raw);
+    if (view === null) {
+      throw new Error('no such token');
+    }
+    return view;
+  };
+  const family = (familyId: string): Promise<TokenView[]> => familyView(dataSource, familyId);
   const createUser = async (overrides: Partial<User> = {}): Promise<User> => {
     const user = buildUser({ createdAt: USER_CREATED_AT, ...overrides });
     await dataSource.manager.insert(User, user);
@@ -93,6 +105,7 @@ describe(TokensService.name, () => {
         UserRepository,
         TokensService,
         RefreshTokenRepository,
+        SessionRepository,
         AuditEventRepository,
         { provide: AuditSink, useExisting: AuditEventRepository },
         { provide: AccessTokenService, useValue: { sign } },
@@ -163,9 +176,8 @@ describe(TokensService.name, () => {
 
       const token = await tokenOf(raw);
       expect(token).toEqual(
-        Object.assign(new RefreshToken(), {
+        expect.objectContaining({
           id: token.id,
-          tokenHash: sha256(raw),
           userId: user.id,
           familyId: token.id,
           generation: 0,
@@ -189,9 +201,9 @@ describe(TokensService.name, () => {
 
       const raw = await issue(user);
 
-      const rows: unknown = await dataSource.query('SELECT * FROM refresh_tokens');
+      const rows = await dataSource.query<{ tokenHash: Buffer }[]>('SELECT * FROM refresh_tokens');
       expect(JSON.stringify(rows)).not.toContain(raw);
-      expect(JSON.stringify(rows)).toContain(sha256(raw));
+      expect(rows.map((row) => row.tokenHash.toString('hex'))).toEqual([sha256(raw)]);
     });
 
     it('should give every login its own token and family', async () => {
@@ -200,7 +212,7 @@ describe(TokensService.name, () => {
       const first = await tokenOf(await issue(user));
       const second = await tokenOf(await issue(user));
 
-      expect(second.tokenHash).not.toBe(first.tokenHash);
+      expect(second.id).not.toBe(first.id);
       expect(second.familyId).not.toBe(first.familyId);
     });
 
@@ -215,12 +227,13 @@ describe(TokensService.name, () => {
       ).rejects.toThrow('the login failed later');
 
       await expect(dataSource.manager.countBy(RefreshToken, {})).resolves.toBe(0);
+      await expect(dataSource.manager.countBy(Session, {})).resolves.toBe(0);
     });
 
     it('should end the least recently used session when one more than the limit starts', async () => {
       const user = await createUser();
       const other = await createUser({ email: 'other@example.com' });
-      const tokens: RefreshToken[] = [];
+      const tokens: TokenView[] = [];
       for (let i = 0; i < 3; i += 1) {
         tokens.push(await tokenOf(await issue(user)));
         clock.advance(1000);
@@ -229,33 +242,34 @@ describe(TokensService.name, () => {
 
       const fourth = await tokenOf(await issue(user));
 
-      const stored = await dataSource.manager.findBy(RefreshToken, { userId: user.id });
-      const active = stored.filter((token) => !token.isRevoked).map((token) => token.id);
-      expect(active.sort()).toEqual([tokens[1].id, tokens[2].id, fourth.id].sort());
-      expect(stored.find((token) => token.id === tokens[0].id)).toMatchObject({
-        isRevoked: true,
-        revokedAt: clock.now(),
-        revokedByIp: LOGIN_IP,
-        reasonRevoked: 'Session limit reached',
+      const stored = await dataSource.manager.findBy(Session, { userId: user.id });
+      const active = stored.filter((session) => session.endedAt === null).map((s) => s.id);
+      expect(active.sort()).toEqual(
+        [tokens[1].familyId, tokens[2].familyId, fourth.familyId].sort(),
+      );
+      expect(stored.find((session) => session.id === tokens[0].familyId)).toMatchObject({
+        endedAt: clock.now(),
+        endedByIp: LOGIN_IP,
+        endReason: 'Session limit reached',
       });
       await expect(
-        dataSource.manager.countBy(RefreshToken, { userId: other.id, isRevoked: false }),
+        dataSource.manager.countBy(Session, { userId: other.id, endedAt: IsNull() }),
       ).resolves.toBe(1);
     });
 
     it('should count only active sessions against the limit', async () => {
       const user = await createUser();
       const first = await tokenOf(await issue(user));
-      await dataSource.manager.update(RefreshToken, { id: first.id }, { isRevoked: true });
+      await dataSource.manager.update(Session, { id: first.familyId }, { endedAt: clock.now() });
       for (let i = 0; i < 3; i += 1) {
         await issue(user);
       }
 
       await expect(
-        dataSource.manager.countBy(RefreshToken, { userId: user.id, isRevoked: false }),
+        dataSource.manager.countBy(Session, { userId: user.id, endedAt: IsNull() }),
       ).resolves.toBe(3);
       await expect(
-        dataSource.manager.countBy(RefreshToken, { reasonRevoked: 'Session limit reached' }),
+        dataSource.manager.countBy(Session, { endReason: 'Session limit reached' }),
       ).resolves.toBe(0);
     });
   });
@@ -279,8 +293,12 @@ describe(TokensService.name, () => {
         createdAt: '2025-12-01T00:00:00.000Z',
       });
       const replacement = await tokenOf(response.refreshToken);
+      // A rotated token's revocation is its successor's creation (decision 0027); what it was
+      // created from is its successor's now.
       await expect(tokenOf(raw)).resolves.toEqual({
         ...old,
+        createdByIp: null,
+        createdByUserAgent: null,
         isRevoked: true,
         revokedAt: now,
         revokedByIp: REFRESH_IP,
@@ -646,18 +664,18 @@ describe(TokensService.name, () => {
     });
   });
   describe('events', () => {
-    it('should tell a rotation with the presented token and its replacement', async () => {
+    it('should tell a rotation with the session and the generation of the presented token', async () => {
       const user = await createUser();
       const raws = await chain(user, 1);
 
       const [presented, replacement] = await Promise.all(raws.map(tokenOf));
+      expect(replacement.generation).toBe(presented.generation + 1);
       expect(events).toEqual([
         {
           type: 'token_refreshed',
           userId: user.id,
           familyId: presented.familyId,
-          tokenId: presented.id,
-          replacedByTokenId: replacement.id,
+          generation: presented.generation,
         },
       ]);
     });
@@ -682,7 +700,7 @@ describe(TokensService.name, () => {
       ]);
     });
 
-    it('should tell a reuse with the chain it revoked', async () => {
+    it('should tell a reuse with the token presented and whether it ended the session', async () => {
       const user = await createUser();
       const raws = await chain(user, 3);
       events.length = 0;
@@ -695,14 +713,15 @@ describe(TokensService.name, () => {
           type: 'reuse_detected',
           userId: user.id,
           familyId: first.familyId,
-          tokenId: second.id,
-          revokedTokenIds: [fourth.id],
+          generation: second.generation,
+          sessionEnded: true,
         },
       ]);
       expect(third.isRevoked).toBe(true);
+      expect(fourth).toMatchObject({ isRevoked: true, reasonRevoked: 'Token reuse detectado' });
     });
 
-    it('should tell a revocation with every token it revoked, and nothing when it refuses', async () => {
+    it('should tell a revocation with whether it ended the session, and nothing when it refuses', async () => {
       const user = await createUser();
       const raws = await chain(user, 2);
       events.length = 0;
@@ -717,15 +736,17 @@ describe(TokensService.name, () => {
           type: 'token_revoked',
           userId: user.id,
           familyId: last.familyId,
-          tokenId: last.id,
-          revokedTokenIds: [last.id],
+          generation: last.generation,
+          sessionEnded: true,
+          wasRotated: false,
         },
         {
           type: 'token_revoked',
           userId: user.id,
           familyId: last.familyId,
-          tokenId: last.id,
-          revokedTokenIds: [],
+          generation: last.generation,
+          sessionEnded: false,
+          wasRotated: false,
         },
       ]);
     });
@@ -746,10 +767,7 @@ describe(TokensService.name, () => {
       });
 
       const endedLast = await tokenOf(ended[2]);
-      expect(revoked).toEqual({
-        revokedTokenIds: [endedLast.id],
-        sessionIds: [endedLast.familyId],
-      });
+      expect(revoked).toEqual({ sessionIds: [endedLast.familyId] });
       expect(endedLast).toMatchObject({
         isRevoked: true,
         revokedByIp: '192.0.2.5',
@@ -762,7 +780,7 @@ describe(TokensService.name, () => {
           type: 'sessions_revoked',
           userId: user.id,
           keepFamilyId: keptFamily,
-          revokedTokenIds: [endedLast.id],
+          endedSessionIds: [endedLast.familyId],
         },
       ]);
     });
@@ -774,8 +792,7 @@ describe(TokensService.name, () => {
 
       const revoked = await sut.revokeAll(user.id, originAt(LOGIN_IP), { reason: 'All' });
 
-      const ids = [(await tokenOf(first)).id, (await tokenOf(second)).id];
-      expect([...revoked.revokedTokenIds].sort()).toEqual(ids.sort());
+      const ids = [(await tokenOf(first)).familyId, (await tokenOf(second)).familyId];
       expect([...revoked.sessionIds].sort()).toEqual(ids.sort());
       await expect(sut.refresh(first, originAt(REFRESH_IP))).rejects.toThrow(
         'Refresh token revocado.',
@@ -793,10 +810,7 @@ describe(TokensService.name, () => {
       const revoked = await sut.revokeAll(user.id, originAt(LOGIN_IP), { reason: 'All' });
 
       const activeToken = await tokenOf(active);
-      expect(revoked).toEqual({
-        revokedTokenIds: [activeToken.id],
-        sessionIds: [activeToken.familyId],
-      });
+      expect(revoked).toEqual({ sessionIds: [activeToken.familyId] });
       await expect(tokenOf(expired)).resolves.toEqual(expiredBefore);
       await expect(sut.refresh(expired, originAt(REFRESH_IP))).rejects.toThrow(
         'Refresh token expirado.',

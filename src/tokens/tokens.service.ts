@@ -21,15 +21,17 @@ import {
 import { AuthResponseDto } from './dto/auth-response.dto.js';
 import type { MessageResponseDto } from './dto/message-response.dto.js';
 import type { RevokeDto } from './dto/revoke.dto.js';
-import { RefreshToken, type SessionToken } from './entities/refresh-token.entity.js';
+import { RefreshToken } from './entities/refresh-token.entity.js';
+import { Session, type ListedSession } from './entities/session.entity.js';
 import {
+  isActiveToken,
   RefreshTokenRepository,
-  type NewestToken,
+  type PresentedToken,
   type RefreshTokenUnit,
   type Rotation,
-  type SuccessorToken,
 } from './refresh-token.repository.js';
 import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
+import { SessionRepository, type SessionUse } from './session.repository.js';
 import { TokensMessages } from './tokens.messages.js';
 import { RandomSource } from '../common/random/random-source.js';
 
@@ -54,8 +56,6 @@ export interface IssuedSession {
 
 /** What revokeAll ended. */
 export interface RevokedSessions {
-  /** The tokens it revoked: the newest token of each session. */
-  readonly revokedTokenIds: string[];
   /** The sessions (token families) it ended. */
   readonly sessionIds: string[];
 }
@@ -70,6 +70,7 @@ export class TokensService {
 
   constructor(
     private readonly tokens: RefreshTokenRepository,
+    private readonly sessions: SessionRepository,
     private readonly usersService: UsersService,
     private readonly accessTokens: AccessTokenService,
     private readonly clock: Clock,
@@ -96,16 +97,31 @@ export class TokensService {
   ): Promise<IssuedSession> {
     const familyId = this.random.uuid();
     const now = this.clock.now();
-    const { raw, own } = this.newToken(origin, familyId, now);
+    const { raw, hash } = generateRefreshTokenValue(this.random);
+    const use = this.useAt(origin, now);
     // Sessions__MaxActivePerUser: the sessions past it, least recently used first, end here.
     await this.tokens.startSession(
       manager,
-      Object.assign(new RefreshToken(), own, {
+      Object.assign(new Session(), {
+        id: familyId,
         userId: user.id,
-        familyId,
-        generation: 0,
-        sessionStartedAt: now,
+        startedAt: now,
         authMethods: storedAuthMethods(authMethods),
+        generation: 0,
+        lastUsedAt: now,
+        lastIp: use.ip,
+        lastUserAgent: use.userAgent,
+        expiresAt: use.expiresAt,
+        oldestTokenAt: now,
+        endedAt: null,
+        endedByIp: null,
+        endReason: null,
+      }),
+      Object.assign(new RefreshToken(), {
+        tokenHash: hash,
+        sessionId: familyId,
+        generation: 0,
+        createdAt: now,
       }),
       this.maxActiveSessions,
       { at: now, ip: origin.ip, reason: TokensMessages.sessionLimitReason },
@@ -122,14 +138,14 @@ export class TokensService {
   async refresh(rawToken: string, origin: RequestOrigin): Promise<AuthResponseDto> {
     const tokenHash = hashRefreshToken(rawToken);
     const now = this.clock.now();
-    const { raw, own } = this.newToken(origin, this.random.uuid(), now);
+    const { raw, hash } = generateRefreshTokenValue(this.random);
     // The outcome's event is recorded in the rotation's own transaction on SQLite, whatever it
     // found; on PostgreSQL the statement writes the `token_refreshed` row when it rotates.
     let recorded = false;
     const rotation = await this.tokens.rotate(
       tokenHash,
-      own,
-      { at: now, ip: origin.ip, reason: TokensMessages.replacedReason, replacedByTokenId: own.id },
+      hash,
+      this.useAt(origin, now),
       { ownerVerified: this.requireVerifiedEmail },
       {
         withinSqlite: (db, found) => {
@@ -140,7 +156,7 @@ export class TokensService {
             recorded = true;
           }
         },
-        refreshedRecord: () => ({ event: refreshedTemplate(own.id), origin, at: now }),
+        refreshedRecord: () => ({ event: REFRESHED_TEMPLATE, origin, at: now }),
       },
     );
     const outcome = this.outcomeOf(rotation, raw, now);
@@ -161,14 +177,14 @@ export class TokensService {
   /** The event of what a rotation found, or null when only the careful path can tell. */
   private eventOf(rotation: Rotation, now: Date): AuthEvent | null {
     return rotation.rotated
-      ? refreshedEvent(rotation.owner, rotation.presented, rotation.successor.id)
+      ? refreshedEvent(rotation.owner, rotation.presented)
       : (this.refusalOf(rotation.presented, rotation.owner, now)?.event ?? null);
   }
 
   /** What a rotation that ran says, or null when only the careful path can tell. */
   private outcomeOf(rotation: Rotation, raw: string, now: Date): RefreshOutcome | null {
     return rotation.rotated
-      ? this.rotated(rotation.owner, rotation.presented, rotation.successor.id, raw)
+      ? this.rotated(rotation.owner, rotation.presented, raw)
       : this.refusalOf(rotation.presented, rotation.owner, now);
   }
 
@@ -177,18 +193,18 @@ export class TokensService {
    * (reuse detection must write) or it looked rotatable (then only the careful path can tell).
    */
   private refusalOf(
-    token: RefreshToken | null,
+    presented: PresentedToken | null,
     owner: User | null,
     now: Date,
   ): RefreshOutcome | null {
-    if (token === null) {
+    if (presented === null) {
       return refreshFailed(null, 'invalid');
     }
-    if (token.isRevoked) {
+    if (isRevoked(presented)) {
       return null;
     }
-    return token.hasExpiredAt(now)
-      ? refreshFailed(token.userId, 'expired')
+    return hasExpired(presented, now)
+      ? refreshFailed(presented.session.userId, 'expired')
       : this.ownerRefusalOf(owner);
   }
 
@@ -207,7 +223,7 @@ export class TokensService {
   }
 
   /** Refresh in one transaction with the token's family held: reuse detection, or a lost race. */
-  private refreshCarefully(tokenHash: string, origin: RequestOrigin): Promise<RefreshOutcome> {
+  private refreshCarefully(tokenHash: Buffer, origin: RequestOrigin): Promise<RefreshOutcome> {
     return this.tokens.atomically(async (unit): Promise<RefreshOutcome> => {
       const outcome = await this.decideCarefully(unit, tokenHash, origin);
       await this.events.record(unit.manager, outcome.event, origin);
@@ -217,32 +233,36 @@ export class TokensService {
 
   private async decideCarefully(
     unit: RefreshTokenUnit,
-    tokenHash: string,
+    tokenHash: Buffer,
     origin: RequestOrigin,
   ): Promise<RefreshOutcome> {
     const now = this.clock.now();
-    const token = await unit.findByHash(tokenHash);
-    if (token === null) {
+    const presented = await unit.findByHash(tokenHash);
+    if (presented === null) {
       return refreshFailed(null, 'invalid');
     }
-    if (token.isRevoked) {
-      const revokedTokenIds = await unit.revokeActiveFrom(
-        token,
-        { at: now, ip: origin.ip, reason: TokensMessages.reuseDetectedReason },
-        'descendants',
-      );
-      const { userId, familyId, id: tokenId } = token;
-      return { event: { type: 'reuse_detected', userId, familyId, tokenId, revokedTokenIds } };
+    const { token, session } = presented;
+    if (isRevoked(presented)) {
+      // An older generation (rotated), or the newest of an ended session: reuse. The session
+      // ends, if it has not, in one update.
+      const sessionEnded = await unit.endSession(session.id, {
+        at: now,
+        ip: origin.ip,
+        reason: TokensMessages.reuseDetectedReason,
+      });
+      const { userId, id: familyId } = session;
+      const { generation } = token;
+      return { event: { type: 'reuse_detected', userId, familyId, generation, sessionEnded } };
     }
-    if (token.hasExpiredAt(now)) {
-      return refreshFailed(token.userId, 'expired');
+    if (hasExpired(presented, now)) {
+      return refreshFailed(session.userId, 'expired');
     }
-    const owner = await this.usersService.findById(token.userId, unit.manager);
+    const owner = await this.usersService.findById(session.userId, unit.manager);
     const refusal = this.ownerRefusalOf(owner);
     if (refusal !== null || owner === null) {
       return refusal ?? refreshFailed(null, 'invalid');
     }
-    return this.rotateWithin(unit, token, owner, now, origin);
+    return this.rotateWithin(unit, presented, owner, now, origin);
   }
 
   /**
@@ -258,21 +278,24 @@ export class TokensService {
     const tokenHash = hashRefreshToken(request.refreshToken);
     const reason = request.reason ?? TokensMessages.defaultRevokeReason;
     const event = await this.tokens.atomically(async (unit): Promise<AuthEvent | null> => {
-      // Who owns a token and where it stands in its session never change: no second read.
-      const token = await unit.lockByHash(tokenHash);
-      if (token === null || token.userId !== userId) {
+      const presented = await unit.findByHash(tokenHash);
+      if (presented === null || presented.session.userId !== userId) {
         return null;
       }
-      const revocation = { at: this.clock.now(), ip: origin.ip, reason };
-      // The token itself if still active, and the session it led to if it had been rotated.
-      const revokedTokenIds = await unit.revokeActiveFrom(token, revocation, 'itself');
-      const { familyId, id: tokenId } = token;
+      const { token, session } = presented;
+      // The session ends whichever of its tokens is named, unless it already had.
+      const sessionEnded = await unit.endSession(session.id, {
+        at: this.clock.now(),
+        ip: origin.ip,
+        reason,
+      });
       const revoked: AuthEvent = {
         type: 'token_revoked',
         userId,
-        familyId,
-        tokenId,
-        revokedTokenIds,
+        familyId: session.id,
+        generation: token.generation,
+        sessionEnded,
+        wasRotated: token.generation < session.generation,
       };
       await this.events.record(unit.manager, revoked, origin);
       return revoked;
@@ -306,10 +329,9 @@ export class TokensService {
         reason: options.reason,
         keepFamilyId,
       });
-      const { revokedTokenIds } = revoked;
       await this.events.record(
         unit.manager,
-        { type: 'sessions_revoked', userId, keepFamilyId, revokedTokenIds },
+        { type: 'sessions_revoked', userId, keepFamilyId, endedSessionIds: revoked.sessionIds },
         origin,
       );
       await options.alongside?.(unit.manager, revoked);
@@ -328,96 +350,66 @@ export class TokensService {
     options: { readonly reason: string; readonly keepFamilyId: string | null },
   ): Promise<RevokedSessions> {
     const revocation = { at: this.clock.now(), ip: origin.ip, reason: options.reason };
-    const { tokenIds, familyIds } = await this.tokens.revokeActiveOf(
-      m,
-      userId,
-      options.keepFamilyId,
-      revocation,
-    );
-    return { revokedTokenIds: tokenIds, sessionIds: familyIds };
+    const sessionIds = await this.sessions.endActiveOf(m, userId, options.keepFamilyId, revocation);
+    return { sessionIds };
   }
 
-  /** The stored token with this raw value, or null. A read, for the rules of other modules. */
-  findByValue(rawToken: string): Promise<RefreshToken | null> {
-    return this.tokens.findByHash(hashRefreshToken(rawToken));
+  /**
+   * The session whose newest token is `rawToken`, if that session is active; null otherwise (an
+   * unknown token, a rotated one, an ended or expired session). A read, for the rules of other
+   * modules.
+   */
+  async activeSessionOf(rawToken: string): Promise<Session | null> {
+    const presented = await this.tokens.findByHash(hashRefreshToken(rawToken));
+    return presented !== null && isActiveToken(presented, this.clock.now())
+      ? presented.session
+      : null;
   }
 
-  /** The newest token of a session (token family), which alone can be active; null if none. */
-  newestTokenOfSession(sessionId: string): Promise<NewestToken | null> {
-    return this.tokens.newestOfFamily(sessionId);
+  /** The session `sessionId`, or null; one primary-key read (the session check). */
+  findSession(sessionId: string): Promise<Session | null> {
+    return this.sessions.findById(sessionId);
   }
 
-  /** The active tokens of `userId`, one per active session, most recently used first. */
-  activeSessionTokens(userId: string): Promise<SessionToken[]> {
-    return this.tokens.activeOf(userId, this.clock.now());
+  /** The active sessions of `userId`, most recently used first. */
+  activeSessions(userId: string): Promise<ListedSession[]> {
+    return this.sessions.activeOf(userId, this.clock.now());
   }
 
   private async rotateWithin(
     unit: RefreshTokenUnit,
-    token: RefreshToken,
+    presented: PresentedToken,
     user: User,
     now: Date,
     origin: RequestOrigin,
   ): Promise<RefreshOutcome> {
-    const { raw, own } = this.newToken(origin, this.random.uuid(), now);
-    const revoked = await unit.revokeIfActive(token.id, {
-      at: now,
-      ip: origin.ip,
-      reason: TokensMessages.replacedReason,
-      replacedByTokenId: own.id,
-    });
-    if (!revoked) {
-      // Another writer revoked it between our read and this update: never issue a second child.
-      throw new Error('Refresh token changed while it was being rotated');
+    const { raw, hash } = generateRefreshTokenValue(this.random);
+    if (!(await unit.advance(presented.token, hash, this.useAt(origin, now)))) {
+      // The session is locked (PostgreSQL) or units run alone (SQLite): it cannot have moved.
+      throw new Error('Session changed while its token was being rotated');
     }
-    await unit.insert(
-      Object.assign(new RefreshToken(), own, {
-        userId: user.id,
-        familyId: token.familyId,
-        generation: token.generation + 1,
-        sessionStartedAt: token.sessionStartedAt,
-      }),
-    );
-    return this.rotated(user, token, own.id, raw);
+    return this.rotated(user, presented, raw);
   }
 
-  private rotated(
-    user: User,
-    token: RefreshToken,
-    replacedByTokenId: string,
-    raw: string,
-  ): RefreshOutcome {
+  private rotated(user: User, presented: PresentedToken, raw: string): RefreshOutcome {
     return {
-      response: this.respond(user, token.familyId, raw, parseAuthMethods(token.authMethods)),
-      event: refreshedEvent(user, token, replacedByTokenId),
+      response: this.respond(
+        user,
+        presented.session.id,
+        raw,
+        parseAuthMethods(presented.session.authMethods),
+      ),
+      event: refreshedEvent(user, presented),
     };
   }
 
-  /**
-   * A new token's own fields, created by the request at `origin` at `now`; the owner, session and
-   * generation come from the login that starts it or the token it replaces.
-   */
-  private newToken(
-    origin: RequestOrigin,
-    id: string,
-    now: Date,
-  ): { readonly raw: string; readonly own: SuccessorToken } {
-    const { raw, hash } = generateRefreshTokenValue(this.random);
+  /** A new token's creation by the request at `origin` at `now`: its session's last use. */
+  private useAt(origin: RequestOrigin, now: Date): SessionUse {
     return {
-      raw,
-      own: {
-        id,
-        tokenHash: hash,
-        createdAt: now,
-        createdByIp: origin.ip,
-        createdByUserAgent: origin.userAgent,
-        expiresAt: new Date(now.getTime() + this.refreshLifetimeMs),
-        isRevoked: false,
-        revokedAt: null,
-        revokedByIp: null,
-        reasonRevoked: null,
-        replacedByTokenId: null,
-      },
+      at: now,
+      ip: origin.ip,
+      userAgent: origin.userAgent,
+      expiresAt: new Date(now.getTime() + this.refreshLifetimeMs),
     };
   }
 
@@ -444,7 +436,8 @@ export class TokensService {
     if (event.type === 'reuse_detected') {
       this.logger.warn(
         `Refresh token reuse detected for user ${event.userId}: ` +
-          `${event.revokedTokenIds.length} descendant token(s) revoked`,
+          // Its session's newest token, if the session had not ended: the line operators know.
+          `${event.sessionEnded ? 1 : 0} descendant token(s) revoked`,
         forRequest(origin.requestId),
       );
       throw new UnauthorizedError(TokensMessages.revoked);
@@ -464,21 +457,35 @@ export class TokensService {
 
 function refreshedEvent(
   user: User,
-  token: RefreshToken,
-  replacedByTokenId: string,
+  presented: PresentedToken,
 ): AuthEvent & { type: 'token_refreshed' } {
   return {
     type: 'token_refreshed',
     userId: user.id,
-    familyId: token.familyId,
-    tokenId: token.id,
-    replacedByTokenId,
+    familyId: presented.session.id,
+    generation: presented.token.generation,
   };
 }
 
 /** The `token_refreshed` event's fields known before the rotation; its statement adds the rest. */
-function refreshedTemplate(replacedByTokenId: string): AuthEvent {
-  return { type: 'token_refreshed', userId: '', familyId: '', tokenId: '', replacedByTokenId };
+const REFRESHED_TEMPLATE: AuthEvent = {
+  type: 'token_refreshed',
+  userId: '',
+  familyId: '',
+  generation: 0,
+};
+
+/**
+ * Presenting it again is reuse: it was rotated (an older generation than its session's), or its
+ * session ended (logout, revoke-all, reuse, the cap).
+ */
+function isRevoked({ token, session }: PresentedToken): boolean {
+  return token.generation !== session.generation || session.endedAt !== null;
+}
+
+/** Spec §2.2 `IsExpired`, for the newest token of a session: the session's expiry. */
+function hasExpired({ session }: PresentedToken, now: Date): boolean {
+  return session.expiresAt.getTime() <= now.getTime();
 }
 
 function refreshFailed(userId: string | null, reason: RefreshFailureReason): RefreshOutcome {

@@ -3,8 +3,11 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RefreshToken } from '../../src/tokens/entities/refresh-token.entity.js';
-import { createRefreshToken } from '../factories/refresh-token.factory.js';
+import {
+  createRefreshToken,
+  findTokensOfUser,
+  type TokenView,
+} from '../factories/refresh-token.factory.js';
 import {
   createUser,
   DEFAULT_PASSWORD,
@@ -51,8 +54,7 @@ describe('admin CLI', () => {
   const rowsOf = (userId: string): Promise<AuditRow[]> => auditRows(t.database, userId);
   const cliRows = async (): Promise<AuditRow[]> =>
     (await auditRows(t.database)).filter((row) => row.ip === 'cli');
-  const tokensOf = (userId: string): Promise<RefreshToken[]> =>
-    t.dataSource.getRepository(RefreshToken).find({ where: { userId }, order: { id: 'ASC' } });
+  const tokensOf = (userId: string): Promise<TokenView[]> => findTokensOfUser(t, userId);
   const login = (email: string, password = DEFAULT_PASSWORD) => t.post(LOGIN, { email, password });
 
   beforeEach(() => {
@@ -232,7 +234,7 @@ describe('admin CLI', () => {
           requestId: deactivated.requestId,
           details: {
             keepFamilyId: null,
-            revokedTokenIds: expect.arrayContaining(tokens.map((token) => token.id)),
+            endedSessionIds: expect.arrayContaining(tokens.map((token) => token.familyId)),
           },
         }),
       );
@@ -249,7 +251,7 @@ describe('admin CLI', () => {
       );
       expect((await cliRows()).map((row) => [row.type, row.details])).toEqual([
         ['admin_user_deactivated', { changed: false }],
-        ['sessions_revoked', { keepFamilyId: null, revokedTokenIds: [] }],
+        ['sessions_revoked', { keepFamilyId: null, endedSessionIds: [] }],
       ]);
     });
   });
@@ -400,7 +402,7 @@ describe('admin CLI', () => {
           userId: registered.id,
           details: {
             keepFamilyId: null,
-            revokedTokenIds: expect.arrayContaining(tokens.map((token) => token.id)),
+            endedSessionIds: expect.arrayContaining(tokens.map((token) => token.familyId)),
           },
         }),
       );
@@ -494,7 +496,7 @@ describe('admin CLI', () => {
       expect([...times].sort().reverse()).toEqual(times);
       expect(events[2][4]).toBe('reason=bad_password userAgent="Audit Browser/2.0"');
       expect(events[0][4]).toMatch(
-        /^familyId=[0-9a-f-]{36} tokenId=[0-9a-f-]{36} replacedByTokenId=[0-9a-f-]{36} userAgent="Audit Browser\/2.0"$/,
+        /^familyId=[0-9a-f-]{36} generation=0 userAgent="Audit Browser\/2.0"$/,
       );
 
       const limited = await cli(['audit', email, '--limit', '2']);

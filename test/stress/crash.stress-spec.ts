@@ -155,13 +155,22 @@ describeOnSqlite('crashes: kill -9 in the middle of writes loses nothing acknowl
     const db = new Database(databasePath, { readonly: true });
     try {
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      // No family has two active tokens.
+      // No session has two tokens of one generation, nor a token past its own generation (so
+      // never two active tokens), nor a gap in its chain.
       const doubled = db
         .prepare(
-          'SELECT familyId FROM refresh_tokens WHERE isRevoked = 0 GROUP BY familyId HAVING COUNT(*) > 1',
+          'SELECT sessionId FROM refresh_tokens GROUP BY sessionId, generation HAVING COUNT(*) > 1',
         )
         .all();
       expect(doubled).toEqual([]);
+      const broken = db
+        .prepare(
+          'SELECT s.id FROM sessions s JOIN refresh_tokens t ON t.sessionId = s.id ' +
+            'GROUP BY s.id HAVING MAX(t.generation) <> s.generation ' +
+            'OR COUNT(*) <> s.generation - MIN(t.generation) + 1',
+        )
+        .all();
+      expect(broken).toEqual([]);
       // Every acknowledged failure is counted (unacknowledged ones may be counted too).
       const counters = db
         .prepare('SELECT email, failedLoginAttempts AS n FROM users WHERE email LIKE ?')

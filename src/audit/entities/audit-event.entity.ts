@@ -1,5 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import { BINARY_COLUMN_TYPE } from '../../database/binary-column.js';
+import { Column, Entity, Index } from 'typeorm';
+import { BinaryPrimaryColumn } from '../../database/column-types.js';
 
 /**
  * One row of the append-only audit trail (table `auth_events`): an AuthEvent as it was stored.
@@ -14,7 +14,7 @@ import { BINARY_COLUMN_TYPE } from '../../database/binary-column.js';
 @Index('IDX_auth_events_userId_id', ['userId', 'id'])
 export class AuditEvent {
   /** UUIDv7 bytes made in code (see EventIdGenerator): they sort in the order events were told. */
-  @PrimaryColumn({ type: BINARY_COLUMN_TYPE })
+  @BinaryPrimaryColumn()
   id: Buffer;
 
   /** The AuthEvent type, e.g. `login_failed`. */

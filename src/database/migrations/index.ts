@@ -10,6 +10,7 @@ import { CreateAccountTokens1796000000001 } from './1796000000001-CreateAccountT
 import { CreateMailOutbox1796000000002 } from './1796000000002-CreateMailOutbox.js';
 import { CreateTotpFactors1796180000000 } from './1796180000000-CreateTotpFactors.js';
 import { AuditRetentionWindow1796500000000 } from './1796500000000-AuditRetentionWindow.js';
+import { LeanTokenRows1797000000000 } from './1797000000000-LeanTokenRows.js';
 import { LeanAuditEvents1797000000100 } from './1797000000100-LeanAuditEvents.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
@@ -31,5 +32,6 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   CreateMailOutbox1796000000002,
   CreateTotpFactors1796180000000,
   AuditRetentionWindow1796500000000,
+  LeanTokenRows1797000000000,
   LeanAuditEvents1797000000100,
 ];

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { SessionToken } from '../../tokens/entities/refresh-token.entity.js';
+import type { ListedSession } from '../../tokens/entities/session.entity.js';
 
 /** The example user's session in this browser. */
 export const SESSION_RESPONSE_EXAMPLE = {
@@ -50,14 +50,13 @@ export class SessionResponseDto {
   @ApiProperty({ example: SESSION_RESPONSE_EXAMPLE.current })
   readonly current: boolean;
 
-  /** `token` is the newest token of its session. */
-  static from(token: SessionToken, current: boolean): SessionResponseDto {
+  static from(session: ListedSession, current: boolean): SessionResponseDto {
     return {
-      id: token.familyId,
-      createdAt: token.sessionStartedAt.toISOString(),
-      lastUsedAt: token.createdAt.toISOString(),
-      ip: token.createdByIp,
-      userAgent: token.createdByUserAgent,
+      id: session.id,
+      createdAt: session.startedAt.toISOString(),
+      lastUsedAt: session.lastUsedAt.toISOString(),
+      ip: session.lastIp,
+      userAgent: session.lastUserAgent,
       current,
     };
   }

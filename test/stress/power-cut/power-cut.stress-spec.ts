@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { digestOpaqueToken } from '../../../src/common/crypto/opaque-token.js';
+import { hashRefreshToken } from '../../../src/tokens/refresh-token-value.js';
 import { TEST_SECRET_KEY } from '../../utils/create-test-app.js';
 import { LOGIN, REFRESH, REGISTER, REVOKE } from '../../utils/routes.js';
 import { startServer, stopAllServers, type ServerProcess } from '../../utils/spawn-server.js';
@@ -292,8 +292,10 @@ function lossesOnDisk(directory: string, ledger: Ledger, cutNs: bigint): Losses 
     const user = db.prepare<[string], { n: number }>(
       'SELECT failedLoginAttempts AS n FROM users WHERE email = ?',
     );
-    const token = db.prepare<[string], { isRevoked: number }>(
-      'SELECT isRevoked FROM refresh_tokens WHERE tokenHash = ?',
+    // Revoked: rotated (an older generation than its session's) or its session ended.
+    const token = db.prepare<[Buffer], { isRevoked: number }>(
+      'SELECT (t.generation < s.generation OR s.endedAt IS NOT NULL) AS isRevoked ' +
+        'FROM refresh_tokens t JOIN sessions s ON s.id = t.sessionId WHERE t.tokenHash = ?',
     );
     for (const sent of ledger.registrations) {
       if (acknowledgedBy(sent, cutNs) && user.get(sent.email) === undefined) {
@@ -319,7 +321,7 @@ function lossesOnDisk(directory: string, ledger: Ledger, cutNs: bigint): Losses 
     for (const sent of ledger.revocations) {
       if (
         acknowledgedBy(sent, cutNs) &&
-        token.get(digestOpaqueToken(sent.refreshToken))?.isRevoked !== 1
+        token.get(hashRefreshToken(sent.refreshToken))?.isRevoked !== 1
       ) {
         losses.revocations += 1;
       }
@@ -328,8 +330,8 @@ function lossesOnDisk(directory: string, ledger: Ledger, cutNs: bigint): Losses 
       if (!acknowledgedBy(sent, cutNs) || sent.successor === null) {
         continue;
       }
-      const presented = token.get(digestOpaqueToken(sent.presented));
-      const successor = token.get(digestOpaqueToken(sent.successor));
+      const presented = token.get(hashRefreshToken(sent.presented));
+      const successor = token.get(hashRefreshToken(sent.successor));
       if (presented?.isRevoked !== 1 || successor === undefined) {
         losses.rotations += 1;
       }
