@@ -7,6 +7,7 @@ import type { RequestWithAccount } from '../users/current-account.decorator.js';
 import type { GuardRefusal } from '../common/swagger/openapi-document.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
+import { JwtStrategy } from './jwt.strategy.js';
 
 /** The guard's answers for a valid token whose account may not act, for the API document. */
 export const ACCOUNT_REFUSALS: readonly GuardRefusal[] = [
@@ -34,6 +35,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   constructor(
     private readonly reflector: Reflector,
     private readonly usersService: UsersService,
+    private readonly strategy: JwtStrategy,
   ) {
     super();
   }
@@ -46,11 +48,21 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     if (isPublic === true) {
       return true;
     }
-    // AuthGuard resolves true or throws (handleRequest below).
-    await super.canActivate(context);
     const request = context
       .switchToHttp()
       .getRequest<RequestWithAccount & { user: AccessTokenClaims }>();
+    // A token verified before needs only its expiry checked (JwtStrategy.rememberedClaims), so
+    // passport's per-request setup is skipped for it; any other goes through passport-jwt.
+    const remembered = this.strategy.rememberedClaims(request);
+    if (remembered === null) {
+      throw new UnauthorizedException();
+    }
+    if (remembered === undefined) {
+      // AuthGuard resolves true or throws (handleRequest below); it sets request.user.
+      await super.canActivate(context);
+    } else {
+      request.user = remembered;
+    }
     request.account = await this.usersService.requireActiveAccount(request.user.sub);
     return true;
   }
