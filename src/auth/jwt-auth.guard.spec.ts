@@ -15,10 +15,13 @@ const CLAIMS: AccessTokenClaims = {
 };
 const ACCOUNT = { id: CLAIMS.sub, isActive: true } as User;
 
+const HANDLER = (): undefined => undefined;
+class Controller {}
+
 function contextFor(request: object): ExecutionContext {
   return {
-    getHandler: () => () => undefined,
-    getClass: () => class {},
+    getHandler: () => HANDLER,
+    getClass: () => Controller,
     switchToHttp: () => ({ getRequest: () => request, getResponse: () => ({}) }),
   } as unknown as ExecutionContext;
 }
@@ -65,5 +68,20 @@ describe(JwtAuthGuard.name, () => {
 
     expect(passport).toHaveBeenCalledTimes(1);
     expect(request).toEqual({ user: CLAIMS, account: ACCOUNT });
+  });
+
+  it("should read a route's @Public() mark once, and let its requests through untouched", async () => {
+    const reflector = new Reflector();
+    const read = jest.spyOn(reflector, 'getAllAndOverride').mockReturnValue(true);
+    const strategy = { rememberedClaims: jest.fn() } as unknown as JwtStrategy;
+    const guard = new JwtAuthGuard(reflector, usersService, strategy);
+    const context = contextFor({});
+
+    await expect(guard.canActivate(context)).resolves.toBe(true);
+    await expect(guard.canActivate(context)).resolves.toBe(true);
+
+    expect(read).toHaveBeenCalledTimes(1);
+    expect(strategy.rememberedClaims).not.toHaveBeenCalled();
+    expect(passport).not.toHaveBeenCalled();
   });
 });

@@ -32,6 +32,8 @@ export const ACCOUNT_REFUSALS: readonly GuardRefusal[] = [
  */
 @Injectable()
 export class JwtAuthGuard extends AuthGuard('jwt') {
+  private readonly publicRoutes = new WeakMap<object, WeakMap<object, boolean>>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly usersService: UsersService,
@@ -41,11 +43,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (isPublic === true) {
+    if (this.isPublic(context)) {
       return true;
     }
     const request = context
@@ -65,6 +63,31 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     }
     request.account = await this.usersService.requireActiveAccount(request.user.sub);
     return true;
+  }
+
+  /**
+   * Whether the route is marked @Public(), read once per handler and controller: routes and their
+   * metadata are fixed once the app is built, and reading it cost as much as the rest of the
+   * guard's work for a remembered token.
+   */
+  private isPublic(context: ExecutionContext): boolean {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let handlers = this.publicRoutes.get(controller);
+    if (handlers === undefined) {
+      handlers = new WeakMap();
+      this.publicRoutes.set(controller, handlers);
+    }
+    let isPublic = handlers.get(handler);
+    if (isPublic === undefined) {
+      isPublic =
+        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
+          handler,
+          controller,
+        ]) === true;
+      handlers.set(handler, isPublic);
+    }
+    return isPublic;
   }
 
   override handleRequest<TUser>(error: unknown, user: TUser | false | null): TUser {
