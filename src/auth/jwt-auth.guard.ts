@@ -7,6 +7,7 @@ import type { RequestWithAccount } from '../users/current-account.decorator.js';
 import type { GuardRefusal } from '../common/swagger/openapi-document.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
+import { JwtStrategy } from './jwt.strategy.js';
 
 /** The guard's answers for a valid token whose account may not act, for the API document. */
 export const ACCOUNT_REFUSALS: readonly GuardRefusal[] = [
@@ -31,28 +32,62 @@ export const ACCOUNT_REFUSALS: readonly GuardRefusal[] = [
  */
 @Injectable()
 export class JwtAuthGuard extends AuthGuard('jwt') {
+  private readonly publicRoutes = new WeakMap<object, WeakMap<object, boolean>>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly usersService: UsersService,
+    private readonly strategy: JwtStrategy,
   ) {
     super();
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (isPublic === true) {
+    if (this.isPublic(context)) {
       return true;
     }
-    // AuthGuard resolves true or throws (handleRequest below).
-    await super.canActivate(context);
     const request = context
       .switchToHttp()
       .getRequest<RequestWithAccount & { user: AccessTokenClaims }>();
+    // A token verified before needs only its expiry checked (JwtStrategy.rememberedClaims), so
+    // passport's per-request setup is skipped for it; any other goes through passport-jwt.
+    const remembered = this.strategy.rememberedClaims(request);
+    if (remembered === null) {
+      throw new UnauthorizedException();
+    }
+    if (remembered === undefined) {
+      // AuthGuard resolves true or throws (handleRequest below); it sets request.user.
+      await super.canActivate(context);
+    } else {
+      request.user = remembered;
+    }
     request.account = await this.usersService.requireActiveAccount(request.user.sub);
     return true;
+  }
+
+  /**
+   * Whether the route is marked @Public(), read once per handler and controller: routes and their
+   * metadata are fixed once the app is built, and reading it cost as much as the rest of the
+   * guard's work for a remembered token.
+   */
+  private isPublic(context: ExecutionContext): boolean {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let handlers = this.publicRoutes.get(controller);
+    if (handlers === undefined) {
+      handlers = new WeakMap();
+      this.publicRoutes.set(controller, handlers);
+    }
+    let isPublic = handlers.get(handler);
+    if (isPublic === undefined) {
+      isPublic =
+        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
+          handler,
+          controller,
+        ]) === true;
+      handlers.set(handler, isPublic);
+    }
+    return isPublic;
   }
 
   override handleRequest<TUser>(error: unknown, user: TUser | false | null): TUser {

@@ -57,16 +57,33 @@ export class JwtStrategy extends PassportStrategy(Strategy) {
   }
 
   override authenticate(request: PassportRequest, options?: unknown): void {
+    const known = this.rememberedClaims(request);
+    if (known === undefined) {
+      super.authenticate(request, options);
+    } else if (known === null) {
+      this.fail(401);
+    } else {
+      this.success(known);
+    }
+  }
+
+  /**
+   * The claims of the request's bearer token if it was verified before and has not expired
+   * since; null if it was verified before and has expired (it is forgotten, and refused);
+   * undefined if it was never verified here, or there is none: only passport-jwt can tell.
+   * The guard asks first, so a known token skips passport's per-request machinery.
+   */
+  rememberedClaims(request: RequestWithHeaders): AccessTokenClaims | null | undefined {
     const token = bearerToken(request);
     const known = token === null ? undefined : this.verified.get(token);
     if (token === null || known === undefined) {
-      super.authenticate(request, options);
-    } else if (this.hasExpired(known.exp)) {
-      this.verified.forget(token);
-      this.fail(401);
-    } else {
-      this.success(known.claims);
+      return undefined;
     }
+    if (this.hasExpired(known.exp)) {
+      this.verified.forget(token);
+      return null;
+    }
+    return known.claims;
   }
 
   /**
