@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import { performance } from 'node:perf_hooks';
 import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
@@ -19,6 +19,19 @@ export const GROUP_MAX_UNITS = 64;
  * the fsync stays under a tenth of the time the lock is held.
  */
 export const GROUP_MAX_MS = 5;
+
+/** When a group stops taking units; GROUP_MAX_UNITS and GROUP_MAX_MS unless a test says otherwise. */
+export interface GroupLimits {
+  readonly maxUnits: number;
+  readonly maxMs: number;
+}
+
+/**
+ * Injection token of the group limits. Only tests provide it: a test that checks which units
+ * share a group must not depend on how loaded the machine is, and under load 5 ms can pass
+ * between two units told in the same turn.
+ */
+export const GROUP_LIMITS = Symbol('GROUP_LIMITS');
 /**
  * While another process holds SQLite's write lock, the group tries again after this long at
  * first, then after twice as long each time up to LOCK_RETRY_MAX_MS. The admin CLI's purge holds
@@ -95,8 +108,14 @@ export class UnitOfWork {
   /** Prepared once: `exec` would parse the statement again for every group and unit. */
   private sqliteControl: SqliteControl | undefined;
 
-  constructor(private readonly dataSource: DataSource) {
+  private readonly limits: GroupLimits;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() @Inject(GROUP_LIMITS) limits?: GroupLimits,
+  ) {
     this.serialized = dataSource.options.type === 'better-sqlite3';
+    this.limits = limits ?? { maxUnits: GROUP_MAX_UNITS, maxMs: GROUP_MAX_MS };
   }
 
   /**
@@ -283,7 +302,10 @@ export class UnitOfWork {
     const ends: UnitEnd[] = [];
     let abandoned: Error | undefined;
     try {
-      while (ends.length < GROUP_MAX_UNITS && performance.now() - started < GROUP_MAX_MS) {
+      while (
+        ends.length < this.limits.maxUnits &&
+        performance.now() - started < this.limits.maxMs
+      ) {
         if (this.queue.length === 0) {
           break;
         }
