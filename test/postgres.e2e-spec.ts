@@ -116,11 +116,17 @@ describeOnPostgres('PostgreSQL', () => {
           { table: 'users', index: 'UQ_users_email', unique: true, columns: 'email' },
           {
             table: 'refresh_tokens',
-            index: 'IDX_refresh_tokens_session',
+            index: 'IDX_refresh_tokens_sessionId',
             unique: false,
-            columns: 'sessionId,generation',
+            columns: 'sessionId',
           },
           { table: 'sessions', index: 'IDX_sessions_userId', unique: false, columns: 'userId' },
+          {
+            table: 'auth_events',
+            index: 'IDX_auth_events_userId',
+            unique: false,
+            columns: 'userId',
+          },
           {
             table: 'sessions',
             index: 'IDX_sessions_oldestTokenAt',

@@ -136,7 +136,7 @@ export class AuditEventRepository implements AuditSink {
     return values.filter((_value, i) => !(this.rows.columns[i].propertyName in computed));
   }
 
-  /** The newest `limit` events of one user, newest first (IDX_auth_events_userId_id). */
+  /** The newest `limit` events of one user, newest first (IDX_auth_events_userId). */
   async latestForUser(userId: string, limit: number): Promise<AuditEntry[]> {
     const rows = await this.unitOfWork.run((m) =>
       m.find(AuditEvent, { where: { userId }, order: { id: 'DESC' }, take: limit }),

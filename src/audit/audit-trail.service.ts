@@ -19,7 +19,7 @@ export interface AuditEntry {
 export class AuditTrail {
   constructor(private readonly repository: AuditEventRepository) {}
 
-  /** The newest `limit` events of one user, newest first (IDX_auth_events_userId_id). */
+  /** The newest `limit` events of one user, newest first (IDX_auth_events_userId). */
   latestForUser(userId: string, limit: number): Promise<AuditEntry[]> {
     return this.repository.latestForUser(userId, limit);
   }

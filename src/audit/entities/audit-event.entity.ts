@@ -11,7 +11,7 @@ import { BinaryPrimaryColumn } from '../../database/column-types.js';
  * agent is a reference to its one row in `user_agents`. Readers see AuditEntry, as before.
  */
 @Entity('auth_events', { withoutRowid: true })
-@Index('IDX_auth_events_userId_id', ['userId', 'id'])
+@Index('IDX_auth_events_userId', ['userId'])
 export class AuditEvent {
   /** UUIDv7 bytes made in code (see EventIdGenerator): they sort in the order events were told. */
   @BinaryPrimaryColumn()

@@ -12,6 +12,7 @@ import { CreateTotpFactors1796180000000 } from './1796180000000-CreateTotpFactor
 import { AuditRetentionWindow1796500000000 } from './1796500000000-AuditRetentionWindow.js';
 import { LeanTokenRows1797000000000 } from './1797000000000-LeanTokenRows.js';
 import { LeanAuditEvents1797000000100 } from './1797000000100-LeanAuditEvents.js';
+import { SingleColumnOwnerIndexes1797000000200 } from './1797000000200-SingleColumnOwnerIndexes.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   AuditRetentionWindow1796500000000,
   LeanTokenRows1797000000000,
   LeanAuditEvents1797000000100,
+  SingleColumnOwnerIndexes1797000000200,
 ];

@@ -14,7 +14,7 @@ export const REVOKE_REASON_MAX_LENGTH = END_REASON_MAX_LENGTH;
  * token has no id of its own: it is named by (sessionId, generation).
  */
 @Entity('refresh_tokens', { withoutRowid: true })
-@Index('IDX_refresh_tokens_session', ['sessionId', 'generation'])
+@Index('IDX_refresh_tokens_sessionId', ['sessionId'])
 export class RefreshToken {
   @BinaryPrimaryColumn()
   tokenHash: Buffer;
