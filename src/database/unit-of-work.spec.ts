@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
+import { runInNewContext } from 'node:vm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { buildUser } from '../../test/factories/user.factory.js';
 import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js';
@@ -98,6 +99,19 @@ describe(UnitOfWork.name, () => {
 
     await expect(throwing).rejects.toThrow('sync failure');
     await expect(sut.run((m) => m.countBy(User, {}))).resolves.toBe(0);
+  });
+
+  it("should reject with the unit's own error, even one made in another realm", async () => {
+    // better-sqlite3's errors come from the realm that first loaded its addon: under Jest, often
+    // not this test file's, where they fail `instanceof Error`.
+    const foreign = runInNewContext(
+      'Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" })',
+    ) as Error;
+    expect(foreign instanceof Error).toBe(false);
+
+    const failing = sut.transactionOnSqlite(() => Promise.reject(foreign));
+
+    await expect(failing).rejects.toBe(foreign);
   });
 
   it('should keep a unit that arrives during an awaiting transaction out of its rollback', async () => {

@@ -471,8 +471,20 @@ function runAll(tasks: readonly (() => void)[]): void {
   }
 }
 
+/**
+ * What a unit's caller is rejected with: the error itself, or an Error saying what was thrown.
+ * Errors are recognised by shape, not `instanceof`: one made in another realm fails that test,
+ * as better-sqlite3's errors do under Jest, whose test files each have their own realm while the
+ * driver's addon keeps the error class of the first one; wrapped, SQLite's `database is locked`
+ * would lose its code and class.
+ */
 function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
+  const isError =
+    error instanceof Error ||
+    (typeof error === 'object' &&
+      error !== null &&
+      typeof (error as { message?: unknown }).message === 'string');
+  return isError ? (error as Error) : new Error(String(error));
 }
 
 /** The state TypeORM's `startTransaction` leaves on a runner after its outermost BEGIN. */
