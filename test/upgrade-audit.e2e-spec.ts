@@ -4,7 +4,6 @@ import { AuditTrail } from '../src/audit/audit-trail.service.js';
 import { parseConnectionString } from '../src/config/connection-string.js';
 import { ENTITIES } from '../src/database/data-source.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
-import { AuditRetentionWindow1796500000000 } from '../src/database/migrations/1796500000000-AuditRetentionWindow.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { fromSqliteDatetime, toSqliteDatetime } from '../src/database/sqlite-datetime.js';
 import { LeanAuditEvents1797000000100 } from '../src/database/migrations/1797000000100-LeanAuditEvents.js';
@@ -13,6 +12,7 @@ import { buildDatabaseConfig } from './factories/database-config.factory.js';
 import { auditRows, type AuditRow } from './utils/audit-rows.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import { FakeClock } from './utils/fake-clock.js';
+import { migrateAsPreviousRelease } from './utils/previous-release.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from './utils/test-database.js';
 
 // A trail written by the previous release keeps every row, field for field, after the upgrade
@@ -21,12 +21,6 @@ import { createTestDatabase, onPostgres, type TestDatabase } from './utils/test-
 // release's layout with SQL, and the current service, which migrates at start-up, is asked what
 // an operator would ask (the admin view, the export), while the database keeps refusing early
 // deletes and every update.
-
-/** The migrations of the previous release, the last one included. */
-const PREVIOUS_RELEASE = MIGRATIONS.slice(
-  0,
-  MIGRATIONS.indexOf(AuditRetentionWindow1796500000000) + 1,
-);
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const APPEND_ONLY = 'auth_events is append-only';
@@ -99,18 +93,7 @@ describe('upgrade from the previous release: the audit trail', () => {
 
   beforeEach(async () => {
     database = await createTestDatabase();
-    const old = new DataSource({
-      ...dataSourceOptions(buildDatabaseConfig(parseConnectionString(database.connectionString)), {
-        entities: ENTITIES,
-      }),
-      migrations: [...PREVIOUS_RELEASE],
-    });
-    await old.initialize();
-    try {
-      await old.runMigrations({ transaction: 'all' });
-    } finally {
-      await old.destroy();
-    }
+    await migrateAsPreviousRelease(database.connectionString);
     // Inserted newest first, so that the copy's order cannot come from the insertion order.
     for (const event of [...OLD_ROWS].reverse()) {
       await database.query(

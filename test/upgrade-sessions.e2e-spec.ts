@@ -1,17 +1,11 @@
-import { DataSource } from 'typeorm';
-import { parseConnectionString } from '../src/config/connection-string.js';
-import { ENTITIES } from '../src/database/data-source.js';
-import { dataSourceOptions } from '../src/database/data-source-options.js';
-import { AuditRetentionWindow1796500000000 } from '../src/database/migrations/1796500000000-AuditRetentionWindow.js';
-import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { toSqliteDatetime } from '../src/database/sqlite-datetime.js';
 import { AccessTokenService } from '../src/tokens/access-token.service.js';
 import { hashRefreshToken } from '../src/tokens/refresh-token-value.js';
-import { buildDatabaseConfig } from './factories/database-config.factory.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
 import { FakeClock } from './utils/fake-clock.js';
 import { REFRESH, SESSIONS } from './utils/routes.js';
+import { migrateAsPreviousRelease } from './utils/previous-release.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from './utils/test-database.js';
 
 // A database made by the previous release keeps every session working after the upgrade: its
@@ -19,12 +13,6 @@ import { createTestDatabase, onPostgres, type TestDatabase } from './utils/test-
 // are written in that release's layout with SQL (the entities may have moved on since), and the
 // current service, which runs the newer migrations at start-up, is asked what a client would ask.
 // Any migration that reshapes the token or session tables must keep this suite green.
-
-/** The migrations of the previous release, the last one included. */
-const PREVIOUS_RELEASE = MIGRATIONS.slice(
-  0,
-  MIGRATIONS.indexOf(AuditRetentionWindow1796500000000) + 1,
-);
 
 const MINUTE_MS = 60 * 1000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -100,18 +88,7 @@ describe('upgrade from the previous release: sessions and refresh tokens', () =>
 
   beforeEach(async () => {
     database = await createTestDatabase();
-    const old = new DataSource({
-      ...dataSourceOptions(buildDatabaseConfig(parseConnectionString(database.connectionString)), {
-        entities: ENTITIES,
-      }),
-      migrations: [...PREVIOUS_RELEASE],
-    });
-    await old.initialize();
-    try {
-      await old.runMigrations({ transaction: 'all' });
-    } finally {
-      await old.destroy();
-    }
+    await migrateAsPreviousRelease(database.connectionString);
     {
       await database.query(
         'INSERT INTO users (id, username, email, "passwordHash", "createdAt", "emailVerifiedAt") ' +

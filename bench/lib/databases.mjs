@@ -44,3 +44,14 @@ async function admin(statement) {
     await client.end();
   }
 }
+
+/** Runs `work` with a client of its own on `connectionString`, closed afterwards. */
+export async function withClient(connectionString, work) {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}

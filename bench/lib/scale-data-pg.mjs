@@ -7,7 +7,7 @@
 // (`session_replication_role = replica`: the foreign key of refresh_tokens is not checked row by
 // row; the rows are consistent by construction), then `ANALYZE`.
 import { createHash, randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { withClient } from './databases.mjs';
 
 const DAY_S = 24 * 60 * 60;
 const HOUR_S = 60 * 60;
@@ -60,16 +60,6 @@ const columnList = (table) => COLUMNS[table].map((name) => `"${name}"`).join(', 
 const at = (secondsSql) => `to_timestamp(${secondsSql})`;
 
 const sha256 = (raw) => createHash('sha256').update(raw).digest();
-
-async function withClient(connectionString, work) {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * The data set of lib/scale-data.mjs (see loadScaleData there for its shape), loaded into the

@@ -2,7 +2,7 @@
 // the database's own catalogue rather than named here, so that a table a module adds (sessions,
 // user agents...) shows in the scale run's growth without a change to the harness.
 import Database from 'better-sqlite3';
-import pg from 'pg';
+import { withClient } from './databases.mjs';
 
 /**
  * Bytes of every table and index. SQLite: pages in use from `dbstat`, the automatic indexes of
@@ -88,15 +88,5 @@ function withSqlite(path, work) {
     return work(db);
   } finally {
     db.close();
-  }
-}
-
-async function withClient(connectionString, work) {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
   }
 }

@@ -1,16 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AuditEventRepository } from './audit-event.repository.js';
+import type { AuditRecordRow } from './audit-row.js';
 
-/** An audit row as readers see it, with its details parsed. */
-export interface AuditEntry {
-  readonly id: string;
-  readonly occurredAt: Date;
-  readonly type: string;
-  readonly userId: string | null;
-  readonly email: string | null;
-  readonly ip: string;
-  readonly userAgent: string | null;
-  readonly requestId: string;
+/** An audit row as readers see it: what was stored for the event, with its details parsed. */
+export interface AuditEntry extends Omit<AuditRecordRow, 'details'> {
   readonly details: Readonly<Record<string, unknown>>;
 }
 
