@@ -473,18 +473,20 @@ function runAll(tasks: readonly (() => void)[]): void {
 
 /**
  * What a unit's caller is rejected with: the error itself, or an Error saying what was thrown.
- * Errors are recognised by shape, not `instanceof`: one made in another realm fails that test,
- * as better-sqlite3's errors do under Jest, whose test files each have their own realm while the
- * driver's addon keeps the error class of the first one; wrapped, SQLite's `database is locked`
- * would lose its code and class.
+ * An error made in another realm fails `instanceof Error`, as better-sqlite3's do under Jest
+ * (each test file has its own realm; the driver's addon keeps the error class of the first that
+ * loaded it): it is made again in this one with its message and code, so that `database is
+ * locked` keeps both, where `String(error)` would have put its class name in the message.
  */
 function asError(error: unknown): Error {
-  const isError =
-    error instanceof Error ||
-    (typeof error === 'object' &&
-      error !== null &&
-      typeof (error as { message?: unknown }).message === 'string');
-  return isError ? (error as Error) : new Error(String(error));
+  if (error instanceof Error) {
+    return error;
+  }
+  if (typeof error === 'object' && error !== null && typeof (error as Error).message === 'string') {
+    const { message, code } = error as { message: string; code?: unknown };
+    return Object.assign(new Error(message, { cause: error }), code === undefined ? {} : { code });
+  }
+  return new Error(String(error));
 }
 
 /** The state TypeORM's `startTransaction` leaves on a runner after its outermost BEGIN. */
