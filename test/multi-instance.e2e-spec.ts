@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import { MIGRATIONS as CORE_MIGRATIONS } from '../src/database/migrations/index.js';
 import { hashRefreshToken } from '../src/tokens/refresh-token-value.js';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
@@ -39,20 +40,8 @@ import { LOGIN, REFRESH, REGISTER, REVOKE } from './utils/routes.js';
 
 const PASSWORD = 'S3cure!pass';
 const WRONG_PASSWORD = 'Wrong!pass1';
-const MIGRATIONS = [
-  'AddRefreshTokenSessionColumns1795305600000',
-  'AddUserEmailVerifiedAt1796000000000',
-  'AuditRetentionWindow1796500000000',
-  'CanonicalEmails1795392000000',
-  'CreateAccountTokens1796000000001',
-  'CreateAuthEvents1735689600100',
-  'CreateMailOutbox1796000000002',
-  'CreateRefreshTokens1735689600001',
-  'CreateTotpFactors1796180000000',
-  'CreateUsers1735689600000',
-  'IndexRefreshTokenExpiry1735689600002',
-  'LeanTokenRows1797000000000',
-];
+/** The names the migrations table records, in its `ORDER BY name` order. */
+const MIGRATIONS = CORE_MIGRATIONS.map((migration) => new migration().name ?? '').sort();
 
 /**
  * The advisory lock key that every instance takes around its migrations (src/database/
