@@ -3,7 +3,6 @@ import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent, LoginFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
@@ -37,7 +36,6 @@ export class AuthService {
     private readonly passwordHasher: PasswordHasher,
     private readonly accountLock: AccountLock,
     private readonly failedLogins: FailedLogins,
-    private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
     private readonly random: RandomSource,
     private readonly events: AuthEvents,
@@ -67,17 +65,23 @@ export class AuthService {
       lastLoginAt: null,
       emailVerifiedAt: null,
     };
-    const { response, verificationQueued } = await this.unitOfWork.transaction(async (m) => {
-      await this.usersService.insert(user, m);
-      const session = await this.tokensService.issue(user, origin, m);
-      await this.events.record(
-        m,
-        { type: 'registered', userId: user.id, familyId: session.familyId },
-        origin,
-      );
-      const verificationQueued = await this.emailVerification.sendOnRegistration(m, user, origin);
-      return { ...session, verificationQueued };
+    // One statement on PostgreSQL (decision 0034): the account, its session and first token, and
+    // the `registered` row; the verification mail, when mail is on, makes it a transaction.
+    let verificationQueued = false;
+    const started = await this.tokensService.start(user, origin, {
+      account: this.usersService.insertWrite(user),
+      authMethods: PASSWORD_ONLY,
+      event: (familyId) => ({ type: 'registered', userId: user.id, familyId }),
+      alongside: this.emailVerification.sendsOnRegistration
+        ? async (m) => {
+            verificationQueued = await this.emailVerification.sendOnRegistration(m, user, origin);
+          }
+        : undefined,
     });
+    if (started === null) {
+      throw new Error('A new account was not written');
+    }
+    const { response } = started;
     if (verificationQueued) {
       this.emailVerification.registrationMailQueued();
     }
@@ -198,23 +202,17 @@ export class AuthService {
       ? await this.passwordHasher.hash(password)
       : user.passwordHash;
     const now = this.clock.now();
-    const session = await this.unitOfWork.transaction(async (m) => {
-      const written = await this.usersService.replaceLoginState(
-        user.id,
-        user,
-        { failedLoginAttempts: 0, lockoutEnd: null, lastLoginAt: now, passwordHash },
-        m,
-      );
-      if (!written) {
-        return null;
-      }
-      const issued = await this.tokensService.issue(user, origin, m, authMethods);
-      await this.events.record(
-        m,
-        { type: 'login_succeeded', userId: user.id, familyId: issued.familyId },
-        origin,
-      );
-      return issued;
+    // One statement on PostgreSQL (decision 0034): the bookkeeping, if the account is as it was
+    // read, the session and its first token, and the `login_succeeded` row.
+    const session = await this.tokensService.start(user, origin, {
+      account: this.usersService.loginStateWrite(user.id, user, {
+        failedLoginAttempts: 0,
+        lockoutEnd: null,
+        lastLoginAt: now,
+        passwordHash,
+      }),
+      authMethods,
+      event: (familyId) => ({ type: 'login_succeeded', userId: user.id, familyId }),
     });
     if (session === null) {
       return null;
