@@ -15,7 +15,7 @@ import { AuthEvents } from '../events/auth-events.js';
 import { RecordingAuthEvents } from '../../test/utils/recording-auth-events.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
-import type { GuardedWrite } from '../database/guarded-write.js';
+import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import {
   TokensService,
@@ -67,6 +67,14 @@ class FakePasswordHasher {
     return stored.startsWith('legacy:');
   }
 }
+
+/** No account here has a second factor: the login's precondition always holds. */
+const NO_FACTOR: Precondition = {
+  kind: 'without_factor',
+  sql: () => 'TRUE',
+  values: [],
+  holds: () => Promise.resolve(true),
+};
 
 /** Mail is off: registration queues no verification mail. */
 const NO_MAIL = {
@@ -205,10 +213,17 @@ class FakeTokensService {
 
   constructor(private readonly unitOfWork: FakeUnitOfWork) {}
 
-  start(user: User, origin: RequestOrigin, start: SessionStart): Promise<IssuedSession | null> {
+  start(
+    user: User,
+    origin: RequestOrigin,
+    start: SessionStart,
+  ): Promise<IssuedSession | 'changed' | 'refused'> {
     return this.unitOfWork.transaction(async (manager) => {
+      if (start.requires !== undefined && !(await start.requires.holds(manager))) {
+        return 'refused';
+      }
       if (!(await start.account.within(manager))) {
-        return null;
+        return 'changed';
       }
       this.issued.push({ user: structuredClone(user), origin, manager });
       await this.events?.record(manager, start.event(FAMILY_ID), origin);
@@ -299,7 +314,13 @@ describe(AuthService.name, () => {
         { provide: Clock, useValue: new FakeClock(NOW) },
         RandomSource,
         // No account here has a second factor (test/two-factor.e2e-spec.ts covers those).
-        { provide: TotpFactors, useValue: { activeFactorOf: () => Promise.resolve(null) } },
+        {
+          provide: TotpFactors,
+          useValue: {
+            activeFactorOf: () => Promise.resolve(null),
+            noConfirmedFactor: (): Precondition => NO_FACTOR,
+          },
+        },
         { provide: AuthEvents, useClass: RecordingAuthEvents },
       ],
     }).compile();

@@ -10,7 +10,7 @@ import { MfaMessages } from '../mfa/mfa.messages.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
 import { PASSWORD_AND_OTP, PASSWORD_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
-import { TokensService } from '../tokens/tokens.service.js';
+import { TokensService, type SessionStart } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../common/identity/email.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
@@ -78,7 +78,7 @@ export class AuthService {
           }
         : undefined,
     });
-    if (started === null) {
+    if (started === 'changed' || started === 'refused') {
       throw new Error('A new account was not written');
     }
     const { response } = started;
@@ -124,14 +124,30 @@ export class AuthService {
           await this.emailVerification.remind(user, origin);
           throw refuse(user.id, 'unverified', UsersMessages.emailNotVerified);
         }
-        const verdict = isCorrect
-          ? await this.secondFactor(user, request.code, origin, refuse)
+        // A right password starts the session in one statement that requires the account to
+        // have no confirmed second factor (decision 0034); only when it has one is the factor
+        // read and the code checked, and the session started after that.
+        let verdict: readonly AuthMethod[] | 'bad_mfa_code' | 'unchecked' | null = isCorrect
+          ? 'unchecked'
           : null;
         return this.usersService.retryOnLoginStateChange(
           user,
           async (current) => {
+            if (verdict === 'unchecked') {
+              const started = await this.recordSuccess(current, request.password, origin, {
+                authMethods: PASSWORD_ONLY,
+                requires: this.totpFactors.noConfirmedFactor(current.id),
+              });
+              if (started !== 'refused') {
+                return started;
+              }
+              verdict = await this.secondFactor(current, request.code, origin, refuse);
+            }
             if (verdict !== null && verdict !== 'bad_mfa_code') {
-              return this.recordSuccess(current, request.password, origin, verdict);
+              const started = await this.recordSuccess(current, request.password, origin, {
+                authMethods: verdict,
+              });
+              return started === 'refused' ? null : started;
             }
             const reason = verdict === 'bad_mfa_code' ? 'bad_mfa_code' : 'bad_password';
             const failure: AuthEvent = { type: 'login_failed', userId: current.id, email, reason };
@@ -189,15 +205,18 @@ export class AuthService {
     }
   }
 
-  /** Null when the account changed since it was read. */
+  /**
+   * Null when the account changed since it was read; `refused` when `start.requires` did not
+   * hold (nothing written).
+   */
   private async recordSuccess(
     user: User,
     password: string,
     origin: RequestOrigin,
-    authMethods: readonly AuthMethod[],
-  ): Promise<AuthResponseDto | null> {
+    start: Pick<SessionStart, 'authMethods' | 'requires'>,
+  ): Promise<AuthResponseDto | null | 'refused'> {
     // Hashes made with a lower cost than the configured one are upgraded while we hold the
-    // plain password; hashing happens before the transaction, never inside it.
+    // plain password; hashing happens before the statement, never inside a transaction.
     const passwordHash = this.passwordHasher.needsRehash(user.passwordHash)
       ? await this.passwordHasher.hash(password)
       : user.passwordHash;
@@ -205,16 +224,19 @@ export class AuthService {
     // One statement on PostgreSQL (decision 0034): the bookkeeping, if the account is as it was
     // read, the session and its first token, and the `login_succeeded` row.
     const session = await this.tokensService.start(user, origin, {
+      ...start,
       account: this.usersService.loginStateWrite(user.id, user, {
         failedLoginAttempts: 0,
         lockoutEnd: null,
         lastLoginAt: now,
         passwordHash,
       }),
-      authMethods,
       event: (familyId) => ({ type: 'login_succeeded', userId: user.id, familyId }),
     });
-    if (session === null) {
+    if (session === 'refused') {
+      return session;
+    }
+    if (session === 'changed') {
       return null;
     }
     this.logger.log(`User ${user.id} logged in`, forRequest(origin.requestId));

@@ -12,8 +12,11 @@ import type { EntityManager } from 'typeorm';
 export interface GuardedWrite {
   /** Names the statement it is composed into (one named statement per kind of write). */
   readonly kind: string;
-  /** The CTE's body; a row (any columns) when it wrote, none when it did not. */
-  sql(first: number): string;
+  /**
+   * The CTE's body; a row (any columns) when it wrote, none when it did not. `when` is an SQL
+   * condition the write also requires (a Precondition's, or `TRUE`).
+   */
+  sql(first: number, when: string): string;
   readonly values: readonly unknown[];
   /** The same write inside the caller's transaction; false when its condition failed. */
   within(manager: EntityManager): Promise<boolean>;
@@ -22,4 +25,18 @@ export interface GuardedWrite {
    * table's own key, say), or the error itself.
    */
   translate(error: unknown): unknown;
+}
+
+/**
+ * A condition on one table that another repository's statement requires before it writes (the
+ * login's "no second factor to ask for", decision 0034), given by the repository that owns the
+ * table. On PostgreSQL `sql(first)` is a boolean SQL expression, its parameters from `$first`
+ * given by `values`, read in the statement's snapshot; inside a transaction it is `holds`.
+ */
+export interface Precondition {
+  /** Names the statement it is composed into, with the write's kind. */
+  readonly kind: string;
+  sql(first: number): string;
+  readonly values: readonly unknown[];
+  holds(manager: EntityManager): Promise<boolean>;
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
 import { DataSource, type EntityManager } from 'typeorm';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
-import type { GuardedWrite } from '../database/guarded-write.js';
+import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
 import { NamedStatement } from '../database/postgres-statements.js';
 import { postgresTypeOf } from '../database/postgres-types.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -86,6 +86,12 @@ export interface RevocationAudit {
    */
   readonly revokedRecord: () => AuthEventRecord;
 }
+
+/**
+ * What startSessionAfter did: started; or wrote nothing because the account's write did not match
+ * (`changed`: read it again and retry) or the precondition did not hold (`refused`).
+ */
+export type SessionStartOutcome = 'started' | 'changed' | 'refused';
 
 /** The event row a session start writes with it (`registered`, `login_succeeded`). */
 export interface SessionStartAudit {
@@ -255,30 +261,40 @@ export class RefreshTokenRepository {
     limit: number,
     ending: SessionEnding,
     audit: SessionStartAudit,
-    alongside?: (manager: EntityManager) => Promise<void>,
-  ): Promise<boolean> {
+    options: {
+      /** What must hold before anything is written; 'refused' when it does not. */
+      readonly requires?: Precondition;
+      readonly alongside?: (manager: EntityManager) => Promise<void>;
+    } = {},
+  ): Promise<SessionStartOutcome> {
+    const { requires, alongside } = options;
     if (this.unitOfWork.isSerialized || alongside !== undefined) {
-      return this.unitOfWork.transaction(async (m) => {
+      return this.unitOfWork.transaction(async (m): Promise<SessionStartOutcome> => {
+        if (requires !== undefined && !(await requires.holds(m))) {
+          return 'refused';
+        }
         if (!(await account.within(m))) {
-          return false;
+          return 'changed';
         }
         await this.startSession(m, session, first, limit, ending);
         await audit.within(m);
         await alongside?.(m);
-        return true;
+        return 'started';
       });
     }
-    let statement = this.postgresStarts.get(account.kind);
+    const kind = requires === undefined ? account.kind : `${account.kind}_${requires.kind}`;
+    let statement = this.postgresStarts.get(kind);
     if (statement === undefined) {
       statement = new NamedStatement(
         this.dataSource,
-        `sessions_start_after_${account.kind}`,
-        this.startAfterSql(account),
+        `sessions_start_after_${kind}`,
+        this.startAfterSql(account, requires),
       );
-      this.postgresStarts.set(account.kind, statement);
+      this.postgresStarts.set(kind, statement);
     }
     const values = [
       ...account.values,
+      ...(requires?.values ?? []),
       ...this.sessions.values(session),
       ...this.tokens.values(first),
       ...this.sessions.endOverLimitValues(session.userId, Math.max(0, limit - 1), ending),
@@ -290,27 +306,33 @@ export class RefreshTokenRepository {
     } catch (error: unknown) {
       throw account.translate(error);
     }
-    return row?.written === 1;
+    if (row?.written === 1) {
+      return 'started';
+    }
+    return row?.allowed === false ? 'refused' : 'changed';
   }
 
   /**
-   * startSessionAfter's statement on PostgreSQL: `account`'s write, then, only for its row, the
-   * session, its first token, the sessions past the limit ended, and the audit row.
+   * startSessionAfter's statement on PostgreSQL: `account`'s write, if `requires` holds, then,
+   * only for its row, the session, its first token, the sessions past the limit ended, and the
+   * audit row. Says whether it wrote and whether `requires` held.
    */
-  startAfterSql(account: GuardedWrite): string {
-    const sessionFirst = 1 + account.values.length;
+  startAfterSql(account: GuardedWrite, requires?: Precondition): string {
+    const requiresFirst = 1 + account.values.length;
+    const sessionFirst = requiresFirst + (requires?.values.length ?? 0);
     const tokenFirst = sessionFirst + this.sessions.columnCount;
     const overFirst = tokenFirst + this.tokens.columns.length;
     const auditFirst = overFirst + 6;
+    const allowed = requires === undefined ? 'TRUE' : `(${requires.sql(requiresFirst)})`;
     return [
-      `WITH account AS (${account.sql(1)}),`,
+      `WITH account AS (${account.sql(1, allowed)}),`,
       `started AS (${this.sessions.insertSelectSql(sessionFirst)} FROM account RETURNING "id"),`,
       `first_token AS (INSERT INTO "${this.tokens.table}" (${this.tokens.names()})`,
       `  SELECT ${postgresCasts(this.tokens, this.dataSource, tokenFirst).join(', ')} FROM started),`,
       `over_limit AS (${this.sessions.endOverLimitSql(overFirst, 'EXISTS (SELECT 1 FROM account)')}),`,
       `audited AS (${this.audit.insertSelectSql(auditFirst, {})} FROM account)`,
       'SELECT (SELECT count(*) FROM account)::int AS "written",',
-      '  (SELECT count(*) FROM over_limit)::int AS "ended"',
+      `  (SELECT count(*) FROM over_limit)::int AS "ended", ${allowed} AS "allowed"`,
     ].join('\n');
   }
 

@@ -4,7 +4,7 @@ import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import type { GuardedWrite } from '../database/guarded-write.js';
+import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
 import type { AuthEvent, RefreshFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
@@ -64,6 +64,8 @@ export interface SessionStart {
   readonly authMethods: readonly AuthMethod[];
   /** The event that tells of it, for the session `familyId`. */
   readonly event: (familyId: string) => AuthEvent;
+  /** What must hold before anything is written (a login with no second factor to ask for). */
+  readonly requires?: Precondition;
   /**
    * More to write in the same transaction (registration's verification mail): the start then
    * takes a transaction of the unit of work on PostgreSQL too, instead of its one statement.
@@ -149,14 +151,15 @@ export class TokensService {
   /**
    * Starts a new token family for `user` if, and only if, `start.account`'s write succeeds, all
    * of it atomically with the event's audit row: on PostgreSQL in one statement (one round trip),
-   * unless `start.alongside` has more to write (decision 0034). Null, and nothing written, when
-   * the account's write did not match (a login's account changed since it was read).
+   * unless `start.alongside` has more to write (decision 0034). Nothing is written, and the
+   * answer says why, when `start.requires` does not hold (`refused`) or the account's write did
+   * not match (`changed`: a login's account changed since it was read).
    */
   async start(
     user: User,
     origin: RequestOrigin,
     start: SessionStart,
-  ): Promise<IssuedSession | null> {
+  ): Promise<IssuedSession | 'changed' | 'refused'> {
     const familyId = this.random.uuid();
     const now = this.clock.now();
     const { raw, hash } = generateRefreshTokenValue(this.random);
@@ -197,10 +200,10 @@ export class TokensService {
         },
         record: { event, origin, at: now },
       },
-      start.alongside,
+      { requires: start.requires, alongside: start.alongside },
     );
-    if (!started) {
-      return null;
+    if (started !== 'started') {
+      return started;
     }
     if (!recorded) {
       this.events.committed(event, origin, now);

@@ -5,6 +5,7 @@ import { ConflictError } from '../common/errors/domain-errors.js';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import type { GuardedWrite } from '../database/guarded-write.js';
 import { NamedStatement } from '../database/postgres-statements.js';
+import { postgresTypeOf } from '../database/postgres-types.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from './entities/user.entity.js';
@@ -107,9 +108,12 @@ export class UserRepository {
   insertWrite(user: User): GuardedWrite {
     return {
       kind: 'registration',
-      sql: (first) =>
-        `INSERT INTO "${this.rows.table}" (${this.rows.names()}) ` +
-        `VALUES (${this.rows.placeholders('postgres', first)}) RETURNING "id"`,
+      sql: (first, when) =>
+        `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ` +
+        this.rows.columns
+          .map((column, i) => `$${first + i}::${postgresTypeOf(this.dataSource, column)}`)
+          .join(', ') +
+        ` WHERE ${when} RETURNING "id"`,
       values: this.rows.values(user),
       within: async (manager) => {
         await this.insert(user, manager);
@@ -132,7 +136,7 @@ export class UserRepository {
   loginStateWrite(id: string, seen: LockoutState, next: SuccessfulLoginState): GuardedWrite {
     return {
       kind: 'login',
-      sql: (first) => {
+      sql: (first, when) => {
         const set = LOGIN_COLUMNS.map(
           (property, i) => `"${this.rows.column(property).databaseName}" = $${first + 1 + i}`,
         );
@@ -143,7 +147,8 @@ export class UserRepository {
           // Both parameters take their column's type: no cast.
           `AND "failedLoginAttempts" = $${attempts} ` +
           `AND "lockoutEnd" IS NOT DISTINCT FROM $${lockoutEnd} ` +
-          `AND xmin = (SELECT xmin FROM ${table} WHERE "id" = $${first}) RETURNING "id"`
+          `AND xmin = (SELECT xmin FROM ${table} WHERE "id" = $${first}) AND ${when} ` +
+          'RETURNING "id"'
         );
       },
       values: [
