@@ -17,11 +17,7 @@ import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
 import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import {
-  TokensService,
-  type IssuedSession,
-  type SessionStart,
-} from '../tokens/tokens.service.js';
+import { TokensService, type IssuedSession, type SessionStart } from '../tokens/tokens.service.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersService, type LockoutState, type LoginState } from '../users/users.service.js';

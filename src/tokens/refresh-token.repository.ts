@@ -654,9 +654,7 @@ function postgresCasts(
   dataSource: DataSource,
   first: number,
 ): string[] {
-  return rows.columns.map(
-    (column, i) => `$${first + i}::${postgresTypeOf(dataSource, column)}`,
-  );
+  return rows.columns.map((column, i) => `$${first + i}::${postgresTypeOf(dataSource, column)}`);
 }
 
 /**
