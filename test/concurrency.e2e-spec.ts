@@ -196,16 +196,27 @@ describe('shared SQLite connection: a rolled-back unit never takes acknowledged 
     // Registrations whose e-mail starts with "fail" insert their user, yield to the event loop
     // (letting other requests' statements run), then fail, so their transaction rolls back.
     const tokens = t.app.get(TokensService);
-    const issue = tokens.issue.bind(tokens);
-    tokens.issue = async (user, ip, manager) => {
-      if (user.email.startsWith('fail')) {
-        for (let i = 0; i < 5; i += 1) {
-          await yieldToLoop();
-        }
-        throw new Error('injected failure after the user insert');
-      }
-      return issue(user, ip, manager);
-    };
+    const start = tokens.start.bind(tokens);
+    tokens.start = (user, origin, how) =>
+      start(
+        user,
+        origin,
+        user.email.startsWith('fail')
+          ? {
+              ...how,
+              account: {
+                ...how.account,
+                within: async (manager) => {
+                  await how.account.within(manager);
+                  for (let i = 0; i < 5; i += 1) {
+                    await yieldToLoop();
+                  }
+                  throw new Error('injected failure after the user insert');
+                },
+              },
+            }
+          : how,
+      );
     try {
       const target = await createUser(t);
       const requests = Array.from({ length: 60 }, (_, i) => {
@@ -246,7 +257,7 @@ describe('shared SQLite connection: a rolled-back unit never takes acknowledged 
       expect((await reloadUser(t, target.id)).failedLoginAttempts).toBe(5);
       expect(await t.dataSource.getRepository(RefreshToken).count()).toBe(20);
     } finally {
-      tokens.issue = issue;
+      tokens.start = start;
     }
   });
 });
