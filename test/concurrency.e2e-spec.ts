@@ -193,8 +193,10 @@ describe('shared SQLite connection: a rolled-back unit never takes acknowledged 
   const t = useSharedTestApp();
 
   it('should keep every acknowledged write while other units fail and roll back', async () => {
-    // Registrations whose e-mail starts with "fail" insert their user, yield to the event loop
-    // (letting other requests' statements run), then fail, so their transaction rolls back.
+    // Registrations whose e-mail starts with "fail" insert their user (and session), yield to
+    // the event loop (letting other requests' statements run), then fail, so their transaction
+    // rolls back. The failure is written "alongside", which makes the start a transaction on
+    // PostgreSQL too (decision 0034).
     const tokens = t.app.get(TokensService);
     const start = tokens.start.bind(tokens);
     tokens.start = (user, origin, how) =>
@@ -204,15 +206,12 @@ describe('shared SQLite connection: a rolled-back unit never takes acknowledged 
         user.email.startsWith('fail')
           ? {
               ...how,
-              account: {
-                ...how.account,
-                within: async (manager) => {
-                  await how.account.within(manager);
-                  for (let i = 0; i < 5; i += 1) {
-                    await yieldToLoop();
-                  }
-                  throw new Error('injected failure after the user insert');
-                },
+              alongside: async (manager) => {
+                await how.alongside?.(manager);
+                for (let i = 0; i < 5; i += 1) {
+                  await yieldToLoop();
+                }
+                throw new Error('injected failure after the user insert');
               },
             }
           : how,
