@@ -193,19 +193,29 @@ describe('shared SQLite connection: a rolled-back unit never takes acknowledged 
   const t = useSharedTestApp();
 
   it('should keep every acknowledged write while other units fail and roll back', async () => {
-    // Registrations whose e-mail starts with "fail" insert their user, yield to the event loop
-    // (letting other requests' statements run), then fail, so their transaction rolls back.
+    // Registrations whose e-mail starts with "fail" insert their user (and session), yield to
+    // the event loop (letting other requests' statements run), then fail, so their transaction
+    // rolls back. The failure is written "alongside", which makes the start a transaction on
+    // PostgreSQL too (decision 0034).
     const tokens = t.app.get(TokensService);
-    const issue = tokens.issue.bind(tokens);
-    tokens.issue = async (user, ip, manager) => {
-      if (user.email.startsWith('fail')) {
-        for (let i = 0; i < 5; i += 1) {
-          await yieldToLoop();
-        }
-        throw new Error('injected failure after the user insert');
-      }
-      return issue(user, ip, manager);
-    };
+    const start = tokens.start.bind(tokens);
+    tokens.start = (user, origin, how) =>
+      start(
+        user,
+        origin,
+        user.email.startsWith('fail')
+          ? {
+              ...how,
+              alongside: async (manager) => {
+                await how.alongside?.(manager);
+                for (let i = 0; i < 5; i += 1) {
+                  await yieldToLoop();
+                }
+                throw new Error('injected failure after the user insert');
+              },
+            }
+          : how,
+      );
     try {
       const target = await createUser(t);
       const requests = Array.from({ length: 60 }, (_, i) => {
@@ -246,7 +256,7 @@ describe('shared SQLite connection: a rolled-back unit never takes acknowledged 
       expect((await reloadUser(t, target.id)).failedLoginAttempts).toBe(5);
       expect(await t.dataSource.getRepository(RefreshToken).count()).toBe(20);
     } finally {
-      tokens.issue = issue;
+      tokens.start = start;
     }
   });
 });

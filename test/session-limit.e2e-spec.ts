@@ -3,6 +3,11 @@ import { Session } from '../src/tokens/entities/session.entity.js';
 import { DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
+import {
+  createTestDatabase,
+  describeOnPostgres,
+  type TestDatabase,
+} from './utils/test-database.js';
 
 const LIMIT = 3;
 
@@ -85,6 +90,45 @@ describe('sessions of one account (Sessions__MaxActivePerUser=3)', () => {
 
     await expect(
       t.dataSource.getRepository(Session).countBy({ userId: user.id, endedAt: IsNull() }),
+    ).resolves.toBe(LIMIT);
+  });
+});
+
+describeOnPostgres('sessions of one account across two instances (PostgreSQL)', () => {
+  let database: TestDatabase;
+  let apps: TestApp[];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const environment = { Sessions__MaxActivePerUser: String(LIMIT) };
+    apps = [await createTestApp({ database, environment })];
+    apps.push(await createTestApp({ database, environment }));
+  });
+
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    await database.drop();
+  });
+
+  // Each instance's logins of one account take turns in its process (AccountLock), not across
+  // processes: there the login's one statement meets the other's update of the account row and
+  // is retried with a snapshot that holds its session (decision 0034).
+  it('should never leave more than the limit when both start sessions at once', async () => {
+    const user = await registerUser(apps[0]);
+
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const response = await apps[i % 2].post('/api/auth/login', {
+          email: user.email,
+          password: DEFAULT_PASSWORD,
+        });
+        return response.status;
+      }),
+    );
+
+    expect(statuses).toEqual(Array.from({ length: 12 }, () => 200));
+    await expect(
+      apps[0].dataSource.getRepository(Session).countBy({ userId: user.id, endedAt: IsNull() }),
     ).resolves.toBe(LIMIT);
   });
 });

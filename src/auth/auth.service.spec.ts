@@ -10,13 +10,14 @@ import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { RecordingAuthEvents } from '../../test/utils/recording-auth-events.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
-import { TokensService, type IssuedSession } from '../tokens/tokens.service.js';
+import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { TokensService, type IssuedSession, type SessionStart } from '../tokens/tokens.service.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersService, type LockoutState, type LoginState } from '../users/users.service.js';
@@ -63,8 +64,17 @@ class FakePasswordHasher {
   }
 }
 
+/** No account here has a second factor: the login's precondition always holds. */
+const NO_FACTOR: Precondition = {
+  kind: 'without_factor',
+  sql: () => 'TRUE',
+  values: [],
+  holds: () => Promise.resolve(true),
+};
+
 /** Mail is off: registration queues no verification mail. */
 const NO_MAIL = {
+  sendsOnRegistration: false,
   sendOnRegistration: () => Promise.resolve(false),
   registrationMailQueued: () => undefined,
   remind: () => Promise.resolve(),
@@ -134,6 +144,29 @@ class FakeUsersService {
     return Promise.resolve();
   }
 
+  insertWrite(user: User): GuardedWrite {
+    return {
+      kind: 'registration',
+      sql: () => '',
+      values: [],
+      within: async (manager) => {
+        await this.insert(user, manager);
+        return true;
+      },
+      translate: (error) => error,
+    };
+  }
+
+  loginStateWrite(id: string, seen: LockoutState, next: LoginState): GuardedWrite {
+    return {
+      kind: 'login',
+      sql: () => '',
+      values: [],
+      within: (manager) => this.replaceLoginState(id, seen, next, manager),
+      translate: (error) => error,
+    };
+  }
+
   /** Runs once before the next compare-and-set, as another instance writing meanwhile would. */
   interleave: ((user: User) => void) | undefined;
 
@@ -166,18 +199,39 @@ class FakeUsersService {
   }
 }
 
+/**
+ * Starts sessions as TokensService.start does on its transaction path: the account's write, then
+ * (if it matched) the session and the event, in one transaction of the fake unit of work.
+ */
 class FakeTokensService {
   readonly issued: Array<{ user: User; origin: RequestOrigin; manager: EntityManager }> = [];
+  events: AuthEvents | undefined;
 
-  issue(user: User, origin: RequestOrigin, manager: EntityManager): Promise<IssuedSession> {
-    this.issued.push({ user: structuredClone(user), origin, manager });
-    const response: AuthResponseDto = {
-      accessToken: `access-for-${user.id}`,
-      refreshToken: `refresh-for-${user.id}`,
-      accessTokenExpiry: '2026-01-01T12:15:00.000Z',
-      user: UserResponseDto.from(user),
-    };
-    return Promise.resolve({ response, familyId: FAMILY_ID });
+  constructor(private readonly unitOfWork: FakeUnitOfWork) {}
+
+  start(
+    user: User,
+    origin: RequestOrigin,
+    start: SessionStart,
+  ): Promise<IssuedSession | 'changed' | 'refused'> {
+    return this.unitOfWork.transaction(async (manager) => {
+      if (start.requires !== undefined && !(await start.requires.holds(manager))) {
+        return 'refused';
+      }
+      if (!(await start.account.within(manager))) {
+        return 'changed';
+      }
+      this.issued.push({ user: structuredClone(user), origin, manager });
+      await this.events?.record(manager, start.event(FAMILY_ID), origin);
+      await start.alongside?.(manager);
+      const response: AuthResponseDto = {
+        accessToken: `access-for-${user.id}`,
+        refreshToken: `refresh-for-${user.id}`,
+        accessTokenExpiry: '2026-01-01T12:15:00.000Z',
+        user: UserResponseDto.from(user),
+      };
+      return { response, familyId: FAMILY_ID };
+    });
   }
 }
 
@@ -256,12 +310,19 @@ describe(AuthService.name, () => {
         { provide: Clock, useValue: new FakeClock(NOW) },
         RandomSource,
         // No account here has a second factor (test/two-factor.e2e-spec.ts covers those).
-        { provide: TotpFactors, useValue: { activeFactorOf: () => Promise.resolve(null) } },
+        {
+          provide: TotpFactors,
+          useValue: {
+            activeFactorOf: () => Promise.resolve(null),
+            noConfirmedFactor: (): Precondition => NO_FACTOR,
+          },
+        },
         { provide: AuthEvents, useClass: RecordingAuthEvents },
       ],
     }).compile();
     logs.length = 0;
     events = [];
+    tokens.events = moduleRef.get(AuthEvents);
     moduleRef.get(AuthEvents).subscribe((record) => {
       expect(record.origin).toBe(ORIGIN);
       events.push(record.event);
@@ -271,9 +332,9 @@ describe(AuthService.name, () => {
 
   beforeEach(async () => {
     users = new FakeUsersService();
-    tokens = new FakeTokensService();
     hasher = new FakePasswordHasher();
     unitOfWork = new FakeUnitOfWork();
+    tokens = new FakeTokensService(unitOfWork);
     logs = [];
     jest.spyOn(Logger.prototype, 'log').mockImplementation((message: unknown) => {
       logs.push({ level: 'log', text: String(message) });

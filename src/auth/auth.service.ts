@@ -3,7 +3,6 @@ import { ConflictError, UnauthorizedError } from '../common/errors/domain-errors
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent, LoginFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
@@ -11,7 +10,7 @@ import { MfaMessages } from '../mfa/mfa.messages.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
 import { PASSWORD_AND_OTP, PASSWORD_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
-import { TokensService } from '../tokens/tokens.service.js';
+import { TokensService, type SessionStart } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../common/identity/email.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
@@ -37,7 +36,6 @@ export class AuthService {
     private readonly passwordHasher: PasswordHasher,
     private readonly accountLock: AccountLock,
     private readonly failedLogins: FailedLogins,
-    private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
     private readonly random: RandomSource,
     private readonly events: AuthEvents,
@@ -67,17 +65,23 @@ export class AuthService {
       lastLoginAt: null,
       emailVerifiedAt: null,
     };
-    const { response, verificationQueued } = await this.unitOfWork.transaction(async (m) => {
-      await this.usersService.insert(user, m);
-      const session = await this.tokensService.issue(user, origin, m);
-      await this.events.record(
-        m,
-        { type: 'registered', userId: user.id, familyId: session.familyId },
-        origin,
-      );
-      const verificationQueued = await this.emailVerification.sendOnRegistration(m, user, origin);
-      return { ...session, verificationQueued };
+    // One statement on PostgreSQL (decision 0034): the account, its session and first token, and
+    // the `registered` row; the verification mail, when mail is on, makes it a transaction.
+    let verificationQueued = false;
+    const started = await this.tokensService.start(user, origin, {
+      account: this.usersService.insertWrite(user),
+      authMethods: PASSWORD_ONLY,
+      event: (familyId) => ({ type: 'registered', userId: user.id, familyId }),
+      alongside: this.emailVerification.sendsOnRegistration
+        ? async (m) => {
+            verificationQueued = await this.emailVerification.sendOnRegistration(m, user, origin);
+          }
+        : undefined,
     });
+    if (started === 'changed' || started === 'refused') {
+      throw new Error('A new account was not written');
+    }
+    const { response } = started;
     if (verificationQueued) {
       this.emailVerification.registrationMailQueued();
     }
@@ -120,14 +124,30 @@ export class AuthService {
           await this.emailVerification.remind(user, origin);
           throw refuse(user.id, 'unverified', UsersMessages.emailNotVerified);
         }
-        const verdict = isCorrect
-          ? await this.secondFactor(user, request.code, origin, refuse)
+        // A right password starts the session in one statement that requires the account to
+        // have no confirmed second factor (decision 0034); only when it has one is the factor
+        // read and the code checked, and the session started after that.
+        let verdict: readonly AuthMethod[] | 'bad_mfa_code' | 'unchecked' | null = isCorrect
+          ? 'unchecked'
           : null;
         return this.usersService.retryOnLoginStateChange(
           user,
           async (current) => {
+            if (verdict === 'unchecked') {
+              const started = await this.recordSuccess(current, request.password, origin, {
+                authMethods: PASSWORD_ONLY,
+                requires: this.totpFactors.noConfirmedFactor(current.id),
+              });
+              if (started !== 'refused') {
+                return started;
+              }
+              verdict = await this.secondFactor(current, request.code, origin, refuse);
+            }
             if (verdict !== null && verdict !== 'bad_mfa_code') {
-              return this.recordSuccess(current, request.password, origin, verdict);
+              const started = await this.recordSuccess(current, request.password, origin, {
+                authMethods: verdict,
+              });
+              return started === 'refused' ? null : started;
             }
             const reason = verdict === 'bad_mfa_code' ? 'bad_mfa_code' : 'bad_password';
             const failure: AuthEvent = { type: 'login_failed', userId: current.id, email, reason };
@@ -185,38 +205,38 @@ export class AuthService {
     }
   }
 
-  /** Null when the account changed since it was read. */
+  /**
+   * Null when the account changed since it was read; `refused` when `start.requires` did not
+   * hold (nothing written).
+   */
   private async recordSuccess(
     user: User,
     password: string,
     origin: RequestOrigin,
-    authMethods: readonly AuthMethod[],
-  ): Promise<AuthResponseDto | null> {
+    start: Pick<SessionStart, 'authMethods' | 'requires'>,
+  ): Promise<AuthResponseDto | null | 'refused'> {
     // Hashes made with a lower cost than the configured one are upgraded while we hold the
-    // plain password; hashing happens before the transaction, never inside it.
+    // plain password; hashing happens before the statement, never inside a transaction.
     const passwordHash = this.passwordHasher.needsRehash(user.passwordHash)
       ? await this.passwordHasher.hash(password)
       : user.passwordHash;
     const now = this.clock.now();
-    const session = await this.unitOfWork.transaction(async (m) => {
-      const written = await this.usersService.replaceLoginState(
-        user.id,
-        user,
-        { failedLoginAttempts: 0, lockoutEnd: null, lastLoginAt: now, passwordHash },
-        m,
-      );
-      if (!written) {
-        return null;
-      }
-      const issued = await this.tokensService.issue(user, origin, m, authMethods);
-      await this.events.record(
-        m,
-        { type: 'login_succeeded', userId: user.id, familyId: issued.familyId },
-        origin,
-      );
-      return issued;
+    // One statement on PostgreSQL (decision 0034): the bookkeeping, if the account is as it was
+    // read, the session and its first token, and the `login_succeeded` row.
+    const session = await this.tokensService.start(user, origin, {
+      ...start,
+      account: this.usersService.loginStateWrite(user.id, user, {
+        failedLoginAttempts: 0,
+        lockoutEnd: null,
+        lastLoginAt: now,
+        passwordHash,
+      }),
+      event: (familyId) => ({ type: 'login_succeeded', userId: user.id, familyId }),
     });
-    if (session === null) {
+    if (session === 'refused') {
+      return session;
+    }
+    if (session === 'changed') {
       return null;
     }
     this.logger.log(`User ${user.id} logged in`, forRequest(origin.requestId));

@@ -45,6 +45,11 @@ export class EmailVerificationService {
     return this.mail.isEnabled && this.sendWithin(manager, user, origin);
   }
 
+  /** Whether registration queues a verification mail (in its own transaction): mail is on. */
+  get sendsOnRegistration(): boolean {
+    return this.mail.isEnabled;
+  }
+
   /** After a registration's transaction committed with a verification mail in it. */
   registrationMailQueued(): void {
     this.mail.wake();

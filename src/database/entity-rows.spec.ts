@@ -9,6 +9,9 @@ import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { Session } from '../tokens/entities/session.entity.js';
 import { SessionRepository } from '../tokens/session.repository.js';
 import { User } from '../users/entities/user.entity.js';
+import { UserRepository } from '../users/user.repository.js';
+import { buildUser } from '../../test/factories/user.factory.js';
+import type { Precondition } from './guarded-write.js';
 import { sqliteConnectionOf } from './driver-handle.js';
 import { EntityRows } from './entity-rows.js';
 import { UnitOfWork } from './unit-of-work.js';
@@ -180,6 +183,86 @@ describe(EntityRows.name, () => {
       ]) {
         expect(sql.postgres).toContain(`AS "${name}"`);
       }
+    });
+
+    /** Every `INSERT INTO "table" (...)` of a statement: table name to its columns. */
+    const insertsOf = (sql: string): Record<string, string[]> =>
+      Object.fromEntries(
+        [...sql.matchAll(/INSERT INTO "([a-z_]+)" \(([^)]*)\)/g)].map((match) => [
+          match[1],
+          match[2].split(',').map((name) => name.trim().replaceAll('"', '')),
+        ]),
+      );
+
+    const tokenRepository = () => {
+      const unitOfWork = new UnitOfWork(dataSource);
+      return new RefreshTokenRepository(
+        unitOfWork,
+        dataSource,
+        new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
+        new SessionRepository(unitOfWork, dataSource),
+      );
+    };
+
+    const PRECONDITION: Precondition = {
+      kind: 'test',
+      sql: (first) => `$${first} IS NOT NULL`,
+      values: ['x'],
+      holds: () => Promise.resolve(true),
+    };
+
+    it('should write every column of the account, session, first token and audit row in a session start (decision 0034)', () => {
+      const users = new UserRepository(new UnitOfWork(dataSource), dataSource);
+      const registration = tokenRepository().startAfterSql(users.insertWrite(buildUser()));
+
+      expect(insertsOf(registration)).toEqual({
+        users: metadataColumns(User),
+        sessions: metadataColumns(Session),
+        refresh_tokens: metadataColumns(RefreshToken),
+        auth_events: metadataColumns(AuditEvent),
+      });
+      // One parameter per column of each row; the sessions limit's ending, user, instant and
+      // offset; nothing else.
+      const parameters = new Set(registration.match(/\$\d+/g));
+      expect(parameters.size).toBe(
+        metadataColumns(User).length +
+          metadataColumns(Session).length +
+          metadataColumns(RefreshToken).length +
+          6 +
+          metadataColumns(AuditEvent).length,
+      );
+    });
+
+    it("should give a login's statement its account's parameters, its precondition's, and the rows'", () => {
+      const users = new UserRepository(new UnitOfWork(dataSource), dataSource);
+      const user = buildUser();
+      const write = users.loginStateWrite(user.id, user, {
+        failedLoginAttempts: 0,
+        lockoutEnd: null,
+        lastLoginAt: new Date(),
+        passwordHash: 'h',
+      });
+      const login = tokenRepository().startAfterSql(write, PRECONDITION);
+
+      expect(write.values).toHaveLength(7);
+      expect(new Set(login.match(/\$\d+/g)).size).toBe(
+        7 +
+          1 +
+          metadataColumns(Session).length +
+          metadataColumns(RefreshToken).length +
+          6 +
+          metadataColumns(AuditEvent).length,
+      );
+      expect(Object.keys(insertsOf(login))).toEqual(['sessions', 'refresh_tokens', 'auth_events']);
+    });
+
+    it('should give the revocation five parameters and one per own column of its audit row', () => {
+      const sql = tokenRepository().revokeSql();
+
+      expect(insertsOf(sql)).toEqual({ auth_events: metadataColumns(AuditEvent) });
+      // Digest, bearer, the ending's instant, IP and reason; the audit row's owner and details
+      // are computed from the rows it found.
+      expect(new Set(sql.match(/\$\d+/g)).size).toBe(5 + metadataColumns(AuditEvent).length - 2);
     });
 
     it('should give the PostgreSQL rotation its seven parameters and one per own column of its audit row', () => {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { IsNull, type EntityManager } from 'typeorm';
+import { DataSource, IsNull, type EntityManager } from 'typeorm';
+import type { Precondition } from '../database/guarded-write.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { RecoveryCode } from './entities/recovery-code.entity.js';
@@ -15,7 +16,29 @@ export class TotpFactorRepository {
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly random: RandomSource,
+    private readonly dataSource: DataSource,
   ) {}
+
+  /**
+   * The account `userId` has no confirmed factor: a login's statement requires it before it
+   * writes (decision 0034), so a login without a second factor reads none beforehand. Table and
+   * columns from the entity's metadata.
+   */
+  noConfirmedFactor(userId: string): Precondition {
+    const metadata = this.dataSource.getMetadata(TotpFactor);
+    const column = (property: keyof TotpFactor): string =>
+      `"${metadata.findColumnWithPropertyName(property)?.databaseName ?? property}"`;
+    return {
+      kind: 'without_factor',
+      sql: (first) =>
+        `NOT EXISTS (SELECT 1 FROM "${metadata.tableName}" WHERE ${column('userId')} = ` +
+        `$${first} AND ${column('confirmedAt')} IS NOT NULL)`,
+      values: [userId],
+      // The factor by its key, as findOf reads it (no scan of a derived table, as existsBy's).
+      holds: async (manager) =>
+        ((await this.findOf(userId, manager))?.confirmedAt ?? null) === null,
+    };
+  }
 
   findOf(userId: string, manager?: EntityManager): Promise<TotpFactor | null> {
     return manager === undefined

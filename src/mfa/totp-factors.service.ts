@@ -8,6 +8,7 @@ import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { TotpFactor } from './entities/totp-factor.entity.js';
 import { MfaMessages } from './mfa.messages.js';
+import type { Precondition } from '../database/guarded-write.js';
 import { TotpFactorRepository } from './totp-factor.repository.js';
 import { TotpSecrets } from './totp-secrets.js';
 import {
@@ -46,6 +47,14 @@ export class TotpFactors {
     config: AppConfig,
   ) {
     this.issuer = config.mfa.issuer;
+  }
+
+  /**
+   * "The account has no confirmed factor", for a login's statement to require before it writes:
+   * a login that needs no code then reads nothing about factors beforehand (decision 0034).
+   */
+  noConfirmedFactor(userId: string): Precondition {
+    return this.repository.noConfirmedFactor(userId);
   }
 
   /** The account's factor once confirmed; null while none is, or only a pending one. */

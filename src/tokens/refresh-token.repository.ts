@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
 import { DataSource, type EntityManager } from 'typeorm';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
+import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
 import { NamedStatement } from '../database/postgres-statements.js';
+import { postgresTypeOf } from '../database/postgres-types.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
@@ -63,6 +65,42 @@ export interface RotationAudit {
   readonly refreshedRecord: () => AuthEventRecord;
 }
 
+/** What revoke() found and did: the presented token's session, which the call ended or not. */
+export interface Revocation {
+  readonly sessionId: string;
+  /** The presented token's generation. */
+  readonly generation: number;
+  /** The session's generation when it was ended (or found ended): above `generation` if rotated. */
+  readonly sessionGeneration: number;
+  /** This call ended the session (false: it had already ended). */
+  readonly sessionEnded: boolean;
+}
+
+/** The `token_revoked` row a revocation writes in its own transaction. */
+export interface RevocationAudit {
+  /** Transaction path (SQLite): records the event of what was done, inside the unit. */
+  readonly within: (manager: EntityManager, revocation: Revocation) => Promise<void>;
+  /**
+   * PostgreSQL: the event whose row the statement inserts if, and only if, it found the bearer's
+   * token; its `details` the statement fills in from what it did.
+   */
+  readonly revokedRecord: () => AuthEventRecord;
+}
+
+/**
+ * What startSessionAfter did: started; or wrote nothing because the account's write did not match
+ * (`changed`: read it again and retry) or the precondition did not hold (`refused`).
+ */
+export type SessionStartOutcome = 'started' | 'changed' | 'refused';
+
+/** The event row a session start writes with it (`registered`, `login_succeeded`). */
+export interface SessionStartAudit {
+  /** Transaction path: records it inside the unit (listeners hear of it after the commit). */
+  readonly within: (manager: EntityManager) => Promise<void>;
+  /** PostgreSQL's one statement: the record whose row it inserts, with every column known. */
+  readonly record: AuthEventRecord;
+}
+
 /** Reads and writes on a token and its session inside one unit. */
 export interface RefreshTokenUnit {
   readonly manager: EntityManager;
@@ -93,6 +131,8 @@ export class RefreshTokenRepository {
   private readonly owners: EntityRows<User>;
   private sqlite: SqliteStatements | undefined;
   private postgresRotate: NamedStatement | undefined;
+  private postgresRevoke: NamedStatement | undefined;
+  private readonly postgresStarts = new Map<string, NamedStatement>();
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
@@ -200,6 +240,186 @@ export class RefreshTokenRepository {
     }
     // A statement of its own, so that it reads what other logins committed while it waited.
     return this.sessions.endOverLimit(manager, session.userId, limit, ending);
+  }
+
+  /**
+   * Starts a session with its first token, if and only if `account`'s write (the new account's
+   * insert, a login's bookkeeping) succeeds, atomically with it and with `audit`'s row, keeping
+   * the owner at `limit` active sessions as startSession does. On PostgreSQL one statement, so one
+   * round trip: data-modifying CTEs, each table's from its repository, all conditional on the
+   * account's write; foreign keys and unique indexes are checked at the statement's end, and an
+   * error the account's write caused is answered as `account.translate` says. The account's write
+   * is what makes the starts of one account take turns there: a login's update of its row (see
+   * UserRepository.loginStateWrite). With `alongside` (more to write, in the same transaction,
+   * that has no fragment), and on SQLite, a transaction of the unit of work that does the same
+   * writes in the same order. False, and nothing written, when the account's write did not match.
+   */
+  async startSessionAfter(
+    account: GuardedWrite,
+    session: Session,
+    first: RefreshToken,
+    limit: number,
+    ending: SessionEnding,
+    audit: SessionStartAudit,
+    options: {
+      /** What must hold before anything is written; 'refused' when it does not. */
+      readonly requires?: Precondition;
+      readonly alongside?: (manager: EntityManager) => Promise<void>;
+    } = {},
+  ): Promise<SessionStartOutcome> {
+    const { requires, alongside } = options;
+    if (this.unitOfWork.isSerialized || alongside !== undefined) {
+      return this.unitOfWork.transaction(async (m): Promise<SessionStartOutcome> => {
+        if (requires !== undefined && !(await requires.holds(m))) {
+          return 'refused';
+        }
+        if (!(await account.within(m))) {
+          return 'changed';
+        }
+        await this.startSession(m, session, first, limit, ending);
+        await audit.within(m);
+        await alongside?.(m);
+        return 'started';
+      });
+    }
+    const kind = requires === undefined ? account.kind : `${account.kind}_${requires.kind}`;
+    let statement = this.postgresStarts.get(kind);
+    if (statement === undefined) {
+      statement = new NamedStatement(
+        this.dataSource,
+        `sessions_start_after_${kind}`,
+        this.startAfterSql(account, requires),
+      );
+      this.postgresStarts.set(kind, statement);
+    }
+    const values = [
+      ...account.values,
+      ...(requires?.values ?? []),
+      ...this.sessions.values(session),
+      ...this.tokens.values(first),
+      ...this.sessions.endOverLimitValues(session.userId, Math.max(0, limit - 1), ending),
+      ...this.audit.insertSelectValues(audit.record, {}),
+    ];
+    let row: RawRow | undefined;
+    try {
+      row = await statement.first(values);
+    } catch (error: unknown) {
+      throw account.translate(error);
+    }
+    if (row?.written === 1) {
+      return 'started';
+    }
+    return row?.allowed === false ? 'refused' : 'changed';
+  }
+
+  /**
+   * startSessionAfter's statement on PostgreSQL: `account`'s write, if `requires` holds, then,
+   * only for its row, the session, its first token, the sessions past the limit ended, and the
+   * audit row. Says whether it wrote and whether `requires` held.
+   */
+  startAfterSql(account: GuardedWrite, requires?: Precondition): string {
+    const requiresFirst = 1 + account.values.length;
+    const sessionFirst = requiresFirst + (requires?.values.length ?? 0);
+    const tokenFirst = sessionFirst + this.sessions.columnCount;
+    const overFirst = tokenFirst + this.tokens.columns.length;
+    const auditFirst = overFirst + 6;
+    const allowed = requires === undefined ? 'TRUE' : `(${requires.sql(requiresFirst)})`;
+    return [
+      `WITH account AS (${account.sql(1, allowed)}),`,
+      `started AS (${this.sessions.insertSelectSql(sessionFirst)} FROM account RETURNING "id"),`,
+      `first_token AS (INSERT INTO "${this.tokens.table}" (${this.tokens.names()})`,
+      `  SELECT ${postgresCasts(this.tokens, this.dataSource, tokenFirst).join(', ')} FROM started),`,
+      `over_limit AS (${this.sessions.endOverLimitSql(overFirst, 'EXISTS (SELECT 1 FROM account)')}),`,
+      `audited AS (${this.audit.insertSelectSql(auditFirst, {})} FROM account)`,
+      'SELECT (SELECT count(*) FROM account)::int AS "written",',
+      `  (SELECT count(*) FROM over_limit)::int AS "ended", ${allowed} AS "allowed"`,
+    ].join('\n');
+  }
+
+  /**
+   * Spec §4.2 revoke: the token whose digest is `tokenHash`, if its session is `userId`'s, ends
+   * that session (unless it had ended) with `ending`, and `audit`'s row is written, atomically;
+   * null, and nothing written, for an unknown token or another account's. On PostgreSQL one
+   * statement (one round trip) that finds the token, checks the owner, ends the session and writes
+   * the row; on SQLite one unit.
+   */
+  revoke(
+    tokenHash: Buffer,
+    userId: string,
+    ending: SessionEnding,
+    audit: RevocationAudit,
+  ): Promise<Revocation | null> {
+    if (this.unitOfWork.isSerialized) {
+      return this.atomically(async (unit) => {
+        const presented = await unit.findByHash(tokenHash);
+        if (presented === null || presented.session.userId !== userId) {
+          return null;
+        }
+        const { token, session } = presented;
+        const revocation: Revocation = {
+          sessionId: session.id,
+          generation: token.generation,
+          sessionGeneration: session.generation,
+          sessionEnded: await unit.endSession(session.id, ending),
+        };
+        await audit.within(unit.manager, revocation);
+        return revocation;
+      });
+    }
+    return this.revokeOnPostgres(tokenHash, userId, ending, audit.revokedRecord());
+  }
+
+  private async revokeOnPostgres(
+    tokenHash: Buffer,
+    userId: string,
+    ending: SessionEnding,
+    revoked: AuthEventRecord,
+  ): Promise<Revocation | null> {
+    this.postgresRevoke ??= new NamedStatement(
+      this.dataSource,
+      'refresh_tokens_revoke',
+      this.revokeSql(),
+    );
+    const row = await this.postgresRevoke.first([
+      tokenHash,
+      userId,
+      ...this.sessions.endValues(ending),
+      ...this.audit.insertSelectValues(revoked, REVOKE_AUDIT_COMPUTED),
+    ]);
+    if (row === undefined) {
+      return null;
+    }
+    return {
+      sessionId: String(row.sessionId),
+      generation: Number(row.generation),
+      sessionGeneration: Number(row.sessionGeneration),
+      sessionEnded: row.ended === 1,
+    };
+  }
+
+  /**
+   * revoke's statement on PostgreSQL. Parameters: $1 digest, $2 the bearer, $3–$5 the ending,
+   * then the audit row's own columns. The session's end re-checks `endedAt` on a row a concurrent
+   * rotation or logout changed (READ COMMITTED), and returns its current generation.
+   */
+  revokeSql(): string {
+    return [
+      `WITH presented AS (SELECT ${this.tokens.names()} FROM "${this.tokens.table}"`,
+      '  WHERE "tokenHash" = $1),',
+      `owned AS (${this.sessions.selectSql('(SELECT "sessionId" FROM presented)')}`,
+      '  AND "userId" = $2),',
+      `ended AS (${this.sessions.endSql(3, {
+        from: 'owned o',
+        id: 'o."id"',
+        also: 'TRUE',
+      })}),`,
+      `audited AS (${this.audit.insertSelectSql(6, REVOKE_AUDIT_COMPUTED)}`,
+      '  FROM presented p, owned o)',
+      'SELECT o."id" AS "sessionId", p."generation" AS "generation",',
+      '  COALESCE((SELECT "generation" FROM ended), o."generation") AS "sessionGeneration",',
+      '  (SELECT count(*) FROM ended)::int AS "ended"',
+      'FROM presented p, owned o',
+    ].join('\n');
   }
 
   /**
@@ -434,9 +654,7 @@ function postgresCasts(
   dataSource: DataSource,
   first: number,
 ): string[] {
-  return rows.columns.map(
-    (column, i) => `$${first + i}::${dataSource.driver.normalizeType(column)}`,
-  );
+  return rows.columns.map((column, i) => `$${first + i}::${postgresTypeOf(dataSource, column)}`);
 }
 
 /**
@@ -448,6 +666,18 @@ function postgresCasts(
 const ROTATION_AUDIT_COMPUTED = {
   userId: 'a."userId"',
   details: `'{"familyId":"' || a."id" || '","generation":' || (a."generation" - 1) || '}'`,
+} as const;
+
+/**
+ * The columns of the revocation's `token_revoked` row that its statement computes: the owner, and
+ * the details audit-row.ts stores for the event, as JSON.stringify writes them (keys in its order,
+ * no spaces). The session id is a UUID the service made, so it needs no escaping.
+ */
+const REVOKE_AUDIT_COMPUTED = {
+  userId: 'o."userId"',
+  details:
+    `'{"familyId":"' || o."id" || '","generation":' || p."generation" || ` +
+    `',"sessionEnded":' || (EXISTS (SELECT 1 FROM ended))::text || '}'`,
 } as const;
 
 /** The advisory lock that makes the session starts of one account take turns on PostgreSQL. */

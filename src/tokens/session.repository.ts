@@ -3,6 +3,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { DataSource, IsNull, type EntityManager } from 'typeorm';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import { NamedStatement } from '../database/postgres-statements.js';
+import { postgresTypeOf } from '../database/postgres-types.js';
 import { toSqliteDatetime } from '../database/sqlite-datetime.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { LISTED_SESSION_COLUMNS, Session, type ListedSession } from './entities/session.entity.js';
@@ -104,6 +105,55 @@ export class SessionRepository {
     );
   }
 
+  /**
+   * PostgreSQL: the `UPDATE` that ends the session `id` (an SQL expression over `from`) if it has
+   * not ended yet and `also` holds, with the ending in `$first` to `$first + 2` (endValues). Under
+   * READ COMMITTED an update that meets a row a concurrent rotation changed re-checks `endedAt` on
+   * the committed row, so the session ends whichever generation it reached. Returns the session's
+   * id and its (current) generation.
+   */
+  endSql(
+    first: number,
+    on: { readonly from: string; readonly id: string; readonly also: string },
+  ): string {
+    return (
+      `UPDATE "${this.rows.table}" s SET "endedAt" = $${first}, "endedByIp" = $${first + 1}, ` +
+      `"endReason" = $${first + 2} FROM ${on.from} WHERE s."id" = ${on.id} ` +
+      `AND s."endedAt" IS NULL AND ${on.also} RETURNING s."id", s."generation"`
+    );
+  }
+
+  /** The parameters of endSql (and endOverLimitSql's ending), in order. */
+  endValues(ending: SessionEnding): unknown[] {
+    return [this.instant(ending.at), ending.ip, ending.reason];
+  }
+
+  /**
+   * PostgreSQL: the `UPDATE` that ends the active sessions of the user `$first + 3` past the
+   * `$first + 5` most recently used ones at `$first + 4`, with endValues' ending in `$first` to
+   * `$first + 2`, only if `when` (an SQL condition) holds. For a statement that also inserts a
+   * session: that one is not visible to the statement's own reads, so the caller passes the limit
+   * less one, its new session counting as the most recently used. The caller makes the session
+   * starts of one account take turns, so the statement's snapshot holds every other one. Returns
+   * the ended sessions' ids.
+   */
+  endOverLimitSql(first: number, when: string): string {
+    const [at, ip, reason, userId, now, keep] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
+    const table = `"${this.rows.table}"`;
+    return (
+      `UPDATE ${table} SET "endedAt" = ${at}, "endedByIp" = ${ip}, "endReason" = ${reason} ` +
+      `WHERE "endedAt" IS NULL AND (${when}) AND "id" IN (SELECT "id" FROM ${table} ` +
+      `WHERE "userId" = ${userId} AND "endedAt" IS NULL AND "expiresAt" > ${now} ` +
+      'ORDER BY "lastUsedAt" DESC, "startedAt" DESC, "id" ASC ' +
+      `LIMIT 100 OFFSET ${keep}) RETURNING "id"`
+    );
+  }
+
+  /** The parameters of endOverLimitSql, in order. */
+  endOverLimitValues(userId: string, keep: number, ending: SessionEnding): unknown[] {
+    return [...this.endValues(ending), userId, this.instant(ending.at), keep];
+  }
+
   /** The parameters of advanceSql, in order. */
   advanceValues(use: SessionUse): unknown[] {
     return [this.instant(use.at), use.ip, use.userAgent, this.instant(use.expiresAt)];
@@ -195,9 +245,14 @@ export class SessionRepository {
   /** For a statement that starts a session (PostgreSQL): `INSERT … SELECT` of typed parameters. */
   insertSelectSql(first: number): string {
     const values = this.rows.columns.map(
-      (column, i) => `$${first + i}::${this.dataSource.driver.normalizeType(column)}`,
+      (column, i) => `$${first + i}::${postgresTypeOf(this.dataSource, column)}`,
     );
     return `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${values.join(', ')}`;
+  }
+
+  /** How many parameters insertSelectSql takes: one per column. */
+  get columnCount(): number {
+    return this.rows.columns.length;
   }
 
   /** The parameters of insertSelectSql for `session`, in order. */

@@ -4,6 +4,7 @@ import { UnauthorizedError } from '../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
+import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
 import type { AuthEvent, RefreshFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
@@ -28,6 +29,7 @@ import {
   RefreshTokenRepository,
   type PresentedToken,
   type RefreshTokenUnit,
+  type Revocation,
   type Rotation,
 } from './refresh-token.repository.js';
 import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
@@ -52,6 +54,23 @@ type RefreshOutcome =
 export interface IssuedSession {
   readonly response: AuthResponseDto;
   readonly familyId: string;
+}
+
+/** How a session starts: after which write on the account, told as which event. */
+export interface SessionStart {
+  /** The account's write the start is conditional on (UsersService.insertWrite, loginStateWrite). */
+  readonly account: GuardedWrite;
+  /** How the session was authenticated (the `amr` claim). */
+  readonly authMethods: readonly AuthMethod[];
+  /** The event that tells of it, for the session `familyId`. */
+  readonly event: (familyId: string) => AuthEvent;
+  /** What must hold before anything is written (a login with no second factor to ask for). */
+  readonly requires?: Precondition;
+  /**
+   * More to write in the same transaction (registration's verification mail): the start then
+   * takes a transaction of the unit of work on PostgreSQL too, instead of its one statement.
+   */
+  readonly alongside?: (manager: EntityManager) => Promise<void>;
 }
 
 /** What revokeAll ended. */
@@ -127,6 +146,69 @@ export class TokensService {
       { at: now, ip: origin.ip, reason: TokensMessages.sessionLimitReason },
     );
     return { response: this.respond(user, familyId, raw, authMethods), familyId };
+  }
+
+  /**
+   * Starts a new token family for `user` if, and only if, `start.account`'s write succeeds, all
+   * of it atomically with the event's audit row: on PostgreSQL in one statement (one round trip),
+   * unless `start.alongside` has more to write (decision 0034). Nothing is written, and the
+   * answer says why, when `start.requires` does not hold (`refused`) or the account's write did
+   * not match (`changed`: a login's account changed since it was read).
+   */
+  async start(
+    user: User,
+    origin: RequestOrigin,
+    start: SessionStart,
+  ): Promise<IssuedSession | 'changed' | 'refused'> {
+    const familyId = this.random.uuid();
+    const now = this.clock.now();
+    const { raw, hash } = generateRefreshTokenValue(this.random);
+    const use = this.useAt(origin, now);
+    const event = start.event(familyId);
+    // On the transaction path the event is recorded in it (listeners hear of it after the
+    // commit); on PostgreSQL's one statement its row is written there and listeners told here.
+    let recorded = false;
+    const started = await this.tokens.startSessionAfter(
+      start.account,
+      Object.assign(new Session(), {
+        id: familyId,
+        userId: user.id,
+        startedAt: now,
+        authMethods: storedAuthMethods(start.authMethods),
+        generation: 0,
+        lastUsedAt: now,
+        lastIp: use.ip,
+        lastUserAgent: use.userAgent,
+        expiresAt: use.expiresAt,
+        oldestTokenAt: now,
+        endedAt: null,
+        endedByIp: null,
+        endReason: null,
+      }),
+      Object.assign(new RefreshToken(), {
+        tokenHash: hash,
+        sessionId: familyId,
+        generation: 0,
+        createdAt: now,
+      }),
+      this.maxActiveSessions,
+      { at: now, ip: origin.ip, reason: TokensMessages.sessionLimitReason },
+      {
+        within: async (m) => {
+          await this.events.record(m, event, origin);
+          recorded = true;
+        },
+        record: { event, origin, at: now },
+      },
+      { requires: start.requires, alongside: start.alongside },
+    );
+    if (started !== 'started') {
+      return started;
+    }
+    if (!recorded) {
+      this.events.committed(event, origin, now);
+    }
+    return { response: this.respond(user, familyId, raw, start.authMethods), familyId };
   }
 
   /**
@@ -277,29 +359,35 @@ export class TokensService {
   ): Promise<MessageResponseDto> {
     const tokenHash = hashRefreshToken(request.refreshToken);
     const reason = request.reason ?? TokensMessages.defaultRevokeReason;
-    const event = await this.tokens.atomically(async (unit): Promise<AuthEvent | null> => {
-      const presented = await unit.findByHash(tokenHash);
-      if (presented === null || presented.session.userId !== userId) {
-        return null;
-      }
-      const { token, session } = presented;
-      // The session ends whichever of its tokens is named, unless it already had.
-      const sessionEnded = await unit.endSession(session.id, {
-        at: this.clock.now(),
-        ip: origin.ip,
-        reason,
-      });
-      const revoked: AuthEvent = {
-        type: 'token_revoked',
-        userId,
-        familyId: session.id,
-        generation: token.generation,
-        sessionEnded,
-        wasRotated: token.generation < session.generation,
-      };
-      await this.events.record(unit.manager, revoked, origin);
-      return revoked;
+    const at = this.clock.now();
+    // The event of what was done; recorded in the unit on SQLite, written by the statement on
+    // PostgreSQL (whose listeners are told here, once it committed).
+    const revokedEvent = (revocation: Revocation): AuthEvent => ({
+      type: 'token_revoked',
+      userId,
+      familyId: revocation.sessionId,
+      generation: revocation.generation,
+      sessionEnded: revocation.sessionEnded,
+      wasRotated: revocation.generation < revocation.sessionGeneration,
     });
+    let recorded = false;
+    // The session ends whichever of its tokens is named, unless it already had.
+    const revocation = await this.tokens.revoke(
+      tokenHash,
+      userId,
+      { at, ip: origin.ip, reason },
+      {
+        within: async (m, done) => {
+          await this.events.record(m, revokedEvent(done), origin);
+          recorded = true;
+        },
+        revokedRecord: () => ({ event: REVOKED_TEMPLATE, origin, at }),
+      },
+    );
+    const event = revocation === null ? null : revokedEvent(revocation);
+    if (event !== null && !recorded) {
+      this.events.committed(event, origin, at);
+    }
     if (event === null) {
       throw new UnauthorizedError(TokensMessages.invalid);
     }
@@ -473,6 +561,16 @@ const REFRESHED_TEMPLATE: AuthEvent = {
   userId: '',
   familyId: '',
   generation: 0,
+};
+
+/** The `token_revoked` event's fields known before the revocation; its statement adds the rest. */
+const REVOKED_TEMPLATE: AuthEvent = {
+  type: 'token_revoked',
+  userId: '',
+  familyId: '',
+  generation: 0,
+  sessionEnded: false,
+  wasRotated: false,
 };
 
 /**

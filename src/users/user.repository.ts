@@ -3,7 +3,9 @@ import type { Database, Statement } from 'better-sqlite3';
 import { DataSource, IsNull, type EntityManager } from 'typeorm';
 import { ConflictError } from '../common/errors/domain-errors.js';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
+import type { GuardedWrite } from '../database/guarded-write.js';
 import { NamedStatement } from '../database/postgres-statements.js';
+import { postgresTypeOf } from '../database/postgres-types.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from './entities/user.entity.js';
@@ -17,6 +19,12 @@ export type AccountSummary = Pick<User, 'id' | 'email' | 'createdAt' | 'lastLogi
 
 /** The login bookkeeping columns, written together. */
 export type LoginState = LockoutState & Partial<Pick<User, 'lastLoginAt' | 'passwordHash'>>;
+
+/** A successful login's bookkeeping: every column of it, so its statement's text is fixed. */
+export type SuccessfulLoginState = LockoutState & Pick<User, 'lastLoginAt' | 'passwordHash'>;
+
+/** The columns a successful login writes, in the order of loginStateWrite's parameters. */
+const LOGIN_COLUMNS = ['failedLoginAttempts', 'lockoutEnd', 'lastLoginAt', 'passwordHash'] as const;
 
 /**
  * The queries on `users`, on both engines; the only code that names the table. Used by the users
@@ -90,6 +98,85 @@ export class UserRepository {
       }
       throw error;
     }
+  }
+
+  /**
+   * The new account's insert, as a write another repository's statement is conditional on
+   * (registration's one statement, decision 0034): a taken e-mail, even one taken a moment ago,
+   * is a ConflictError, on either path.
+   */
+  insertWrite(user: User): GuardedWrite {
+    return {
+      kind: 'registration',
+      sql: (first, when) =>
+        `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ` +
+        this.rows.columns
+          .map((column, i) => `$${first + i}::${postgresTypeOf(this.dataSource, column)}`)
+          .join(', ') +
+        ` WHERE ${when} RETURNING "id"`,
+      values: this.rows.values(user),
+      within: async (manager) => {
+        await this.insert(user, manager);
+        return true;
+      },
+      translate: (error) => (this.isEmailTaken(error) ? emailTaken() : error),
+    };
+  }
+
+  /**
+   * A successful login's bookkeeping, `next`, written only if the account's lockout state is still
+   * `seen` (replaceLoginState), as a write another repository's statement is conditional on (the
+   * login's one statement, decision 0034). On PostgreSQL it also requires that the row did not
+   * change since the statement's snapshot was taken (its `xmin`): an update that waited for a
+   * concurrent login, or any other change of the row, to commit re-checks that on the committed
+   * row and does not match, so the caller reads again and retries with a new snapshot. So the
+   * session starts of one account take turns on its row across instances, and each one's
+   * snapshot holds every session the others committed (the sessions limit counts them).
+   */
+  loginStateWrite(id: string, seen: LockoutState, next: SuccessfulLoginState): GuardedWrite {
+    return {
+      kind: 'login',
+      sql: (first, when) => {
+        const set = LOGIN_COLUMNS.map(
+          (property, i) => `"${this.rows.column(property).databaseName}" = $${first + 1 + i}`,
+        );
+        const [attempts, lockoutEnd] = [first + 5, first + 6];
+        const table = `"${this.rows.table}"`;
+        return (
+          `UPDATE ${table} SET ${set.join(', ')} WHERE "id" = $${first} ` +
+          // Both parameters take their column's type: no cast.
+          `AND "failedLoginAttempts" = $${attempts} ` +
+          `AND "lockoutEnd" IS NOT DISTINCT FROM $${lockoutEnd} ` +
+          `AND xmin = (SELECT xmin FROM ${table} WHERE "id" = $${first}) AND ${when} ` +
+          'RETURNING "id"'
+        );
+      },
+      values: [
+        id,
+        ...LOGIN_COLUMNS.map((property) => next[property]),
+        seen.failedLoginAttempts,
+        seen.lockoutEnd,
+      ],
+      within: (manager) => this.replaceLoginState(id, seen, next, manager),
+      translate: (error) => error,
+    };
+  }
+
+  /**
+   * A unique violation on this table, raised through TypeORM or by a `pg` statement of this
+   * repository's (not a QueryFailedError): the e-mail's unique index, the only one a new account
+   * can meet (its id is a new UUID).
+   */
+  private isEmailTaken(error: unknown): boolean {
+    return (
+      isUniqueViolation(error) ||
+      (typeof error === 'object' &&
+        error !== null &&
+        'code' in error &&
+        error.code === '23505' &&
+        'table' in error &&
+        error.table === this.rows.table)
+    );
   }
 
   /** Writes `next` only if the account's lockout state is still `seen`; says whether it did. */
@@ -177,6 +264,10 @@ export class UserRepository {
   ): Promise<T> {
     return manager === undefined ? this.unitOfWork.run(work) : work(manager);
   }
+}
+
+function emailTaken(): ConflictError {
+  return new ConflictError(UsersMessages.emailTaken);
 }
 
 /** Like TypeORM's own where-value check: a lookup by a missing id must fail, not match. */

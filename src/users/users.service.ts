@@ -3,11 +3,13 @@ import type { EntityManager } from 'typeorm';
 import { NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
 import type { User } from './entities/user.entity.js';
+import type { GuardedWrite } from '../database/guarded-write.js';
 import {
   UserRepository,
   type AccountSummary,
   type LockoutState,
   type LoginState,
+  type SuccessfulLoginState,
 } from './user.repository.js';
 import { UsersMessages } from './users.messages.js';
 
@@ -38,6 +40,23 @@ export class UsersService {
   /** Inserts a new user; a taken e-mail, even one taken a moment ago, is a ConflictError. */
   insert(user: User, manager: EntityManager): Promise<void> {
     return this.users.insert(user, manager);
+  }
+
+  /**
+   * The new account's insert, for a statement that writes more with it (registration's session):
+   * a taken e-mail is a ConflictError.
+   */
+  insertWrite(user: User): GuardedWrite {
+    return this.users.insertWrite(user);
+  }
+
+  /**
+   * A successful login's bookkeeping, written only if the account's lockout state is still `seen`
+   * (and, on PostgreSQL, the account unchanged since the statement began), for the statement that
+   * starts its session: as replaceLoginState, a write that did not match makes the caller retry.
+   */
+  loginStateWrite(id: string, seen: LockoutState, next: SuccessfulLoginState): GuardedWrite {
+    return this.users.loginStateWrite(id, seen, next);
   }
 
   /**
