@@ -8,7 +8,7 @@ import { AuditEvent } from './entities/audit-event.entity.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { AuditSink } from '../events/audit-sink.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
-import { toAuditEntries, toAuditEvent, type AuditRecordRow } from './audit-row.js';
+import { storedUserAgent, toAuditEntries, toAuditEvent, type AuditRecordRow } from './audit-row.js';
 import type { AuditEntry } from './audit-trail.service.js';
 import { EventIdGenerator, eventIdBytes } from './event-id.js';
 import { UserAgentRepository } from './user-agent.repository.js';
@@ -111,7 +111,10 @@ export class AuditEventRepository implements AuditSink {
   /**
    * For a PostgreSQL statement that writes the row along with its change: `INSERT ... SELECT`
    * with the `computed` columns as the SQL expressions given (over the statement's own tables)
-   * and the others as typed parameters from `$first`; insertSelectValues gives their values.
+   * and the others as typed parameters from `$first`; insertSelectValues gives their values. The
+   * user agent takes two parameters, its remembered id and its text, so that a known one costs no
+   * look-up (decision 0032); the statement should end with insertSelectReturning, and its caller
+   * pass the returned `userAgentId` to insertSelectCommitted once the statement has committed.
    */
   insertSelectSql(first: number, computed: Partial<Record<keyof AuditEvent, string>>): string {
     let next = first;
@@ -120,11 +123,18 @@ export class AuditEventRepository implements AuditSink {
       if (expression !== undefined) {
         return expression;
       }
+      if (column.propertyName === 'userAgentId') {
+        next += 2;
+        return this.userAgents.postgresRememberedIdSql(`$${next - 2}`, `$${next - 1}`);
+      }
       next += 1;
-      return this.postgresValue(column, `$${next - 1}`);
+      return `$${next - 1}::${this.dataSource.driver.normalizeType(column)}`;
     });
     return `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${expressions.join(', ')}`;
   }
+
+  /** The RETURNING clause of insertSelectSql's statement: the stored user agent's id. */
+  readonly insertSelectReturning = 'RETURNING "userAgentId"';
 
   /** The parameters of insertSelectSql(first, computed) for `record`'s row, in order. */
   insertSelectValues(
@@ -132,8 +142,28 @@ export class AuditEventRepository implements AuditSink {
     computed: Partial<Record<keyof AuditEvent, string>>,
   ): unknown[] {
     const row = this.rowOf(record);
-    const values = this.valuesOf(row, row.userAgent);
-    return values.filter((_value, i) => !(this.rows.columns[i].propertyName in computed));
+    const values: unknown[] = [];
+    this.valuesOf(row, row.userAgent).forEach((value, i) => {
+      const column = this.rows.columns[i];
+      if (column.propertyName in computed) {
+        return;
+      }
+      if (column === this.rows.columns[this.userAgentIndex]) {
+        const known = this.userAgents.rememberedIdOnPostgres(row.userAgent);
+        values.push(known, known === null ? value : null);
+      } else {
+        values.push(value);
+      }
+    });
+    return values;
+  }
+
+  /**
+   * After insertSelectSql's statement for `record` has committed (never before: a row it added to
+   * `user_agents` would be gone with a rollback), remembers the id it stored for the user agent.
+   */
+  insertSelectCommitted(record: AuthEventRecord, storedUserAgentId: number | null): void {
+    this.userAgents.rememberOnPostgres(storedUserAgent(record.origin), storedUserAgentId);
   }
 
   /** The newest `limit` events of one user, newest first (IDX_auth_events_userId). */

@@ -37,10 +37,15 @@ export function toAuditEvent(record: AuthEventRecord, id: string): AuditRecordRo
     userId: event.userId,
     email: attemptedEmail(event),
     ip: origin.ip.slice(0, IP_MAX_LENGTH),
-    userAgent: origin.userAgent?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,
+    userAgent: storedUserAgent(origin),
     requestId: origin.requestId.slice(0, REQUEST_ID_MAX_LENGTH),
     details: JSON.stringify(detailsOf(event)),
   };
+}
+
+/** The user agent's text as the trail stores it: cut to its column's length. */
+export function storedUserAgent(origin: AuthEventRecord['origin']): string | null {
+  return origin.userAgent?.slice(0, USER_AGENT_MAX_LENGTH) ?? null;
 }
 
 /**

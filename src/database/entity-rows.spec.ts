@@ -265,12 +265,13 @@ describe(EntityRows.name, () => {
       expect(new Set(sql.match(/\$\d+/g)).size).toBe(5 + metadataColumns(AuditEvent).length - 2);
     });
 
-    it('should give the PostgreSQL rotation its seven parameters and one per own column of its audit row', () => {
+    it('should give the PostgreSQL rotation its seven parameters and one per own column of its audit row, two for its user agent', () => {
       const parameters = new Set(rotationSql().postgres.match(/\$\d+/g));
 
       // Digest, at, IP, User-Agent, expiry, owner verified, successor's digest; then the audit
-      // row's, but its owner and details, which the statement computes.
-      expect(parameters.size).toBe(7 + metadataColumns(AuditEvent).length - 2);
+      // row's, but its owner and details, which the statement computes, with two for its user
+      // agent (a remembered id, or the text).
+      expect(parameters.size).toBe(7 + metadataColumns(AuditEvent).length - 2 + 1);
     });
   });
 });

@@ -546,6 +546,11 @@ export class RefreshTokenRepository {
       successorHash,
       ...this.audit.insertSelectValues(refreshed, ROTATION_AUDIT_COMPUTED),
     ]);
+    // The statement has committed (it is its own transaction, and the driver answers after the
+    // commit): the user agent's id it stored can be remembered.
+    if (row !== undefined && row.rotated === 1) {
+      this.audit.insertSelectCommitted(refreshed, row.a_userAgentId as number | null);
+    }
     const session = row === undefined ? null : this.sessions.hydrate(row, 's_');
     if (row === undefined || session === null) {
       return { rotated: false, presented: null, owner: null };
@@ -599,9 +604,12 @@ function sqliteSql(
  * only if it is still at the presented token's, active, and the owner may refresh (the
  * compare-and-set of SessionRepository.advanceSql: of concurrent rotations exactly one matches),
  * and insert the successor under that generation. The `token_refreshed` audit row is one more
- * data-modifying CTE, which inserts only when the session moved (decision 0023).
+ * data-modifying CTE, which inserts only when the session moved (decision 0023); it returns
+ * the id of its user agent, which the caller remembers once the statement has committed, so that
+ * the next rotation from that user agent passes the id and skips the look-up (decision 0032).
  * Parameters: $1 digest, $2 at, $3 ip, $4 user agent, $5 new expiry, $6 owner must be verified,
- * $7 the successor's digest, then the audit row's own columns.
+ * $7 the successor's digest, then the audit row's own columns (the user agent as two: its
+ * remembered id, or its text).
  */
 function postgresRotationSql(
   tokens: EntityRows<RefreshToken>,
@@ -638,9 +646,10 @@ function postgresRotationSql(
     `inserted AS (INSERT INTO ${table} (${tokens.names()})`,
     `  SELECT ${values.join(', ')} FROM advanced a RETURNING "sessionId"),`,
     `audited AS (${audit.insertSelectSql(8, ROTATION_AUDIT_COMPUTED)}`,
-    '  FROM advanced a, inserted i)',
+    `  FROM advanced a, inserted i ${audit.insertSelectReturning})`,
     `SELECT ${tokens.aliased('p', 't_')}, ${sessions.aliased('s', 's_')},`,
-    `  ${owners.aliased('u', 'u_')}, (SELECT count(*) FROM inserted)::int AS "rotated"`,
+    `  ${owners.aliased('u', 'u_')}, (SELECT count(*) FROM inserted)::int AS "rotated",`,
+    '  (SELECT "userAgentId" FROM audited) AS "a_userAgentId"',
     'FROM presented p LEFT JOIN session s ON true LEFT JOIN owner u ON true',
   ].join('\n');
 }

@@ -391,6 +391,97 @@ describe('audit trail', () => {
 
       expect(await rows()).toHaveLength(1);
     });
+
+    /**
+     * Makes the schema's user-agent look-up (migration 1797000000100) fail when called, keeping
+     * the function itself (its id, which prepared statements refer to). Returns the undo.
+     */
+    const failUserAgentLookUps = async (): Promise<() => Promise<void>> => {
+      const [{ definition }] = await t.database.query<{ definition: string }>(
+        "SELECT pg_get_functiondef(p.oid) AS definition FROM pg_proc p WHERE p.proname = 'keygate_user_agent_id' AND p.pronamespace = current_schema()::regnamespace",
+      );
+      await t.database.query(
+        'CREATE OR REPLACE FUNCTION keygate_user_agent_id(agent varchar) RETURNS integer ' +
+          "LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'user agent looked up'; END $$",
+      );
+      return async () => {
+        await t.database.query(definition);
+      };
+    };
+
+    it('should look a user agent up in a rotation only until one of its rotations committed, and never without one', async () => {
+      const registered = await send(
+        REGISTER,
+        { username: 'dave', email: 'dave@example.com', password: DEFAULT_PASSWORD },
+        'req-known-1',
+      );
+      let { refreshToken } = registered.json<{ refreshToken: string }>();
+      const refresh = async (requestId: string, userAgent: string): Promise<TestResponse> => {
+        const answer = await t.request(REFRESH, {
+          method: 'POST',
+          body: JSON.stringify({ refreshToken }),
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': userAgent,
+            'x-request-id': requestId,
+          },
+        });
+        if (answer.status === 200) {
+          refreshToken = answer.json<{ refreshToken: string }>().refreshToken;
+        }
+        return answer;
+      };
+      // The first rotation from USER_AGENT looks it up; its id is remembered once it committed.
+      expect((await refresh('req-known-2', USER_AGENT)).status).toBe(200);
+      const restore = await failUserAgentLookUps();
+
+      const answers = [
+        await refresh('req-known-3', USER_AGENT),
+        await refresh('req-known-4', ''),
+        await refresh('req-known-5', 'unknown-client/1.0'),
+      ];
+      await restore();
+
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 500]);
+      expect(answers[2].json()).toEqual(errorBody(500, 'Ocurrió un error interno.'));
+      expect((await rows()).map((row) => [row.type, row.requestId, row.userAgent])).toEqual([
+        ['registered', 'req-known-1', USER_AGENT],
+        ['token_refreshed', 'req-known-2', USER_AGENT],
+        ['token_refreshed', 'req-known-3', USER_AGENT],
+        ['token_refreshed', 'req-known-4', null],
+      ]);
+    });
+
+    it('should not remember the user agent of a rotation that rolled back', async () => {
+      const registered = await send(
+        REGISTER,
+        { username: 'erin', email: 'erin@example.com', password: DEFAULT_PASSWORD },
+        'req-rollback-1',
+      );
+      const { refreshToken } = registered.json<{ refreshToken: string }>();
+      const refresh = (requestId: string): Promise<TestResponse> =>
+        t.request(REFRESH, {
+          method: 'POST',
+          body: JSON.stringify({ refreshToken }),
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'rolled-back/1.0',
+            'x-request-id': requestId,
+          },
+        });
+      // The rotation adds the user agent's row, then its audit row is refused: all rolls back.
+      const restore = await refuseAuditInserts(t.database);
+      const refused = await refresh('req-rollback-2');
+      await restore();
+
+      const accepted = await refresh('req-rollback-3');
+
+      expect([refused.status, accepted.status]).toEqual([500, 200]);
+      expect((await rows()).map((row) => [row.requestId, row.userAgent])).toEqual([
+        ['req-rollback-1', USER_AGENT],
+        ['req-rollback-3', 'rolled-back/1.0'],
+      ]);
+    });
   });
 
   it('should refuse each change with the 500 body and keep its state when its audit row cannot be written', async () => {
