@@ -254,6 +254,34 @@ describeOnPostgres('PostgreSQL', () => {
       }
     });
 
+    it("should store a rotation's instants exactly when the database session is not in UTC", async () => {
+      const t = await createTestApp({ database });
+      try {
+        const user = await registerUser(t);
+        t.clock.advance(MINUTE_MS);
+        const rotatedAt = t.clock.now();
+
+        const refreshed = await t.post(REFRESH, { refreshToken: user.refreshToken });
+
+        expect(refreshed.status).toBe(200);
+        const successorCreatedAt = await storedEpochMs(
+          database,
+          'SELECT extract(epoch FROM t."createdAt") * 1000 AS ms FROM refresh_tokens t ' +
+            'JOIN sessions s ON s.id = t."sessionId" WHERE s."userId" = $1 AND t.generation = 1',
+          user.id,
+        );
+        expect(successorCreatedAt).toBe(rotatedAt.getTime());
+        const lastUsedAt = await storedEpochMs(
+          database,
+          'SELECT extract(epoch FROM "lastUsedAt") * 1000 AS ms FROM sessions WHERE "userId" = $1',
+          user.id,
+        );
+        expect(lastUsedAt).toBe(rotatedAt.getTime());
+      } finally {
+        await t.close();
+      }
+    });
+
     it('should keep instants exact when neither the process nor the session is in UTC', async () => {
       const cwd = mkdtempSync(join(tmpdir(), 'keygate-pg-tz-'));
       try {

@@ -3,6 +3,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { DataSource, type EntityManager } from 'typeorm';
 import { sqliteConnectionOf } from '../database/driver-handle.js';
 import { EntityRows } from '../database/entity-rows.js';
+import { postgresTypeOf } from '../database/postgres-types.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEvent } from './entities/audit-event.entity.js';
 import { RandomSource } from '../common/random/random-source.js';
@@ -72,7 +73,7 @@ export class AuditEventRepository implements AuditSink {
   private postgresValue(column: AuditEventColumn, placeholder: string): string {
     return column.propertyName === 'userAgentId'
       ? this.userAgents.postgresIdSql(placeholder)
-      : `${placeholder}::${this.dataSource.driver.normalizeType(column)}`;
+      : `${placeholder}::${postgresTypeOf(this.dataSource, column)}`;
   }
 
   /**
@@ -128,7 +129,7 @@ export class AuditEventRepository implements AuditSink {
         return this.userAgents.postgresRememberedIdSql(`$${next - 2}`, `$${next - 1}`);
       }
       next += 1;
-      return `$${next - 1}::${this.dataSource.driver.normalizeType(column)}`;
+      return `$${next - 1}::${postgresTypeOf(this.dataSource, column)}`;
     });
     return `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${expressions.join(', ')}`;
   }

@@ -221,15 +221,16 @@ describe(EntityRows.name, () => {
         refresh_tokens: metadataColumns(RefreshToken),
         auth_events: metadataColumns(AuditEvent),
       });
-      // One parameter per column of each row; the sessions limit's ending, user, instant and
-      // offset; nothing else.
+      // One parameter per column of each row, two for the audit row's user agent (its remembered
+      // id or its text, decision 0032); the sessions limit's ending, user, instant and offset.
       const parameters = new Set(registration.match(/\$\d+/g));
       expect(parameters.size).toBe(
         metadataColumns(User).length +
           metadataColumns(Session).length +
           metadataColumns(RefreshToken).length +
           6 +
-          metadataColumns(AuditEvent).length,
+          metadataColumns(AuditEvent).length +
+          1,
       );
     });
 
@@ -251,18 +252,21 @@ describe(EntityRows.name, () => {
           metadataColumns(Session).length +
           metadataColumns(RefreshToken).length +
           6 +
-          metadataColumns(AuditEvent).length,
+          metadataColumns(AuditEvent).length +
+          1,
       );
       expect(Object.keys(insertsOf(login))).toEqual(['sessions', 'refresh_tokens', 'auth_events']);
     });
 
-    it('should give the revocation five parameters and one per own column of its audit row', () => {
+    it('should give the revocation five parameters, one per own column of its audit row and two for its user agent', () => {
       const sql = tokenRepository().revokeSql();
 
       expect(insertsOf(sql)).toEqual({ auth_events: metadataColumns(AuditEvent) });
       // Digest, bearer, the ending's instant, IP and reason; the audit row's owner and details
       // are computed from the rows it found.
-      expect(new Set(sql.match(/\$\d+/g)).size).toBe(5 + metadataColumns(AuditEvent).length - 2);
+      expect(new Set(sql.match(/\$\d+/g)).size).toBe(
+        5 + metadataColumns(AuditEvent).length - 2 + 1,
+      );
     });
 
     it('should give the PostgreSQL rotation its seven parameters and one per own column of its audit row, two for its user agent', () => {

@@ -619,10 +619,10 @@ function postgresRotationSql(
   audit: AuditEventRepository,
 ): string {
   const successor: Record<string, string> = {
-    tokenHash: `$7::${dataSource.driver.normalizeType(tokens.column('tokenHash'))}`,
+    tokenHash: `$7::${postgresTypeOf(dataSource, tokens.column('tokenHash'))}`,
     sessionId: 'a."id"',
     generation: 'a."generation"',
-    createdAt: `$2::${dataSource.driver.normalizeType(tokens.column('createdAt'))}`,
+    createdAt: `$2::${postgresTypeOf(dataSource, tokens.column('createdAt'))}`,
   };
   const values = tokens.columns.map((column) => {
     const value = successor[column.propertyName];
