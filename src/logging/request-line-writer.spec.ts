@@ -116,6 +116,23 @@ describe(RequestLineWriter.name, () => {
     expect(written.writer).toContain('"instance":"k-1"');
   });
 
+  it("should write each line with its own millisecond's time, as pino does", async () => {
+    const { logger, lines } = await serviceLogger(false);
+    const writer = RequestLineWriter.forLogger(logger);
+
+    for (const step of [0, 0, 1, 999, 0]) {
+      jest.advanceTimersByTime(step);
+      logger.info(LINES[0][1], LINES[0][2]);
+      writer?.write(LINES[0][1], LINES[0][2]);
+    }
+
+    expect(lines).toHaveLength(10);
+    for (let i = 0; i < lines.length; i += 2) {
+      expect(lines[i + 1]).toBe(lines[i]);
+    }
+    expect(new Set(lines).size).toBe(3);
+  });
+
   it('should write nothing when info lines are off, like pino', async () => {
     const { logger, lines } = await serviceLogger(false, 'warn');
 
