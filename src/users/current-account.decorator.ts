@@ -1,10 +1,10 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import type { User } from './entities/user.entity.js';
+import type { AccountState } from './user.repository.js';
 
 /** A request whose bearer's account the global guard has read (see JwtAuthGuard). */
 export interface RequestWithAccount extends FastifyRequest {
-  account?: User;
+  account?: AccountState;
 }
 
 /**
@@ -12,7 +12,7 @@ export interface RequestWithAccount extends FastifyRequest {
  * this request, so a handler needs no second read. Only valid on protected routes.
  */
 export const CurrentAccount = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): User => {
+  (_data: unknown, context: ExecutionContext): AccountState => {
     const request = context.switchToHttp().getRequest<RequestWithAccount>();
     if (request.account === undefined) {
       // A handler marked @Public() asked for an account: a programming error, not a client error.

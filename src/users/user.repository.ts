@@ -17,6 +17,21 @@ export type LockoutState = Pick<User, 'failedLoginAttempts' | 'lockoutEnd'>;
 /** What the admin CLI shows of an account next to its address. */
 export type AccountSummary = Pick<User, 'id' | 'email' | 'createdAt' | 'lastLoginAt'>;
 
+/**
+ * What a protected request needs of its bearer's account: whether it may act (SPEC §4.2) and the
+ * profile `GET /me` answers with. Nothing secret (no password hash) rides along on the request.
+ */
+export type AccountState = Pick<User, (typeof ACCOUNT_STATE_COLUMNS)[number]>;
+
+/** AccountState's columns; the read's column list comes from the entity's metadata for these. */
+export const ACCOUNT_STATE_COLUMNS = [
+  'id',
+  'username',
+  'email',
+  'isActive',
+  'createdAt',
+] as const satisfies readonly (keyof User)[];
+
 /** The login bookkeeping columns, written together. */
 export type LoginState = LockoutState & Partial<Pick<User, 'lastLoginAt' | 'passwordHash'>>;
 
@@ -36,6 +51,10 @@ export class UserRepository {
   private readonly byIdSql: string;
   private sqliteById: Statement<[string], RawRow> | undefined;
   private postgresById: NamedStatement | undefined;
+  private readonly stateRows: EntityRows<User>;
+  private readonly stateByIdSql: string;
+  private sqliteStateById: Statement<[string], RawRow> | undefined;
+  private postgresStateById: NamedStatement | undefined;
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
@@ -43,6 +62,38 @@ export class UserRepository {
   ) {
     this.rows = new EntityRows(dataSource, User);
     this.byIdSql = `SELECT ${this.rows.names()} FROM "${this.rows.table}" WHERE "id" = `;
+    this.stateRows = new EntityRows(dataSource, User, ACCOUNT_STATE_COLUMNS);
+    this.stateByIdSql = `SELECT ${this.stateRows.names()} FROM "${this.stateRows.table}" WHERE "id" = `;
+  }
+
+  /**
+   * The account check of every protected request: one primary-key read of AccountState's columns
+   * only, half of the row's, with none of the login bookkeeping to convert (on SQLite a prepared
+   * statement, on PostgreSQL a named one). Null when the account does not exist.
+   */
+  async findAccountState(id: string): Promise<AccountState | null> {
+    requireId(id);
+    let row: RawRow | undefined;
+    if (this.unitOfWork.isSerialized) {
+      row = await this.unitOfWork.runOnSqlite((db) => {
+        this.sqliteStateById ??= db.prepare<[string], RawRow>(`${this.stateByIdSql}?`);
+        return this.sqliteStateById.get(id);
+      });
+    } else {
+      this.postgresStateById ??= new NamedStatement(
+        this.dataSource,
+        'users_account_state_by_id',
+        `${this.stateByIdSql}$1`,
+      );
+      row = await this.postgresStateById.first([id]);
+    }
+    if (row === undefined) {
+      return null;
+    }
+    // A plain object of these columns only: an entity instance would carry every other column's
+    // property too, undefined.
+    const { id: accountId, username, email, isActive, createdAt } = this.stateRows.hydrate(row);
+    return { id: accountId, username, email, isActive, createdAt };
   }
 
   /**

@@ -2,8 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CurrentAccount } from './current-account.decorator.js';
 import { USER_RESPONSE_EXAMPLE, UserResponseDto } from './dto/user-response.dto.js';
-import type { User } from './entities/user.entity.js';
-import { UsersService } from './users.service.js';
+import { UsersService, type AccountState } from './users.service.js';
 
 @ApiTags('auth')
 @ApiBearerAuth()
@@ -20,7 +19,7 @@ export class UsersController {
     type: UserResponseDto,
     examples: { profile: { summary: 'The signed-in user', value: USER_RESPONSE_EXAMPLE } },
   })
-  me(@CurrentAccount() account: User): UserResponseDto {
+  me(@CurrentAccount() account: AccountState): UserResponseDto {
     return this.usersService.profileOf(account);
   }
 }

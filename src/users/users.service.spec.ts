@@ -235,11 +235,20 @@ describe(UsersService.name, () => {
   });
 
   describe('requireActiveAccount', () => {
-    it('should return the account of an existing, active user', async () => {
-      const user = buildUser();
+    it("should return the state of an existing, active user's account, and only that", async () => {
+      const user = buildUser({ lastLoginAt: new Date('2026-01-02T03:04:05.678Z') });
       await insert(user);
 
-      await expect(sut.requireActiveAccount(user.id)).resolves.toEqual(user);
+      const account = await sut.requireActiveAccount(user.id);
+
+      // Exactly AccountState's columns: no password hash or login bookkeeping on the request.
+      expect({ ...account }).toStrictEqual({
+        id: user.id,
+        username: user.username,
+        email: user.email,
+        isActive: true,
+        createdAt: user.createdAt,
+      });
     });
 
     it('should throw NotFoundError for an unknown user', async () => {

@@ -6,6 +6,7 @@ import type { User } from './entities/user.entity.js';
 import type { GuardedWrite } from '../database/guarded-write.js';
 import {
   UserRepository,
+  type AccountState,
   type AccountSummary,
   type LockoutState,
   type LoginState,
@@ -13,7 +14,7 @@ import {
 } from './user.repository.js';
 import { UsersMessages } from './users.messages.js';
 
-export type { AccountSummary, LockoutState, LoginState } from './user.repository.js';
+export type { AccountState, AccountSummary, LockoutState, LoginState } from './user.repository.js';
 
 /** Users: the account rules. Returns entities to other services, DTOs to its controller. */
 @Injectable()
@@ -151,8 +152,8 @@ export class UsersService {
    * which the global guard gives on every protected route. A deleted account is NotFoundError
    * (`Usuario no encontrado.`), a deactivated one UnauthorizedError (`Cuenta desactivada.`).
    */
-  async requireActiveAccount(id: string): Promise<User> {
-    const user = await this.findById(id);
+  async requireActiveAccount(id: string): Promise<AccountState> {
+    const user = await this.users.findAccountState(id);
     if (user === null) {
       throw new NotFoundError(UsersMessages.notFound);
     }
@@ -163,7 +164,7 @@ export class UsersService {
   }
 
   /** Spec §4.2 `me`: the public profile of the account the guard let through. */
-  profileOf(account: User): UserResponseDto {
+  profileOf(account: AccountState): UserResponseDto {
     return UserResponseDto.from(account);
   }
 }

@@ -24,7 +24,7 @@ export class UserResponseDto {
   @ApiProperty({ format: 'date-time', example: USER_RESPONSE_EXAMPLE.createdAt })
   readonly createdAt: string;
 
-  static from(user: User): UserResponseDto {
+  static from(user: Pick<User, 'id' | 'username' | 'email' | 'createdAt'>): UserResponseDto {
     return {
       id: user.id,
       username: user.username,
