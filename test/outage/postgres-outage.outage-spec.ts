@@ -46,7 +46,8 @@ const CLIENTS = 4;
 /** Pause between one client's requests, so a fast-failing outage is not a busy loop. */
 const PACE_MS = 25;
 
-type Kind = 'me' | 'refresh' | 'login';
+const KINDS = ['me', 'refresh', 'login'] as const;
+type Kind = (typeof KINDS)[number];
 
 interface Sample {
   readonly client: number;
@@ -175,6 +176,46 @@ async function call(
   }
 }
 
+/** Registers one more account on the server; its tokens are the registration's. */
+async function register(server: ServerProcess, username: string): Promise<Account> {
+  const email = `outage-${randomUUID()}@example.com`;
+  const response = await call(server, REGISTER, {
+    body: { username, email, password: PASSWORD },
+  });
+  expect(response.status).toBe(201);
+  const tokens = response.body as { accessToken: string; refreshToken: string };
+  return { email, ...tokens };
+}
+
+/** One request of the given kind, as that account. */
+function send(
+  server: ServerProcess,
+  kind: Kind,
+  account: Account,
+): Promise<{ status: number; body: unknown }> {
+  switch (kind) {
+    case 'me':
+      return call(server, ME, { accessToken: account.accessToken });
+    case 'refresh':
+      return call(server, REFRESH, { body: { refreshToken: account.refreshToken } });
+    case 'login':
+      return call(server, LOGIN, { body: { email: account.email, password: PASSWORD } });
+  }
+}
+
+/** Sends one request and records it with its timing. */
+async function sample(
+  server: ServerProcess,
+  client: number,
+  kind: Kind,
+  account: Account,
+  afterUncertainRefresh = false,
+): Promise<Sample> {
+  const startedAt = Date.now();
+  const { status, body } = await send(server, kind, account);
+  return { client, kind, startedAt, endedAt: Date.now(), status, body, afterUncertainRefresh };
+}
+
 /**
  * A few clients, each with its own account, doing `me`, `refresh` and `login` in a loop until
  * `stop()`; every request is recorded with its timing.
@@ -200,21 +241,13 @@ class Load {
   private async loop(client: number, account: Account): Promise<void> {
     let uncertain = false;
     while (!this.stopped) {
-      await this.record(client, 'me', false, () =>
-        call(this.server, ME, { accessToken: account.accessToken }),
-      );
-      const refresh = await this.record(client, 'refresh', uncertain, () =>
-        call(this.server, REFRESH, { body: { refreshToken: account.refreshToken } }),
-      );
+      await this.record(client, 'me', account);
+      const refresh = await this.record(client, 'refresh', account, uncertain);
       uncertain = refresh.status === 500 || refresh.status === 0;
       if (refresh.status === 200) {
         this.adopt(account, refresh.body);
       }
-      const login = await this.record(client, 'login', false, () =>
-        call(this.server, LOGIN, {
-          body: { email: account.email, password: PASSWORD },
-        }),
-      );
+      const login = await this.record(client, 'login', account);
       if (login.status === 200) {
         // A fresh session: whatever became of the old chain, the next refresh is certain.
         this.adopt(account, login.body);
@@ -232,22 +265,13 @@ class Load {
   private async record(
     client: number,
     kind: Kind,
-    afterUncertainRefresh: boolean,
-    send: () => Promise<{ status: number; body: unknown }>,
-  ): Promise<{ status: number; body: unknown }> {
-    const startedAt = Date.now();
-    const { status, body } = await send();
-    this.samples.push({
-      client,
-      kind,
-      startedAt,
-      endedAt: Date.now(),
-      status,
-      body,
-      afterUncertainRefresh,
-    });
+    account: Account,
+    afterUncertainRefresh = false,
+  ): Promise<Sample> {
+    const recorded = await sample(this.server, client, kind, account, afterUncertainRefresh);
+    this.samples.push(recorded);
     await delay(PACE_MS);
-    return { status, body };
+    return recorded;
   }
 }
 
@@ -320,13 +344,7 @@ describeOutage('PostgreSQL outage under load', () => {
     });
     accounts = [];
     for (let i = 0; i < CLIENTS; i += 1) {
-      const email = `outage-${randomUUID()}@example.com`;
-      const response = await call(server, REGISTER, {
-        body: { username: `outage${i}`, email, password: PASSWORD },
-      });
-      expect(response.status).toBe(201);
-      const tokens = response.body as { accessToken: string; refreshToken: string };
-      accounts.push({ email, ...tokens });
+      accounts.push(await register(server, `outage${i}`));
     }
   }, 60_000);
 
@@ -379,7 +397,7 @@ describeOutage('PostgreSQL outage under load', () => {
     const during = samples.filter(
       (sample) => sample.startedAt >= stoppedAt && sample.endedAt <= restartingAt,
     );
-    for (const kind of ['me', 'refresh', 'login'] as const) {
+    for (const kind of KINDS) {
       expect(during.filter((sample) => sample.kind === kind).length).toBeGreaterThan(0);
     }
     expect(show(during.filter((sample) => !isErrorBody(sample.body, 500, INTERNAL_ERROR)))).toEqual(
@@ -398,7 +416,7 @@ describeOutage('PostgreSQL outage under load', () => {
 
     // Within RECOVERY_MS of PostgreSQL being back, every request succeeds again.
     const recovered = samples.filter((sample) => sample.startedAt >= backAt + RECOVERY_MS);
-    for (const kind of ['me', 'refresh', 'login'] as const) {
+    for (const kind of KINDS) {
       expect(recovered.filter((sample) => sample.kind === kind).length).toBeGreaterThan(0);
     }
     expect(show(recovered.filter((sample) => sample.status !== 200))).toEqual([]);
@@ -411,22 +429,30 @@ describeOutage('PostgreSQL outage under load', () => {
     // only: taking two while the service uses them in both orders could deadlock.)
     const blocker = new pg.Client({ connectionString: database.connectionString });
     await blocker.connect();
+    const prober = await register(server, 'prober');
     const load = new Load(server, accounts);
     let lockedAt = 0;
     let releasedAt = 0;
+    let probes: Sample[] = [];
     let samples: Sample[];
     try {
       await delay(1_500);
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
       lockedAt = Date.now();
-      await delay(STATEMENT_TIMEOUT_MS * 4);
+      // The load's clients run in step and each spends a statement timeout per request here,
+      // so only two or three of its requests start inside the window below, and which kinds they
+      // are depends on where the clients were when the lock came (CI once saw a kind missing).
+      // One request of each kind, sent now and answered before the lock is released, makes
+      // every kind's sample certain.
+      const probing = Promise.all(KINDS.map((kind) => sample(server, CLIENTS, kind, prober)));
+      [probes] = await Promise.all([probing, delay(STATEMENT_TIMEOUT_MS * 4)]);
     } finally {
       await blocker.query('ROLLBACK').catch(() => undefined);
       releasedAt = Date.now();
       await blocker.end();
       await delay(4_000);
-      samples = await load.stop();
+      samples = [...(await load.stop()), ...probes];
     }
     const show = (list: readonly Sample[]): string[] =>
       list.slice(0, 20).map((sample) => describeSample(sample, origin));
@@ -436,12 +462,26 @@ describeOutage('PostgreSQL outage under load', () => {
       (sample) =>
         sample.startedAt >= lockedAt && sample.startedAt + STATEMENT_TIMEOUT_MS < releasedAt - 500,
     );
-    for (const kind of ['me', 'refresh', 'login'] as const) {
+    for (const kind of KINDS) {
       expect(blocked.filter((sample) => sample.kind === kind).length).toBeGreaterThan(0);
     }
     expect(
       show(blocked.filter((sample) => !isErrorBody(sample.body, 500, INTERNAL_ERROR))),
     ).toEqual([]);
+    // Each probe waited for the lock until the statement was cancelled, and answered while the
+    // lock was still held: its 500 is the statement timeout's, not some other failure's.
+    expect(
+      show(
+        probes.filter(
+          (probe) =>
+            probe.startedAt < lockedAt ||
+            probe.endedAt - probe.startedAt < STATEMENT_TIMEOUT_MS ||
+            probe.endedAt > releasedAt ||
+            !isErrorBody(probe.body, 500, INTERNAL_ERROR),
+        ),
+      ),
+    ).toEqual([]);
+    expect(probes.map((probe) => probe.kind)).toEqual([...KINDS]);
     expect(
       show(samples.filter((sample) => sample.endedAt - sample.startedAt > LONGEST_REQUEST_MS)),
     ).toEqual([]);
