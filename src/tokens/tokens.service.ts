@@ -117,34 +117,13 @@ export class TokensService {
     const familyId = this.random.uuid();
     const now = this.clock.now();
     const { raw, hash } = generateRefreshTokenValue(this.random);
-    const use = this.useAt(origin, now);
+    const { session, first } = this.firstRows(user, familyId, hash, authMethods, origin, now);
     // Sessions__MaxActivePerUser: the sessions past it, least recently used first, end here.
-    await this.tokens.startSession(
-      manager,
-      Object.assign(new Session(), {
-        id: familyId,
-        userId: user.id,
-        startedAt: now,
-        authMethods: storedAuthMethods(authMethods),
-        generation: 0,
-        lastUsedAt: now,
-        lastIp: use.ip,
-        lastUserAgent: use.userAgent,
-        expiresAt: use.expiresAt,
-        oldestTokenAt: now,
-        endedAt: null,
-        endedByIp: null,
-        endReason: null,
-      }),
-      Object.assign(new RefreshToken(), {
-        tokenHash: hash,
-        sessionId: familyId,
-        generation: 0,
-        createdAt: now,
-      }),
-      this.maxActiveSessions,
-      { at: now, ip: origin.ip, reason: TokensMessages.sessionLimitReason },
-    );
+    await this.tokens.startSession(manager, session, first, this.maxActiveSessions, {
+      at: now,
+      ip: origin.ip,
+      reason: TokensMessages.sessionLimitReason,
+    });
     return { response: this.respond(user, familyId, raw, authMethods), familyId };
   }
 
@@ -163,34 +142,15 @@ export class TokensService {
     const familyId = this.random.uuid();
     const now = this.clock.now();
     const { raw, hash } = generateRefreshTokenValue(this.random);
-    const use = this.useAt(origin, now);
+    const { session, first } = this.firstRows(user, familyId, hash, start.authMethods, origin, now);
     const event = start.event(familyId);
     // On the transaction path the event is recorded in it (listeners hear of it after the
     // commit); on PostgreSQL's one statement its row is written there and listeners told here.
     let recorded = false;
     const started = await this.tokens.startSessionAfter(
       start.account,
-      Object.assign(new Session(), {
-        id: familyId,
-        userId: user.id,
-        startedAt: now,
-        authMethods: storedAuthMethods(start.authMethods),
-        generation: 0,
-        lastUsedAt: now,
-        lastIp: use.ip,
-        lastUserAgent: use.userAgent,
-        expiresAt: use.expiresAt,
-        oldestTokenAt: now,
-        endedAt: null,
-        endedByIp: null,
-        endReason: null,
-      }),
-      Object.assign(new RefreshToken(), {
-        tokenHash: hash,
-        sessionId: familyId,
-        generation: 0,
-        createdAt: now,
-      }),
+      session,
+      first,
       this.maxActiveSessions,
       { at: now, ip: origin.ip, reason: TokensMessages.sessionLimitReason },
       {
@@ -209,6 +169,40 @@ export class TokensService {
       this.events.committed(event, origin, now);
     }
     return { response: this.respond(user, familyId, raw, start.authMethods), familyId };
+  }
+
+  /** A new session's row and its first token's (generation 0), as issue and start write them. */
+  private firstRows(
+    user: User,
+    familyId: string,
+    hash: Buffer,
+    authMethods: readonly AuthMethod[],
+    origin: RequestOrigin,
+    now: Date,
+  ): { readonly session: Session; readonly first: RefreshToken } {
+    const use = this.useAt(origin, now);
+    const session = Object.assign(new Session(), {
+      id: familyId,
+      userId: user.id,
+      startedAt: now,
+      authMethods: storedAuthMethods(authMethods),
+      generation: 0,
+      lastUsedAt: now,
+      lastIp: use.ip,
+      lastUserAgent: use.userAgent,
+      expiresAt: use.expiresAt,
+      oldestTokenAt: now,
+      endedAt: null,
+      endedByIp: null,
+      endReason: null,
+    });
+    const first = Object.assign(new RefreshToken(), {
+      tokenHash: hash,
+      sessionId: familyId,
+      generation: 0,
+      createdAt: now,
+    });
+    return { session, first };
   }
 
   /**
