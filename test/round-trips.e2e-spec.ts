@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
-import { startRoundTripCounter, type RoundTripCounter } from './utils/round-trip-counter.js';
+import { startRoundTripCounter, type RoundTripCounter } from '../bench/lib/round-trips.mjs';
 import { LOGIN, ME, REFRESH, REVOKE } from './utils/routes.js';
 import {
   createTestDatabase,
