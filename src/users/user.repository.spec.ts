@@ -47,19 +47,7 @@ describe(UserRepository.name, () => {
   ])(
     'should read %s by id exactly as TypeORM hydrates it, on its prepared statement',
     async (_case, overrides) => {
-      const user: User = {
-        id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-        username: 'alice',
-        email: 'alice@example.com',
-        passwordHash: 'pbkdf2-sha256$1000$c2FsdA==$a2V5',
-        failedLoginAttempts: 0,
-        lockoutEnd: null,
-        isActive: true,
-        createdAt: new Date('2025-06-01T08:30:00.007Z'),
-        lastLoginAt: null,
-        emailVerifiedAt: null,
-        ...overrides,
-      };
+      const user = buildUser(overrides);
       await dataSource.getRepository(User).insert(user);
       const db = sqliteConnectionOf(dataSource);
       const sut = new UserRepository(new UnitOfWork(dataSource), dataSource);
