@@ -148,15 +148,17 @@ describe(EntityRows.name, () => {
       entity: typeof User | typeof RefreshToken | typeof AuditEvent | typeof Session,
     ) => dataSource.getMetadata(entity).columns.map((column) => column.databaseName);
 
-    const rotationSql = () => {
+    const tokenRepository = () => {
       const unitOfWork = new UnitOfWork(dataSource);
       return new RefreshTokenRepository(
         unitOfWork,
         dataSource,
         new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
         new SessionRepository(unitOfWork, dataSource),
-      ).rotationSql();
+      );
     };
+
+    const rotationSql = () => tokenRepository().rotationSql();
 
     it('should insert every refresh-token column the metadata has, on both engines', () => {
       const sql = rotationSql();
@@ -193,16 +195,6 @@ describe(EntityRows.name, () => {
           match[2].split(',').map((name) => name.trim().replaceAll('"', '')),
         ]),
       );
-
-    const tokenRepository = () => {
-      const unitOfWork = new UnitOfWork(dataSource);
-      return new RefreshTokenRepository(
-        unitOfWork,
-        dataSource,
-        new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
-        new SessionRepository(unitOfWork, dataSource),
-      );
-    };
 
     const PRECONDITION: Precondition = {
       kind: 'test',
