@@ -3,18 +3,8 @@ import { NativeLogger, type PinoLogger } from 'nestjs-pino';
 import { pinoHttp, type Options } from 'pino-http';
 import { AppConfig, type LoggingConfig } from '../config/app-config.js';
 import { forRequest } from './log-fields.js';
+import { serviceLogger } from '../../test/utils/service-logger.js';
 import { loggerParams } from './logger-params.js';
-
-/** The root logger nestjs-pino builds from loggerParams, writing into `lines`. */
-async function loggerFor(isDevelopment: boolean, level: LoggingConfig['level'] = 'info') {
-  const lines: string[] = [];
-  const config = Object.assign(new AppConfig(), { isDevelopment, logging: { level } });
-  const { pinoHttp: params } = await loggerParams(config, {
-    write: (line: string) => lines.push(line),
-  });
-  const [options, stream] = params as [Options, DestinationStream];
-  return { logger: pinoHttp(options, stream).logger, lines };
-}
 
 /** nestjs-pino's NativeLogger (what Nest's Logger writes through) over that root logger. */
 async function nativeLoggerFor() {
@@ -37,7 +27,7 @@ async function nativeLoggerFor() {
 
 describe(loggerParams.name, () => {
   it('should write JSON lines with level names and ISO times in production', async () => {
-    const { logger, lines } = await loggerFor(false);
+    const { logger, lines } = await serviceLogger(false);
 
     logger.child({ requestId: 'r-1' }).warn({ context: 'AuthService' }, 'User u-1 locked out');
 
@@ -54,7 +44,7 @@ describe(loggerParams.name, () => {
   });
 
   it('should write readable lines with the context and the request id in development', async () => {
-    const { logger, lines } = await loggerFor(true);
+    const { logger, lines } = await serviceLogger(true);
 
     logger.child({ requestId: 'r-2' }).info({ context: 'AuthService' }, 'User u-2 logged in');
 
@@ -120,7 +110,7 @@ describe(loggerParams.name, () => {
     ['error', ['error']],
     ['silent', []],
   ])('should write only what Logging__Level=%s lets through', async (level, expected) => {
-    const { logger, lines } = await loggerFor(false, level);
+    const { logger, lines } = await serviceLogger(false, level);
 
     logger.debug('debug');
     logger.info('info');

@@ -1,21 +1,9 @@
 import { jest } from '@jest/globals';
-import type { DestinationStream, Logger } from 'pino';
+import type { Logger } from 'pino';
 import { pinoHttp, type Options } from 'pino-http';
-import { AppConfig, type LoggingConfig } from '../config/app-config.js';
-import { loggerParams } from './logger-params.js';
+import { serviceLogger } from '../../test/utils/service-logger.js';
 import type { RequestLine } from './request-line.js';
 import { RequestLineWriter } from './request-line-writer.js';
-
-/** The service's root logger (as nestjs-pino builds it from loggerParams), writing into `lines`. */
-async function serviceLogger(isDevelopment: boolean, level: LoggingConfig['level'] = 'info') {
-  const lines: string[] = [];
-  const config = Object.assign(new AppConfig(), { isDevelopment, logging: { level } });
-  const { pinoHttp: params } = await loggerParams(config, {
-    write: (line: string) => lines.push(line),
-  });
-  const [options, stream] = params as [Options, DestinationStream];
-  return { logger: pinoHttp(options, stream).logger, lines };
-}
 
 /** What pino's own `info(line, message)` writes, and what the writer writes, for the same line. */
 function bothWrites(logger: Logger, lines: string[], line: RequestLine, message: string) {
