@@ -13,3 +13,15 @@ export function postgresTypeOf(dataSource: DataSource, column: ColumnMetadata): 
   const type = dataSource.driver.normalizeType(column);
   return type === 'timestamp without time zone' ? 'timestamp with time zone' : type;
 }
+
+/**
+ * `$first::type, ...`: one typed parameter per column, in order, for an `INSERT … SELECT`, where
+ * PostgreSQL cannot infer a parameter's type from the target column.
+ */
+export function typedParameters(
+  dataSource: DataSource,
+  columns: readonly ColumnMetadata[],
+  first: number,
+): string[] {
+  return columns.map((column, i) => `$${first + i}::${postgresTypeOf(dataSource, column)}`);
+}

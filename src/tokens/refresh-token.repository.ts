@@ -4,7 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
 import { NamedStatement } from '../database/postgres-statements.js';
-import { postgresTypeOf } from '../database/postgres-types.js';
+import { postgresTypeOf, typedParameters } from '../database/postgres-types.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
@@ -234,7 +234,7 @@ export class RefreshTokenRepository {
         `WITH held AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 0)) IS NULL AS held), ` +
           `started AS (${this.sessions.insertSelectSql(2)} FROM held RETURNING "id") ` +
           `INSERT INTO "${this.tokens.table}" (${this.tokens.names()}) ` +
-          `SELECT ${postgresCasts(this.tokens, this.dataSource, tokenFirst).join(', ')} FROM started`,
+          `SELECT ${typedParameters(this.dataSource, this.tokens.columns, tokenFirst).join(', ')} FROM started`,
         [sessionsLockKey(session.userId), ...sessionValues, ...this.tokens.values(first)],
       );
     }
@@ -328,7 +328,7 @@ export class RefreshTokenRepository {
       `WITH account AS (${account.sql(1, allowed)}),`,
       `started AS (${this.sessions.insertSelectSql(sessionFirst)} FROM account RETURNING "id"),`,
       `first_token AS (INSERT INTO "${this.tokens.table}" (${this.tokens.names()})`,
-      `  SELECT ${postgresCasts(this.tokens, this.dataSource, tokenFirst).join(', ')} FROM started),`,
+      `  SELECT ${typedParameters(this.dataSource, this.tokens.columns, tokenFirst).join(', ')} FROM started),`,
       `over_limit AS (${this.sessions.endOverLimitSql(overFirst, 'EXISTS (SELECT 1 FROM account)')}),`,
       `audited AS (${this.audit.insertSelectSql(auditFirst, {})} FROM account)`,
       'SELECT (SELECT count(*) FROM account)::int AS "written",',
@@ -652,18 +652,6 @@ function postgresRotationSql(
     '  (SELECT "userAgentId" FROM audited) AS "a_userAgentId"',
     'FROM presented p LEFT JOIN session s ON true LEFT JOIN owner u ON true',
   ].join('\n');
-}
-
-/**
- * `$first::type, ...`: one typed parameter per column, for an INSERT ... SELECT, where PostgreSQL
- * cannot infer a parameter's type from the target column.
- */
-function postgresCasts(
-  rows: Pick<EntityRows<RefreshToken>, 'columns'>,
-  dataSource: DataSource,
-  first: number,
-): string[] {
-  return rows.columns.map((column, i) => `$${first + i}::${postgresTypeOf(dataSource, column)}`);
 }
 
 /**

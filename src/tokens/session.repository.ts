@@ -3,7 +3,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { DataSource, IsNull, type EntityManager } from 'typeorm';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import { NamedStatement } from '../database/postgres-statements.js';
-import { postgresTypeOf } from '../database/postgres-types.js';
+import { typedParameters } from '../database/postgres-types.js';
 import { toSqliteDatetime } from '../database/sqlite-datetime.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { LISTED_SESSION_COLUMNS, Session, type ListedSession } from './entities/session.entity.js';
@@ -244,9 +244,7 @@ export class SessionRepository {
 
   /** For a statement that starts a session (PostgreSQL): `INSERT … SELECT` of typed parameters. */
   insertSelectSql(first: number): string {
-    const values = this.rows.columns.map(
-      (column, i) => `$${first + i}::${postgresTypeOf(this.dataSource, column)}`,
-    );
+    const values = typedParameters(this.dataSource, this.rows.columns, first);
     return `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${values.join(', ')}`;
   }
 

@@ -5,7 +5,7 @@ import { ConflictError } from '../common/errors/domain-errors.js';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import type { GuardedWrite } from '../database/guarded-write.js';
 import { NamedStatement } from '../database/postgres-statements.js';
-import { postgresTypeOf } from '../database/postgres-types.js';
+import { typedParameters } from '../database/postgres-types.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from './entities/user.entity.js';
@@ -161,9 +161,7 @@ export class UserRepository {
       kind: 'registration',
       sql: (first, when) =>
         `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ` +
-        this.rows.columns
-          .map((column, i) => `$${first + i}::${postgresTypeOf(this.dataSource, column)}`)
-          .join(', ') +
+        typedParameters(this.dataSource, this.rows.columns, first).join(', ') +
         ` WHERE ${when} RETURNING "id"`,
       values: this.rows.values(user),
       within: async (manager) => {
