@@ -1,5 +1,8 @@
 import { Module } from '@nestjs/common';
+import { JwtModule } from '@nestjs/jwt';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { JWT_ALGORITHM, signingKey } from '../common/jwt/jwt-key.js';
+import { AppConfig } from '../config/app-config.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessTokenService } from './access-token.service.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
@@ -11,7 +14,25 @@ import { TokenCleanupService } from './token-cleanup.service.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Session, RefreshToken]), UsersModule],
+  imports: [
+    TypeOrmModule.forFeature([Session, RefreshToken]),
+    UsersModule,
+    JwtModule.registerAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => {
+        const { kid, key } = signingKey(config.jwt);
+        return {
+          privateKey: key,
+          signOptions: {
+            algorithm: JWT_ALGORITHM,
+            keyid: kid,
+            issuer: config.jwt.issuer,
+            audience: config.jwt.audience,
+          },
+        };
+      },
+    }),
+  ],
   controllers: [TokensController],
   providers: [
     TokensService,
