@@ -14,6 +14,7 @@ import { answerFrameworkError, installHttpEdge } from './http/http-edge.js';
 import { configureHttpHeaders } from './http/http-headers.js';
 import { useStrictJsonBodies } from './http/json-body-parser.js';
 import { HttpMetrics } from './metrics/http-metrics.js';
+import { KEYS_PATHS } from './keys/jwks.controller.js';
 
 /** Largest accepted request body. Every valid body of this API is far smaller. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -67,7 +68,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   configureHttpHeaders(app, config);
   installHttpEdge(app.getHttpAdapter().getInstance(), app.get(Clock), config.http);
 
-  app.setGlobalPrefix('api', { exclude: HEALTH_PATHS });
+  app.setGlobalPrefix('api', { exclude: [...HEALTH_PATHS, ...KEYS_PATHS] });
   if (config.isDevelopment) {
     const document = openApiDocumentOf(app);
     SwaggerModule.setup('/', app, document, { jsonDocumentUrl: 'openapi.json' });

@@ -141,6 +141,18 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
         retentionDays: event.retentionDays,
         deletedCount: event.deletedCount,
       };
+    case 'signing_key_created':
+      return {
+        kid: event.kid,
+        algorithm: event.algorithm,
+        source: event.source,
+        reason: event.reason,
+        activatesAt: event.activatesAt,
+      };
+    case 'signing_key_activated':
+      return { kid: event.kid, algorithm: event.algorithm, scheduledFor: event.scheduledFor };
+    case 'signing_key_retired':
+      return { kid: event.kid, algorithm: event.algorithm, previousState: event.previousState };
   }
 }
 

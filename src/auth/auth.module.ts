@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { KeysModule } from '../keys/keys.module.js';
 import { MailModule } from '../mail/mail.module.js';
 import { MfaModule } from '../mfa/mfa.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
@@ -31,6 +32,7 @@ import { TwoFactorService } from './two-factor.service.js';
     TokensModule,
     MailModule,
     MfaModule,
+    KeysModule,
   ],
   controllers: [AuthController, AccountController, TwoFactorController],
   providers: [

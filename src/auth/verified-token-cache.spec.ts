@@ -3,6 +3,7 @@ import { VerifiedTokenCache, type VerifiedToken } from './verified-token-cache.j
 const entry = (n: number): VerifiedToken => ({
   claims: { sub: `user-${n}`, email: `u${n}@example.com`, jti: `jti-${n}` },
   exp: 1_000 + n,
+  kid: 'kid-1',
 });
 
 describe(VerifiedTokenCache.name, () => {

@@ -6,6 +6,8 @@ export interface VerifiedToken {
   readonly claims: AccessTokenClaims;
   /** `exp`, in seconds since the epoch. */
   readonly exp: number;
+  /** The key that verified it: once that key is retired, the token is not taken from here. */
+  readonly kid: string;
 }
 
 /** Enough for every client active within an access token's lifetime on one busy instance. */

@@ -11,6 +11,7 @@ import {
   type MailConfig,
 } from './mail-settings.js';
 import { checkMfa, type MfaConfig } from './mfa-settings.js';
+import { checkKeys, type KeysConfig } from './keys-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -124,6 +125,8 @@ export class AppConfig {
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
   readonly warnings: readonly string[];
+  /** How access tokens are signed, and the key set's timing (src/keys). */
+  readonly keys: KeysConfig;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -140,6 +143,7 @@ const SECRET_KEYS = new Set([
   'Jwt__PreviousSecretKeys',
   'Smtp__Url',
   'Mfa__EncryptionKeys',
+  'Keys__EncryptionKeys',
 ]);
 
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
@@ -160,7 +164,8 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     secret.value === undefined ||
     checked.target === undefined ||
     checked.mail === undefined ||
-    checked.mfa === undefined
+    checked.mfa === undefined ||
+    checked.keys === undefined
   ) {
     throw new ConfigurationError(problems);
   }
@@ -169,6 +174,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     target: checked.target,
     mail: checked.mail,
     mfa: checked.mfa,
+    keys: checked.keys,
     previousSecrets: checked.previousSecrets,
     trustedProxies: checked.trustedProxies,
     allowedOrigins: checked.allowedOrigins,
@@ -220,6 +226,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   target?: DatabaseTarget;
   mail?: MailConfig;
   mfa?: MfaConfig;
+  keys?: KeysConfig;
   previousSecrets: string[];
   trustedProxies: string[];
   allowedOrigins: AllowedOrigins;
@@ -259,10 +266,13 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   problems.push(...mailProblems);
   const { mfa, problems: mfaProblems } = checkMfa(env);
   problems.push(...mfaProblems);
+  const { keys, problems: keysProblems } = checkKeys(env);
+  problems.push(...keysProblems);
   return {
     target,
     mail,
     mfa,
+    keys,
     previousSecrets,
     trustedProxies,
     allowedOrigins: allowedOrigins.origins,
@@ -287,6 +297,7 @@ function assemble(
     readonly target: DatabaseTarget;
     readonly mail: MailConfig;
     readonly mfa: MfaConfig;
+    readonly keys: KeysConfig;
     readonly previousSecrets: readonly string[];
     readonly trustedProxies: readonly string[];
     readonly allowedOrigins: AllowedOrigins;
@@ -355,6 +366,7 @@ function assemble(
     },
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
+    keys: checked.keys,
   });
 }
 

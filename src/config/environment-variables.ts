@@ -56,6 +56,14 @@ export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
  */
 export const SQLITE_SYNCHRONOUS_MODES = ['full', 'normal'] as const;
 export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
+/**
+ * How access tokens are signed: HS256 under Jwt__SecretKey (the interface, the default), or one of
+ * the asymmetric algorithms, with the key set's current key (src/keys).
+ */
+export const SIGNING_ALGORITHMS = ['HS256', 'ES256', 'EdDSA', 'RS256'] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
+/** A day: the longest a JWKS may be cached, so a rotation never waits longer than that. */
+export const JWKS_MAX_AGE_LIMIT_SECONDS = 86_400;
 
 /**
  * The raw environment, one property per key, named exactly as the variable.
@@ -368,6 +376,38 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(0)
   Mail__RetentionDays = 7;
+
+  /** How new access tokens are signed: `HS256` (the interface), `ES256`, `EdDSA` or `RS256`. */
+  @IsIn(SIGNING_ALGORITHMS)
+  Jwt__SigningAlgorithm: SigningAlgorithm = 'HS256';
+
+  /**
+   * Comma-separated base64 keys of 32 bytes that encrypt signing keys' private halves at rest:
+   * the first encrypts, all decrypt. Required with an asymmetric Jwt__SigningAlgorithm.
+   */
+  @IsString()
+  Keys__EncryptionKeys = '';
+
+  /** How long resource servers may cache the JWKS (its Cache-Control max-age). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(JWKS_MAX_AGE_LIMIT_SECONDS)
+  Keys__JwksMaxAgeSeconds = 300;
+
+  /** How often each instance reads the key set again, so a change reaches every instance. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  Keys__RefreshIntervalSeconds = 30;
+
+  /** Days after which a new key is made and published automatically; 0: only keys:rotate. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3650)
+  Keys__RotationIntervalDays = 0;
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

@@ -212,7 +212,41 @@ export type AuthEvent =
       readonly cutoff: Date;
       readonly retentionDays: number;
       readonly deletedCount: number;
+    }
+  // The key set (src/keys): keys named by their public `kid`, never any key material.
+  | {
+      readonly type: 'signing_key_created';
+      readonly userId: null;
+      readonly kid: string;
+      readonly algorithm: string;
+      /** Made by Keygate, or imported from PEM. */
+      readonly source: 'generated' | 'imported';
+      /** What made it: an operator's rotation or import, the timer, or a set without a current key. */
+      readonly reason: SigningKeyCreationReason;
+      /** When it starts signing. */
+      readonly activatesAt: Date;
+    }
+  | {
+      readonly type: 'signing_key_activated';
+      readonly userId: null;
+      readonly kid: string;
+      readonly algorithm: string;
+      /** The activation it had, moved to now because the set had no current key. */
+      readonly scheduledFor: Date;
+    }
+  | {
+      readonly type: 'signing_key_retired';
+      readonly userId: null;
+      readonly kid: string;
+      /** HS256 for a secret of Jwt__SecretKey or Jwt__PreviousSecretKeys. */
+      readonly algorithm: string;
+      /** The state it was in: its tokens stop verifying now. */
+      readonly previousState: 'next' | 'current' | 'previous' | 'retired';
     };
+
+/** Why a signing key was made: see the `signing_key_created` event. */
+export type SigningKeyCreationReason =
+  'rotation' | 'import' | 'automatic_rotation' | 'no_current_key';
 
 export type AuthEventType = AuthEvent['type'];
 

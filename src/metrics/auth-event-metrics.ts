@@ -118,6 +118,11 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'audit_purged':
         // Hourly at most, and only when rows went: the trail and the log line say enough.
         return;
+      case 'signing_key_created':
+      case 'signing_key_activated':
+      case 'signing_key_retired':
+        // Rare, mostly from the CLI's process: the trail records them, the key's age is a gauge.
+        return;
     }
   }
 }

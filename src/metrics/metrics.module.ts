@@ -5,6 +5,8 @@ import { HttpMetrics } from './http-metrics.js';
 import { KeygateMetrics } from './keygate-metrics.js';
 import { ManagementServer } from './management-server.js';
 import { PasswordHashMetrics } from './password-hash-metrics.js';
+import { SigningKeyObserver } from '../keys/signing-key-observer.js';
+import { SigningKeyMetrics } from './signing-key-metrics.js';
 
 /** Global so that PasswordHasher finds its observer without AuthModule importing metrics. */
 @Global()
@@ -15,7 +17,8 @@ import { PasswordHashMetrics } from './password-hash-metrics.js';
     HttpMetrics,
     ManagementServer,
     { provide: PasswordHashObserver, useClass: PasswordHashMetrics },
+    { provide: SigningKeyObserver, useClass: SigningKeyMetrics },
   ],
-  exports: [HttpMetrics, ManagementServer, PasswordHashObserver],
+  exports: [HttpMetrics, ManagementServer, PasswordHashObserver, SigningKeyObserver],
 })
 export class MetricsModule {}

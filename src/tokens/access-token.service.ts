@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
+import { SignJWT } from 'jose';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
+import { KeySet } from '../keys/key-set.js';
 import type { User } from '../users/entities/user.entity.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { PASSWORD_ONLY, type AuthMethod } from './auth-methods.js';
@@ -12,31 +14,39 @@ export interface SignedAccessToken {
 }
 
 /**
- * Issues access tokens: HS256 JWTs whose `exp` and `iat` come from the Clock, and whose `sid`
- * names the session (the refresh-token family) they were issued for, so that a resource can ask
- * whether that session is still active. `amr` (RFC 8176) says how the session was authenticated.
+ * Issues access tokens: JWTs whose `exp` and `iat` come from the Clock, and whose `sid` names the
+ * session (the refresh-token family) they were issued for, so that a resource can ask whether
+ * that session is still active. `amr` (RFC 8176) says how the session was authenticated.
+ * HS256 under Jwt__SecretKey (the interface) through @nestjs/jwt, unchanged; with an asymmetric
+ * Jwt__SigningAlgorithm, jose signs with the key set's current key (jsonwebtoken has no EdDSA,
+ * and one library for the three asymmetric algorithms keeps one path; decision 0036).
  */
 @Injectable()
 export class AccessTokenService {
   private readonly lifetimeSeconds: number;
+  private readonly issuer: string;
+  private readonly audience: string;
 
   constructor(
     private readonly jwt: JwtService,
     private readonly clock: Clock,
     private readonly random: RandomSource,
+    private readonly keySet: KeySet,
     config: AppConfig,
   ) {
     this.lifetimeSeconds = config.jwt.accessTokenExpiryMinutes * 60;
+    this.issuer = config.jwt.issuer;
+    this.audience = config.jwt.audience;
   }
 
-  sign(
+  async sign(
     user: Pick<User, 'id' | 'email' | 'emailVerifiedAt'>,
     sessionId: string,
     authMethods: readonly AuthMethod[] = PASSWORD_ONLY,
-  ): SignedAccessToken {
+  ): Promise<SignedAccessToken> {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.lifetimeSeconds;
-    const token = this.jwt.sign({
+    const claims = {
       sub: user.id,
       sid: sessionId,
       email: user.email,
@@ -46,7 +56,14 @@ export class AccessTokenService {
       jti: this.random.uuid(),
       iat,
       exp,
-    });
+    };
+    const signer = this.keySet.signer();
+    const token =
+      signer === null
+        ? this.jwt.sign(claims)
+        : await new SignJWT({ ...claims, iss: this.issuer, aud: this.audience })
+            .setProtectedHeader({ alg: signer.algorithm, typ: 'JWT', kid: signer.kid })
+            .sign(signer.privateKey);
     return { token, expiresAt: new Date(exp * 1000) };
   }
 }

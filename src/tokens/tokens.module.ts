@@ -3,6 +3,7 @@ import { JwtModule } from '@nestjs/jwt';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { JWT_ALGORITHM, signingKey } from '../common/jwt/jwt-key.js';
 import { AppConfig } from '../config/app-config.js';
+import { KeysModule } from '../keys/keys.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessTokenService } from './access-token.service.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
@@ -17,6 +18,7 @@ import { TokensService } from './tokens.service.js';
   imports: [
     TypeOrmModule.forFeature([Session, RefreshToken]),
     UsersModule,
+    KeysModule,
     JwtModule.registerAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => {

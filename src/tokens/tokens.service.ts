@@ -44,11 +44,23 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * answer, and the event to tell once the unit has committed.
  */
 type RefreshOutcome =
-  | { readonly response: AuthResponseDto; readonly event: AuthEvent & { type: 'token_refreshed' } }
+  | { readonly grant: Grant; readonly event: AuthEvent & { type: 'token_refreshed' } }
   | {
-      readonly response?: never;
+      readonly grant?: never;
       readonly event: AuthEvent & { type: 'refresh_failed' | 'reuse_detected' };
     };
+
+/**
+ * What a successful rotation grants: the answer is built from it once the unit committed, since
+ * signing the access token may wait for a signature on libuv's pool (an asymmetric key), and no
+ * unit waits for anything but the database.
+ */
+interface Grant {
+  readonly user: User;
+  readonly sessionId: string;
+  readonly refreshToken: string;
+  readonly authMethods: readonly AuthMethod[];
+}
 
 /** A token issued to start a session, with the family it started. */
 export interface IssuedSession {
@@ -124,7 +136,7 @@ export class TokensService {
       ip: origin.ip,
       reason: TokensMessages.sessionLimitReason,
     });
-    return { response: this.respond(user, familyId, raw, authMethods), familyId };
+    return { response: await this.respond(user, familyId, raw, authMethods), familyId };
   }
 
   /**
@@ -168,7 +180,7 @@ export class TokensService {
     if (!recorded) {
       this.events.committed(event, origin, now);
     }
-    return { response: this.respond(user, familyId, raw, start.authMethods), familyId };
+    return { response: await this.respond(user, familyId, raw, start.authMethods), familyId };
   }
 
   /** A new session's row and its first token's (generation 0), as issue and start write them. */
@@ -475,12 +487,12 @@ export class TokensService {
 
   private rotated(user: User, presented: PresentedToken, raw: string): RefreshOutcome {
     return {
-      response: this.respond(
+      grant: {
         user,
-        presented.session.id,
-        raw,
-        parseAuthMethods(presented.session.authMethods),
-      ),
+        sessionId: presented.session.id,
+        refreshToken: raw,
+        authMethods: parseAuthMethods(presented.session.authMethods),
+      },
       event: refreshedEvent(user, presented),
     };
   }
@@ -495,13 +507,13 @@ export class TokensService {
     };
   }
 
-  private respond(
+  private async respond(
     user: User,
     sessionId: string,
     refreshToken: string,
     authMethods: readonly AuthMethod[],
-  ): AuthResponseDto {
-    const access = this.accessTokens.sign(user, sessionId, authMethods);
+  ): Promise<AuthResponseDto> {
+    const access = await this.accessTokens.sign(user, sessionId, authMethods);
     return {
       accessToken: access.token,
       refreshToken,
@@ -510,9 +522,10 @@ export class TokensService {
     };
   }
 
-  private settle(outcome: RefreshOutcome, origin: RequestOrigin): AuthResponseDto {
-    if (outcome.response !== undefined) {
-      return outcome.response;
+  private async settle(outcome: RefreshOutcome, origin: RequestOrigin): Promise<AuthResponseDto> {
+    if (outcome.grant !== undefined) {
+      const { user, sessionId, refreshToken, authMethods } = outcome.grant;
+      return this.respond(user, sessionId, refreshToken, authMethods);
     }
     const { event } = outcome;
     if (event.type === 'reuse_detected') {
