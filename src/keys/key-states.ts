@@ -22,8 +22,8 @@ export interface KeyStatus {
 
 /**
  * The state of every key at `nowMs`, from the instants alone, so every instance that read the same
- * rows agrees. Keys are ordered by activation (then creation, then kid, so ties cannot make two
- * keys current): the newest activated key is current unless an operator retired it, in which
+ * rows agrees. Keys are ordered by activation (then retired before unretired, creation and kid,
+ * so ties cannot make two keys current): the newest activated key is current unless an operator retired it, in which
  * case none is; an older one is previous until `tokenLifetimeMs` after the key that followed it
  * activated (the last token it signed has expired by then), then retired; a key whose activation
  * is still ahead is next.
@@ -39,6 +39,8 @@ export function keyStates(
     .sort(
       (a, b) =>
         a.activatesAt.getTime() - b.activatesAt.getTime() ||
+        // A key made current at once replaces one retired at the same instant: it comes after.
+        Number(a.retiredAt === null) - Number(b.retiredAt === null) ||
         a.createdAt.getTime() - b.createdAt.getTime() ||
         (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0),
     );

@@ -18,3 +18,4 @@ export const TOTP_ENROLL = '/api/auth/mfa/totp/enroll';
 export const TOTP_CONFIRM = '/api/auth/mfa/totp/confirm';
 export const TOTP_RECOVERY_CODES = '/api/auth/mfa/totp/recovery-codes';
 export const TOTP_DISABLE = '/api/auth/mfa/totp/disable';
+export const JWKS = '/.well-known/jwks.json';
