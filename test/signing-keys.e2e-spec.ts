@@ -1,4 +1,4 @@
-import { createLocalJWKSet, exportJWK, exportSPKI, jwtVerify, SignJWT, type JWK } from 'jose';
+import { createLocalJWKSet, exportJWK, exportSPKI, jwtVerify, SignJWT } from 'jose';
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { jwtKey } from '../src/common/jwt/jwt-key.js';
 import { KeySet } from '../src/keys/key-set.js';
