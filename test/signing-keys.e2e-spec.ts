@@ -16,10 +16,9 @@ import { publicUser, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { accessTokenClaims, decodeJwt, encodeSegment, signJwt } from './utils/jwt.js';
 import { originAt } from './utils/origin.js';
 import { JWKS, ME, REFRESH } from './utils/routes.js';
+import { asymmetricSigning } from './utils/signing-keys.js';
 import { createTestDatabase, type TestDatabase } from './utils/test-database.js';
 
-/** A Keys__EncryptionKeys value: the base64 of 32 bytes. */
-export const KEYS_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 const ALGORITHMS = ['ES256', 'EdDSA', 'RS256'] as const;
 /** Keys__JwksMaxAgeSeconds + Keys__RefreshIntervalSeconds by default: a next key's lead. */
 const LEAD_MS = (300 + 30) * 1000;
@@ -33,13 +32,7 @@ const KEY_MEMBERS: Record<string, readonly string[]> = {
 };
 
 function asymmetric(algorithm: string, extra: Record<string, string> = {}) {
-  return {
-    environment: {
-      Jwt__SigningAlgorithm: algorithm,
-      Keys__EncryptionKeys: KEYS_ENCRYPTION_KEY,
-      ...extra,
-    },
-  };
+  return { environment: asymmetricSigning(algorithm, extra) };
 }
 
 interface Jwks {
@@ -92,7 +85,7 @@ describe('Asymmetric signing keys', () => {
 
     it('should issue tokens that a verifier holding only the JWKS accepts', async () => {
       const user = await registerUser(t);
-      const keySet = createLocalJWKSet((await jwksOf(t)));
+      const keySet = createLocalJWKSet(await jwksOf(t));
 
       const { payload, protectedHeader } = await jwtVerify(user.accessToken, keySet, {
         issuer: 'keygate',

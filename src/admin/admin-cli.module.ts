@@ -5,6 +5,7 @@ import { AppConfigModule } from '../config/app-config.module.js';
 import { DatabaseModule, type DatabaseOptions } from '../database/database.module.js';
 import { EventsModule } from '../events/events.module.js';
 import { AdminModule } from './admin.module.js';
+import { KeysModule } from '../keys/keys.module.js';
 
 /**
  * The admin CLI's application: the service's configuration and database, and only what the
@@ -26,6 +27,7 @@ export class AdminCliModule {
         EventsModule,
         DatabaseModule.forRoot(database),
         AdminModule,
+        KeysModule,
       ],
     };
   }

@@ -10,6 +10,8 @@ import { CLI_USAGE, parseCliArguments, UsageError, type CliInvocation } from './
 import { CliLogger } from './cli-logger.js';
 import { CliOutput } from './cli-output.js';
 import { newFileSink, streamSink, type DrainableStream } from './line-sink.js';
+import { KeysService } from '../keys/keys.service.js';
+import { runKeysCommand } from './keys-commands.js';
 
 /** The documented exit codes (docs/operations/admin-cli.md). */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
@@ -62,6 +64,7 @@ export async function runCli(
       invocation,
       cliOrigin(app.get(RandomSource)),
       streams,
+      app,
     );
     if (output !== null) {
       streams.out.write(`${output}\n`);
@@ -84,6 +87,7 @@ function execute(
   invocation: Exclude<CliInvocation, { kind: 'help' }>,
   origin: RequestOrigin,
   streams: CliStreams,
+  app: INestApplicationContext,
 ): Promise<string | null> {
   switch (invocation.command) {
     case 'users:deactivate':
@@ -108,6 +112,11 @@ function execute(
       return admin.purgeAudit(origin).then(CliOutput.auditPurged);
     case 'audit:export':
       return exportAudit(admin, invocation, origin, streams);
+    case 'keys:list':
+    case 'keys:rotate':
+    case 'keys:retire':
+    case 'keys:import':
+      return runKeysCommand(app.get(KeysService), invocation, origin);
   }
 }
 

@@ -47,20 +47,47 @@ export const CLI_COMMANDS = {
     usage: 'audit:purge',
     summary: 'Delete the audit events older than Audit__RetentionDays, once.',
   },
+  'keys:list': {
+    usage: 'keys:list',
+    summary: 'List the signing keys and HS256 secrets by kid, with their states (no key material).',
+  },
+  'keys:rotate': {
+    usage: 'keys:rotate',
+    summary: 'Make a key of Jwt__SigningAlgorithm and publish it as next; it signs after the lead.',
+  },
+  'keys:retire': {
+    usage: 'keys:retire <kid>',
+    summary: 'Retire a key or an HS256 secret at once: the tokens it signed stop working.',
+  },
+  'keys:import': {
+    usage: 'keys:import <pem-file>',
+    summary:
+      'Import a PEM private key (P-256, Ed25519, RSA) as the next key, as keys:rotate would.',
+  },
 } as const;
 
 export type CliCommand = keyof typeof CLI_COMMANDS;
 
 type CommandWithoutArguments = 'tokens:purge' | 'users:email-collisions' | 'audit:purge';
 
+/** The commands of the key set (src/keys): none takes an e-mail. */
+export type KeysInvocation =
+  | { readonly kind: 'run'; readonly command: 'keys:list' | 'keys:rotate' }
+  | { readonly kind: 'run'; readonly command: 'keys:retire'; readonly kid: string }
+  | { readonly kind: 'run'; readonly command: 'keys:import'; readonly file: string };
+
 export type CliInvocation =
   | { readonly kind: 'help' }
   | { readonly kind: 'run'; readonly command: CommandWithoutArguments }
   | {
       readonly kind: 'run';
-      readonly command: Exclude<CliCommand, CommandWithoutArguments | 'audit' | 'audit:export'>;
+      readonly command: Exclude<
+        CliCommand,
+        CommandWithoutArguments | KeysInvocation['command'] | 'audit' | 'audit:export'
+      >;
       readonly email: string;
     }
+  | KeysInvocation
   | {
       readonly kind: 'run';
       readonly command: 'audit:export';
@@ -141,10 +168,20 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
   if (
     command === 'tokens:purge' ||
     command === 'users:email-collisions' ||
-    command === 'audit:purge'
+    command === 'audit:purge' ||
+    command === 'keys:list' ||
+    command === 'keys:rotate'
   ) {
     expectArguments(command, rest, 0);
     return { kind: 'run', command };
+  }
+  if (command === 'keys:retire') {
+    expectArguments(command, rest, 1);
+    return { kind: 'run', command, kid: rest[0].trim() };
+  }
+  if (command === 'keys:import') {
+    expectArguments(command, rest, 1);
+    return { kind: 'run', command, file: rest[0] };
   }
   if (command === 'audit:export') {
     expectArguments(command, rest, 0);
