@@ -164,7 +164,7 @@ describe('keys:* commands of the admin CLI', () => {
     [
       'an Ed25519 key under ES256',
       () => generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }),
-      'La clave firma con EdDSA, pero Jwt__SigningAlgorithm es ES256.',
+      'La clave no firma con el algoritmo de Jwt__SigningAlgorithm.',
     ],
     [
       'an RSA key of 1024 bits',

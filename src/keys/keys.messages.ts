@@ -10,6 +10,5 @@ export const KeysMessages = {
   notAPrivateKey: 'El archivo no contiene una clave privada PEM sin cifrar.',
   unsupportedKey: 'Tipo de clave no admitido: se aceptan P-256, Ed25519 y RSA.',
   rsaTooShort: 'La clave RSA debe tener al menos 2048 bits.',
-  algorithmMismatch: (keyAlgorithm: string, configured: string) =>
-    `La clave firma con ${keyAlgorithm}, pero Jwt__SigningAlgorithm es ${configured}.`,
+  algorithmMismatch: 'La clave no firma con el algoritmo de Jwt__SigningAlgorithm.',
 } as const;

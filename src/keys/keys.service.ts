@@ -84,7 +84,7 @@ export class KeysService {
     const algorithm = this.asymmetricAlgorithm();
     const material = await this.materialFromPem(pem);
     if (material.algorithm !== algorithm) {
-      throw new InvalidArgumentError(KeysMessages.algorithmMismatch(material.algorithm, algorithm));
+      throw new InvalidArgumentError(KeysMessages.algorithmMismatch);
     }
     return this.addNext(material, 'imported', 'import', origin);
   }

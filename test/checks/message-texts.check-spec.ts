@@ -14,6 +14,7 @@ import { MfaMessages } from '../../src/mfa/mfa.messages.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import { UsersMessages } from '../../src/users/users.messages.js';
+import { KeysMessages } from '../../src/keys/keys.messages.js';
 import { allTokens, readRepositoryFile, tableRowsUnder, tokensOf } from './markdown.js';
 
 // docs/api.md quotes the API's texts; they are the code's, character for character. Its
@@ -35,6 +36,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ['VALIDATION_PROBLEM_TITLE', VALIDATION_PROBLEM_TITLE],
   ['BODY_NOT_AN_OBJECT_MESSAGE', BODY_NOT_AN_OBJECT_MESSAGE],
   ...prefixed('BodyMessages', BodyMessages),
+  ...prefixed('KeysMessages', KeysMessages),
 ]);
 
 /** Texts of other answers that the pages may quote: the readiness probe's. */
