@@ -320,73 +320,76 @@ describe('Jwt__RefreshRetryWindowSeconds: a lost answer retried', () => {
   });
 });
 
-describeOnPostgres('Jwt__RefreshRetryWindowSeconds on two instances of one PostgreSQL schema', () => {
-  let cwd: string;
-  let database: TestDatabase;
-  let servers: ServerProcess[];
+describeOnPostgres(
+  'Jwt__RefreshRetryWindowSeconds on two instances of one PostgreSQL schema',
+  () => {
+    let cwd: string;
+    let database: TestDatabase;
+    let servers: ServerProcess[];
 
-  beforeAll(async () => {
-    cwd = mkdtempSync(join(tmpdir(), 'keygate-retry-'));
-    database = await createTestDatabase();
-    const env = {
-      Jwt__SecretKey: TEST_SECRET_KEY,
-      PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-      ConnectionStrings__DefaultConnection: database.connectionString,
-      TokenCleanup__Enabled: 'false',
-      // Real clocks here: a window far longer than any burst of this test.
-      Jwt__RefreshRetryWindowSeconds: '300',
-    };
-    servers = await Promise.all([0, 1].map(() => startServer({ env, cwd })));
-  }, 60_000);
+    beforeAll(async () => {
+      cwd = mkdtempSync(join(tmpdir(), 'keygate-retry-'));
+      database = await createTestDatabase();
+      const env = {
+        Jwt__SecretKey: TEST_SECRET_KEY,
+        PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
+        ConnectionStrings__DefaultConnection: database.connectionString,
+        TokenCleanup__Enabled: 'false',
+        // Real clocks here: a window far longer than any burst of this test.
+        Jwt__RefreshRetryWindowSeconds: '300',
+      };
+      servers = await Promise.all([0, 1].map(() => startServer({ env, cwd })));
+    }, 60_000);
 
-  afterAll(async () => {
-    await stopAllServers();
-    await database.drop();
-    rmSync(cwd, { recursive: true, force: true });
-  });
-
-  const post = (server: ServerProcess, path: string, body: unknown): Promise<TestResponse> =>
-    httpRequest(server.baseUrl, path, {
-      method: 'POST',
-      body: JSON.stringify(body),
-      headers: { 'content-type': 'application/json' },
-      signal: AbortSignal.timeout(20_000),
+    afterAll(async () => {
+      await stopAllServers();
+      await database.drop();
+      rmSync(cwd, { recursive: true, force: true });
     });
 
-  it.each([2, 10, 50])(
-    'should give all of %i presentations of one token, split between the instances, the same pair and rotate once',
-    async (k) => {
-      const registered = await post(servers[0], REGISTER, {
-        username: 'retry',
-        email: `retry-${k}-${Date.now()}@example.com`,
-        password: 'S3cure!pass',
+    const post = (server: ServerProcess, path: string, body: unknown): Promise<TestResponse> =>
+      httpRequest(server.baseUrl, path, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+        signal: AbortSignal.timeout(20_000),
       });
-      const { refreshToken, user } = bodyOf(registered);
 
-      const responses = await Promise.all(
-        Array.from({ length: k }, (_, i) => post(servers[i % 2], REFRESH, { refreshToken })),
-      );
+    it.each([2, 10, 50])(
+      'should give all of %i presentations of one token, split between the instances, the same pair and rotate once',
+      async (k) => {
+        const registered = await post(servers[0], REGISTER, {
+          username: 'retry',
+          email: `retry-${k}-${Date.now()}@example.com`,
+          password: 'S3cure!pass',
+        });
+        const { refreshToken, user } = bodyOf(registered);
 
-      expect(responses.map((response) => response.status)).toEqual(Array(k).fill(200));
-      expect(new Set(responses.map((response) => response.text)).size).toBe(1);
-      const tokens = await database.query<{ generation: number }>(
-        'SELECT t.generation FROM refresh_tokens t JOIN sessions s ON s.id = t."sessionId" ' +
-          'WHERE s."userId" = $1 ORDER BY t.generation',
-        [user.id],
-      );
-      expect(tokens.map((token) => Number(token.generation))).toEqual([0, 1]);
-      const types = (await auditRows(database, user.id)).map((row) => row.type);
-      expect(types.filter((type) => type === 'token_refreshed')).toHaveLength(1);
-      expect(types.filter((type) => type === 'refresh_retried')).toHaveLength(k - 1);
-      expect(types).not.toContain('reuse_detected');
-      const next = await post(servers[1], REFRESH, {
-        refreshToken: bodyOf(responses[0]).refreshToken,
-      });
-      expect(next.status).toBe(200);
-    },
-    60_000,
-  );
-});
+        const responses = await Promise.all(
+          Array.from({ length: k }, (_, i) => post(servers[i % 2], REFRESH, { refreshToken })),
+        );
+
+        expect(responses.map((response) => response.status)).toEqual(Array(k).fill(200));
+        expect(new Set(responses.map((response) => response.text)).size).toBe(1);
+        const tokens = await database.query<{ generation: number }>(
+          'SELECT t.generation FROM refresh_tokens t JOIN sessions s ON s.id = t."sessionId" ' +
+            'WHERE s."userId" = $1 ORDER BY t.generation',
+          [user.id],
+        );
+        expect(tokens.map((token) => Number(token.generation))).toEqual([0, 1]);
+        const types = (await auditRows(database, user.id)).map((row) => row.type);
+        expect(types.filter((type) => type === 'token_refreshed')).toHaveLength(1);
+        expect(types.filter((type) => type === 'refresh_retried')).toHaveLength(k - 1);
+        expect(types).not.toContain('reuse_detected');
+        const next = await post(servers[1], REFRESH, {
+          refreshToken: bodyOf(responses[0]).refreshToken,
+        });
+        expect(next.status).toBe(200);
+      },
+      60_000,
+    );
+  },
+);
 
 describeOnPostgres('Jwt__RefreshRetryWindowSeconds: round trips to PostgreSQL', () => {
   let database: TestDatabase;

@@ -128,12 +128,6 @@ describe(loadAppConfig.name, () => {
     ['Jwt__ClockSkewSeconds', '30', (c: AppConfig) => c.jwt.clockSkewSeconds, 30],
     ['Jwt__RequireActiveSession', 'true', (c: AppConfig) => c.jwt.requireActiveSession, true],
     [
-      'Jwt__RefreshRetryWindowSeconds',
-      '30',
-      (c: AppConfig) => c.jwt.refreshRetryWindowSeconds,
-      30,
-    ],
-    [
       'Cors__AllowedOrigins',
       ' https://app.example.com, http://localhost:5173/ ,https://Admin.Example.com:443',
       (c: AppConfig) => c.allowedOrigins,
@@ -226,6 +220,7 @@ describe(loadAppConfig.name, () => {
     ['NODE_ENV', 'development', (c: AppConfig) => c.isDevelopment, true],
     ['NODE_ENV', 'production', (c: AppConfig) => c.isDevelopment, false],
     ['NODE_ENV', 'test', (c: AppConfig) => c.isDevelopment, false],
+    ['Jwt__RefreshRetryWindowSeconds', '30', (c: AppConfig) => c.jwt.refreshRetryWindowSeconds, 30],
   ])('should read the override %s=%s', (key, value, read, expected) => {
     const config = sut({ Jwt__SecretKey: SECRET, [key]: value });
 
@@ -292,16 +287,6 @@ describe(loadAppConfig.name, () => {
       'a clock skew above 300 seconds',
       { Jwt__SecretKey: SECRET, Jwt__ClockSkewSeconds: '301' },
       'Jwt__ClockSkewSeconds',
-    ],
-    [
-      'a refresh retry window above 300 seconds',
-      { Jwt__SecretKey: SECRET, Jwt__RefreshRetryWindowSeconds: '301' },
-      'Jwt__RefreshRetryWindowSeconds',
-    ],
-    [
-      'a negative refresh retry window',
-      { Jwt__SecretKey: SECRET, Jwt__RefreshRetryWindowSeconds: '-1' },
-      'Jwt__RefreshRetryWindowSeconds',
     ],
     [
       'fewer than 1000 iterations',
@@ -448,6 +433,16 @@ describe(loadAppConfig.name, () => {
       'an HSTS max-age above two years',
       { Jwt__SecretKey: SECRET, Hsts__MaxAgeSeconds: '63072001' },
       'Hsts__MaxAgeSeconds',
+    ],
+    [
+      'a refresh retry window above 300 seconds',
+      { Jwt__SecretKey: SECRET, Jwt__RefreshRetryWindowSeconds: '301' },
+      'Jwt__RefreshRetryWindowSeconds',
+    ],
+    [
+      'a negative refresh retry window',
+      { Jwt__SecretKey: SECRET, Jwt__RefreshRetryWindowSeconds: '-1' },
+      'Jwt__RefreshRetryWindowSeconds',
     ],
   ])('should refuse %s with a one-line message naming the key', (_label, raw, expected) => {
     const error = configurationErrorOf(raw);

@@ -14,12 +14,10 @@ const configOf = (windowSeconds: number, previousSecrets: string[] = []): AppCon
 /** The derivation written out independently, so that a change of it fails here. */
 function expected(secret: string, presented: string): { raw: string; jtiHex: string } {
   const key = Buffer.from(hkdfSync('sha256', secret, '', 'keygate-refresh-successor-v1', 32));
+  const mac = createHmac('sha512', key).update(presented).digest();
   return {
-    raw: createHmac('sha256', key).update(`successor:${presented}`).digest('base64url'),
-    jtiHex: createHmac('sha256', key)
-      .update(`access-token-id:${presented}`)
-      .digest('hex')
-      .slice(0, 32),
+    raw: mac.subarray(0, 32).toString('base64url'),
+    jtiHex: mac.subarray(32, 48).toString('hex'),
   };
 }
 
@@ -64,9 +62,7 @@ describe(RefreshSuccessors.name, () => {
 
     expect(sut.successorOf(PRESENTED)).toEqual(sut.successorOf(PRESENTED));
     expect(sut.successorOf(other).raw).not.toBe(sut.successorOf(PRESENTED).raw);
-    expect(sut.successorOf(other).accessTokenId).not.toBe(
-      sut.successorOf(PRESENTED).accessTokenId,
-    );
+    expect(sut.successorOf(other).accessTokenId).not.toBe(sut.successorOf(PRESENTED).accessTokenId);
   });
 
   it('should offer the successor under every configured secret, the current one first', () => {
