@@ -44,6 +44,7 @@ describe(loadAppConfig.name, () => {
         refreshTokenExpiryDays: 7,
         clockSkewSeconds: 0,
         requireActiveSession: false,
+        refreshRetryWindowSeconds: 0,
       },
       database: {
         target: { type: 'sqlite', path: resolve('data/keygate.db') },
@@ -219,6 +220,7 @@ describe(loadAppConfig.name, () => {
     ['NODE_ENV', 'development', (c: AppConfig) => c.isDevelopment, true],
     ['NODE_ENV', 'production', (c: AppConfig) => c.isDevelopment, false],
     ['NODE_ENV', 'test', (c: AppConfig) => c.isDevelopment, false],
+    ['Jwt__RefreshRetryWindowSeconds', '30', (c: AppConfig) => c.jwt.refreshRetryWindowSeconds, 30],
   ])('should read the override %s=%s', (key, value, read, expected) => {
     const config = sut({ Jwt__SecretKey: SECRET, [key]: value });
 
@@ -431,6 +433,16 @@ describe(loadAppConfig.name, () => {
       'an HSTS max-age above two years',
       { Jwt__SecretKey: SECRET, Hsts__MaxAgeSeconds: '63072001' },
       'Hsts__MaxAgeSeconds',
+    ],
+    [
+      'a refresh retry window above 300 seconds',
+      { Jwt__SecretKey: SECRET, Jwt__RefreshRetryWindowSeconds: '301' },
+      'Jwt__RefreshRetryWindowSeconds',
+    ],
+    [
+      'a negative refresh retry window',
+      { Jwt__SecretKey: SECRET, Jwt__RefreshRetryWindowSeconds: '-1' },
+      'Jwt__RefreshRetryWindowSeconds',
     ],
   ])('should refuse %s with a one-line message naming the key', (_label, raw, expected) => {
     const error = configurationErrorOf(raw);

@@ -242,6 +242,18 @@ export type AuthEvent =
       readonly algorithm: string;
       /** The state it was in: its tokens stop verifying now. */
       readonly previousState: 'next' | 'current' | 'previous' | 'retired';
+    }
+  | {
+      /**
+       * Jwt__RefreshRetryWindowSeconds: a rotated token presented again within the window, while
+       * it was its session's newest token's immediate predecessor, got that same pair again
+       * (nothing was rotated or written but this event).
+       */
+      readonly type: 'refresh_retried';
+      readonly userId: string;
+      readonly familyId: string;
+      /** The generation of the token presented again; generation + 1 was answered again. */
+      readonly generation: number;
     };
 
 /** Why a signing key was made: see the `signing_key_created` event. */
