@@ -159,6 +159,10 @@ describe(toAuditEvent.name, () => {
           },
           { mailId: OTHER_SESSION, kind: 'email_change', attempts: 10, error: 'ECONNECTION' },
         ],
+        [
+          { type: 'refresh_retried', userId: USER, familyId: FAMILY, generation: 3 },
+          { familyId: FAMILY, generation: 3 },
+        ],
       ] as [AuthEvent, Record<string, unknown>][]
     ).map(([event, details]) => ({ event, details })),
   )('should keep the details of $event.type', ({ event, details }) => {

@@ -193,6 +193,11 @@ describe(AuthEventMetrics.name, () => {
       { type: 'sessions_revoked', userId: USER, keepFamilyId: null, endedSessionIds: OTHERS },
       { keygate_all_sessions_revocations_total: 1 },
     ],
+    [
+      'a lost answer retried within the window',
+      { type: 'refresh_retried', userId: USER, familyId: FAMILY, generation: 3 },
+      { 'keygate_refreshes_total{outcome=retried}': 1 },
+    ],
   ])('should count %s, and nothing else', async (_label, event, expected) => {
     build(true);
 

@@ -24,8 +24,8 @@ export interface DerivedSuccessor {
  * Jwt__RefreshRetryWindowSeconds (decision 0040). While the window is on, a rotation does not
  * draw its successor at random: it derives it from the presented token with an HMAC under a key
  * derived (HKDF-SHA256) from the signing secret, and the access token's `jti` from the same
- * HMAC's next bytes (one HMAC-SHA512 costs less than two HMAC-SHA256 objects). So when
- * the same predecessor comes back within the window (its answer was lost), the same pair can be
+ * HMAC's next bytes (one HMAC-SHA512 costs less than two HMAC-SHA256 objects). So when the
+ * same predecessor comes back within the window (its answer was lost), the same pair can be
  * issued again without the successor ever being stored but as its digest: the presented value
  * is the only input besides the server's key, and the stored digest proves the rotation made
  * exactly that successor. A database copy without the secret still holds nothing usable.
