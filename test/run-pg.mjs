@@ -53,7 +53,9 @@ async function adminWhenUp(sql) {
 }
 
 function jest(projects, extra, env) {
-  return spawnSync('npx', ['jest', '--selectProjects', ...projects, ...extra, ...jestArguments], {
+  // The caller's paths and flags come first: after `--selectProjects` a path would be read as
+  // one more project name, and the whole suite would run.
+  return spawnSync('npx', ['jest', ...jestArguments, ...extra, '--selectProjects', ...projects], {
     stdio: 'inherit',
     env: {
       ...process.env,
