@@ -112,7 +112,7 @@ describe(KeySet.name, () => {
       expect(sut.jwks()).toEqual({
         keys: [{ ...material.publicJwk, kid: material.kid, alg: 'ES256', use: 'sig' }],
       });
-      expect(sut.currentCreatedAt()).toEqual(T0);
+      expect(sut.currentKey()).toEqual({ algorithm: 'ES256', createdAt: T0 });
     });
   });
 });
