@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -60,6 +60,8 @@ const { values: flags } = parseArgs({
     scale: { type: 'boolean', default: false },
     // What one refresh leaves behind in the database, per table and index: bench/row-bytes.mjs.
     'row-bytes': { type: 'boolean', default: false },
+    // /me and refresh with access tokens signed HS256, ES256 and EdDSA, side by side (issue 25).
+    signing: { type: 'boolean', default: false },
     // SQLite's commit durability for the service (Database__SqliteSynchronous): `full`, the
     // service's default, or `normal`, to measure what an fsync per commit costs.
     'sqlite-synchronous': { type: 'string', default: 'full' },
@@ -149,6 +151,11 @@ async function main() {
     `mode ${mode}${flags.quick ? ' (quick smoke run: figures are not meaningful)' : ''}; temp ${tmp}`,
   );
 
+  if (flags.signing) {
+    await measureSigning(tmp, secret);
+    return;
+  }
+
   const roundTrips = mode === 'pg' ? await measureRoundTrips(tmp, secret) : null;
   if (flags['round-trips']) {
     return;
@@ -203,6 +210,97 @@ async function main() {
     );
   }
   log(`done in ${results.elapsedSeconds} s: ${Object.values(files).join(', ')}`);
+}
+
+/** The algorithms `--signing` compares, the interface's HS256 first: each is a service of its own. */
+const SIGNING_ALGORITHMS = ['HS256', 'ES256', 'EdDSA'];
+
+/**
+ * `--signing`: `/me` and refresh on three copies of the service, one per signing algorithm, each
+ * on its own database, in rounds whose order rotates; the ratio of each algorithm's requests/s
+ * to HS256's is taken per round and its median reported (goal of issue 25: at least 0.9).
+ */
+async function measureSigning(tmp, secret) {
+  const keys = { Keys__EncryptionKeys: randomBytes(32).toString('base64') };
+  const suts = [];
+  for (const algorithm of SIGNING_ALGORITHMS) {
+    const env = algorithm === 'HS256' ? {} : { Jwt__SigningAlgorithm: algorithm, ...keys };
+    suts.push(await startService(tmp, secret, { label: algorithm, env }));
+  }
+  for (const sut of suts) {
+    await prepare(sut);
+  }
+  const endpoints = ENDPOINTS.filter((endpoint) => ['me', 'refresh'].includes(endpoint.name));
+  const rounds = [];
+  for (let number = 1; number <= plan.rounds; number++) {
+    const shift = (number - 1) % suts.length;
+    const order = [...suts.slice(shift), ...suts.slice(0, shift)];
+    const runs = {};
+    for (const endpoint of endpoints) {
+      runs[endpoint.name] = {};
+      for (const sut of order) {
+        const run = await measureEndpoint(sut, suts, endpoint);
+        runs[endpoint.name][sut.label] = run;
+        log(`round ${number} ${endpoint.name.padEnd(8)} ${sut.label.padEnd(6)} ${describeRun(run)}`);
+      }
+    }
+    rounds.push({ round: number, runs });
+  }
+  const ratios = {};
+  for (const endpoint of endpoints) {
+    ratios[endpoint.name] = {};
+    for (const algorithm of SIGNING_ALGORITHMS.slice(1)) {
+      const perRound = rounds.map(
+        ({ runs }) => runs[endpoint.name][algorithm].rps / runs[endpoint.name].HS256.rps,
+      );
+      ratios[endpoint.name][algorithm] = { median: median(perRound), perRound };
+      log(
+        `${endpoint.name} ${algorithm}/HS256 median ${round(median(perRound), 3)} ` +
+          `(${perRound.map((ratio) => round(ratio, 3)).join(', ')}; goal ≥ 0.9)`,
+      );
+    }
+  }
+  const results = {
+    mode,
+    command: commandLine(),
+    quick: flags.quick,
+    machine: await describeMachine(),
+    plan,
+    ratios,
+    rounds,
+  };
+  const name = `latest-signing${mode === 'pg' ? '-pg' : ''}`;
+  await writeFile(join(RESULTS_DIR, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  const lines = [
+    `# Signing algorithms (${mode}): \`${results.command}\``,
+    '',
+    'Requests per second of each algorithm over HS256 on the same machine, median of the rounds',
+    '(goal of issue 25: at least 0.9).',
+    '',
+    '| Endpoint | ES256 / HS256 | EdDSA / HS256 |',
+    '| -------- | ------------- | ------------- |',
+    ...endpoints.map(
+      ({ name: endpoint }) =>
+        `| ${endpoint} | ${round(ratios[endpoint].ES256.median, 3)} | ${round(ratios[endpoint].EdDSA.median, 3)} |`,
+    ),
+    '',
+    '| Round | Endpoint | Algorithm | req/s | p50 ms | p99 ms | CPU ms/req | other cores |',
+    '| ----- | -------- | --------- | ----- | ------ | ------ | ---------- | ----------- |',
+    ...rounds.flatMap(({ round: number, runs }) =>
+      Object.entries(runs).flatMap(([endpoint, byAlgorithm]) =>
+        Object.entries(byAlgorithm).map(
+          ([algorithm, run]) =>
+            `| ${number} | ${endpoint} | ${algorithm} | ${round(run.rps, 1)} | ${round(run.p50, 1)} | ` +
+            `${round(run.p99, 1)} | ${round(run.cpuMsPerRequest, 3)} | ${round(run.otherCores, 2)} |`,
+        ),
+      ),
+    ),
+    '',
+    `Machine: ${JSON.stringify(results.machine)}`,
+    '',
+  ];
+  await writeFile(join(RESULTS_DIR, `${name}.md`), lines.join('\n'));
+  log(`done: ${join(RESULTS_DIR, `${name}.md`)}`);
 }
 
 /** Spawn → first answer, on a fresh database each time, one process at a time. */
@@ -706,6 +804,7 @@ function notes() {
 function commandLine() {
   const extra = [
     flags.pg && '--pg',
+    flags.signing && '--signing',
     flags.quick && '--quick',
     flags['sqlite-synchronous'] !== 'full' && `--sqlite-synchronous ${flags['sqlite-synchronous']}`,
     flags['round-trips'] && '--round-trips',

@@ -16,6 +16,9 @@ import { publicUser, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { accessTokenClaims, decodeJwt, encodeSegment, signJwt } from './utils/jwt.js';
 import { originAt } from './utils/origin.js';
 import { JWKS, ME, REFRESH } from './utils/routes.js';
+import { httpRequest } from './utils/http.js';
+import { Exposition } from './utils/prometheus-text.js';
+import { ManagementServer } from '../src/metrics/management-server.js';
 import { asymmetricSigning } from './utils/signing-keys.js';
 import { createTestDatabase, type TestDatabase } from './utils/test-database.js';
 
@@ -58,6 +61,16 @@ async function expectRefused(t: TestApp, token: string): Promise<void> {
 }
 
 const kidOf = (token: string): unknown => decodeJwt(token).header.kid;
+
+/** The key-age gauge as the management listener serves it; undefined without a sample. */
+async function keyAgeSeconds(t: TestApp, algorithm = 'ES256'): Promise<number | undefined> {
+  const address = t.app.get(ManagementServer).address;
+  if (address === null) {
+    throw new Error('the management listener is not listening');
+  }
+  const response = await httpRequest(`http://${address.address}:${address.port}`, '/metrics');
+  return new Exposition(response.text).get('keygate_signing_key_age_seconds', { algorithm });
+}
 
 describe('Asymmetric signing keys', () => {
   describe.each(ALGORITHMS)('with Jwt__SigningAlgorithm=%s', (algorithm) => {
@@ -126,6 +139,10 @@ describe('Asymmetric signing keys', () => {
       expect(response.headers.get('cache-control')).toBe('public, max-age=300');
       expect(response.headers.get('access-control-allow-origin')).toBe('*');
       expect(response.headers.get('pragma')).toBeNull();
+    });
+
+    it('should report no key age while the secret signs', async () => {
+      expect(await keyAgeSeconds(t)).toBeUndefined();
     });
 
     it('should serve the JWKS outside the /api prefix only', async () => {
@@ -319,6 +336,18 @@ describe('Asymmetric signing keys', () => {
 
       expect((await jwksOf(t)).keys.map((key) => key.kid)).toEqual([next.kid]);
       expect((await keys().list())[1]).toMatchObject({ kid: oldKid, state: 'retired' });
+    });
+
+    it('should report the age of the key that signs, from when it was made', async () => {
+      expect(await keyAgeSeconds(t)).toBe(0);
+
+      t.clock.advance(3_600_000);
+      expect(await keyAgeSeconds(t)).toBe(3_600);
+
+      const next = await keys().rotate(ORIGIN);
+      t.clock.advance(LEAD_MS);
+      expect(kidOf((await registerUser(t)).accessToken)).toBe(next.kid);
+      expect(await keyAgeSeconds(t)).toBe(LEAD_MS / 1000);
     });
 
     it('should refuse a second rotation while a next key waits', async () => {

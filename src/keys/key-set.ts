@@ -151,12 +151,13 @@ export class KeySet {
     };
   }
 
-  /** When the key that signs was made; null while the HS256 secret signs. */
-  currentCreatedAt(): Date | null {
-    if (this.config.keys.signingAlgorithm === 'HS256') {
-      return null;
-    }
-    return this.state().current?.createdAt ?? null;
+  /** The key that signs, its algorithm and when it was made; null while the HS256 secret signs. */
+  currentKey(): { readonly algorithm: string; readonly createdAt: Date } | null {
+    const current =
+      this.config.keys.signingAlgorithm === 'HS256' ? undefined : this.state().current;
+    return current === undefined
+      ? null
+      : { algorithm: current.algorithm, createdAt: current.createdAt };
   }
 
   /** The JWKS document (RFC 7517): the public keys of the next, current and previous keys. */

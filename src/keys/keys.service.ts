@@ -137,7 +137,7 @@ export class KeysService {
     if (signer === null && this.algorithm !== 'HS256') {
       throw new Error('The key set has no current key to sign with');
     }
-    this.observer?.watch(() => this.keySet.currentCreatedAt());
+    this.observer?.watch(() => this.keySet.currentKey());
   }
 
   private asymmetricAlgorithm(): AsymmetricAlgorithm {

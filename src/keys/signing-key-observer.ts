@@ -1,9 +1,15 @@
+/** The key that signs access tokens, as metrics see it: no key material. */
+export interface SigningKeyInUse {
+  readonly algorithm: string;
+  readonly createdAt: Date;
+}
+
 /**
- * Told, once the key set is first read, how to find the creation time of the key that signs, so
+ * Told, once the key set is first read, how to find the key that signs and when it was made, so
  * metrics can report its age without the key set knowing about them. Optional: the admin CLI has
  * none.
  */
 export abstract class SigningKeyObserver {
-  /** `createdAtOfCurrent` answers null while the HS256 secret signs. */
-  abstract watch(createdAtOfCurrent: () => Date | null): void;
+  /** `current` answers the key that signs, or null while the HS256 secret signs. */
+  abstract watch(current: () => SigningKeyInUse | null): void;
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { AppConfig } from '../config/app-config.js';
 import { MAIL_KINDS } from '../mail/entities/outbox-mail.entity.js';
 
@@ -162,6 +162,24 @@ export class KeygateMetrics {
     labelNames: ['operation'],
     buckets: PASSWORD_HASH_BUCKETS,
     registers: [this.registry],
+  });
+
+  /** The key that signs access tokens, its algorithm and age in seconds; null while the HS256 secret signs. */
+  signingKey: () => { readonly algorithm: string; readonly ageSeconds: number } | null = () => null;
+
+  readonly signingKeyAge = new Gauge<'algorithm'>({
+    name: 'keygate_signing_key_age_seconds',
+    help: 'Age in seconds of the key that signs access tokens (since it was made or imported), by algorithm; no sample while the HS256 secret signs.',
+    labelNames: ['algorithm'],
+    registers: [this.registry],
+    // Read at scrape time (SigningKeyMetrics sets the source): a rotation shows at once.
+    collect: () => {
+      this.signingKeyAge.reset();
+      const key = this.signingKey();
+      if (key !== null) {
+        this.signingKeyAge.set({ algorithm: key.algorithm }, key.ageSeconds);
+      }
+    },
   });
 
   constructor(config: AppConfig) {

@@ -1,5 +1,5 @@
 import type { JwtConfig } from '../../config/app-config.js';
-import { jwtKey, signingKey, VerificationKeys } from './jwt-key.js';
+import { jwtKey, signingKey } from './jwt-key.js';
 
 const CURRENT = 'c'.repeat(32);
 const PREVIOUS = 'p'.repeat(32);
@@ -35,32 +35,5 @@ describe(jwtKey.name, () => {
 
     expect(key.kid).toBe(jwtKey(CURRENT).kid);
     expect(key.key.export().toString('utf8')).toBe(CURRENT);
-  });
-});
-
-describe(VerificationKeys.name, () => {
-  const sut = new VerificationKeys(config(CURRENT, [PREVIOUS, OLDEST]));
-  const secretFor = (header: { kid?: unknown }): string | undefined =>
-    sut.forHeader(header)?.export().toString('utf8');
-
-  it.each([
-    ['the current', CURRENT],
-    ['a previous', PREVIOUS],
-    ['the oldest previous', OLDEST],
-  ])('should find %s secret by its id', (_label, secret) => {
-    expect(secretFor({ kid: jwtKey(secret).kid })).toBe(secret);
-  });
-
-  it('should verify a token without an id with the current secret', () => {
-    expect(secretFor({})).toBe(CURRENT);
-  });
-
-  it.each([
-    ['an unknown id', { kid: jwtKey('x'.repeat(32)).kid }],
-    ['an empty id', { kid: '' }],
-    ['an id that is not a string', { kid: 7 }],
-    ['a null id', { kid: null }],
-  ])('should find no key for %s', (_label, header) => {
-    expect(sut.forHeader(header)).toBeUndefined();
   });
 });

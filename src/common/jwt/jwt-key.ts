@@ -26,34 +26,3 @@ export function jwtKey(secret: string): JwtKey {
 export function signingKey(config: JwtConfig): JwtKey {
   return jwtKey(config.secret);
 }
-
-/**
- * The keys that verify tokens, by id: the current one, and the previous ones that an operator
- * keeps while tokens signed with them are still unexpired.
- */
-export class VerificationKeys {
-  private readonly byKid = new Map<string, KeyObject>();
-  private readonly current: KeyObject;
-
-  constructor(config: JwtConfig) {
-    const current = signingKey(config);
-    this.current = current.key;
-    for (const { kid, key } of [current, ...config.previousSecrets.map(jwtKey)]) {
-      if (!this.byKid.has(kid)) {
-        this.byKid.set(kid, key);
-      }
-    }
-  }
-
-  /**
-   * The key for a token's header. A token without `kid` was signed before key ids existed, so
-   * with the key that was current then: the current one unless a rotation happened since.
-   * Undefined for a key id this service does not know.
-   */
-  forHeader(header: { readonly kid?: unknown }): KeyObject | undefined {
-    if (header.kid === undefined) {
-      return this.current;
-    }
-    return typeof header.kid === 'string' ? this.byKid.get(header.kid) : undefined;
-  }
-}
