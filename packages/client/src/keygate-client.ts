@@ -136,6 +136,14 @@ export class KeygateError extends Error {
 interface Session extends AuthResponse {
   /** The session id (the access token's `sid`), stable across rotations. */
   readonly sid: string;
+  /**
+   * When the access token expires by this machine's clock: its life (`exp` - `iat`) from when
+   * it arrived, so that a clock that disagrees with Keygate's neither refreshes at every call
+   * nor too late.
+   */
+  readonly expiresAt: number;
+  /** The access token's life, in milliseconds. */
+  readonly lifeMs: number;
 }
 
 /** What the shared record holds for a session: its newest pair, or that it ended. */
@@ -186,31 +194,33 @@ function isAuthResponse(value: unknown): value is AuthResponse {
 }
 
 /** An access token's claims, read without verifying: Keygate signed it, and this client only schedules by them. */
-function claimsOf(accessToken: string): { sid?: unknown; iat?: unknown } {
+function claimsOf(accessToken: string): { sid?: unknown; iat?: unknown; exp?: unknown } {
   const payload = accessToken.split('.')[1] ?? '';
   const base64 = payload.replace(/-/g, '+').replace(/_/g, '/');
   const json = new TextDecoder().decode(
     Uint8Array.from(atob(base64), (char) => char.charCodeAt(0)),
   );
-  return JSON.parse(json) as { sid?: unknown; iat?: unknown };
+  return JSON.parse(json) as { sid?: unknown; iat?: unknown; exp?: unknown };
 }
 
-/** The access token's `sid` claim: the session, stable across rotations. */
-function sessionIdOf(accessToken: string): string {
-  const sid = claimsOf(accessToken).sid;
+/** A pair as this client keeps it, `receivedAt` by its own clock. */
+function asSession(pair: AuthResponse, receivedAt: number): Session {
+  const { sid, iat, exp } = claimsOf(pair.accessToken);
   if (typeof sid !== 'string') {
     throw new Error('The access token names no session (sid).');
   }
-  return sid;
-}
-
-function asSession(pair: AuthResponse): Session {
+  const lifeMs =
+    typeof iat === 'number' && typeof exp === 'number'
+      ? (exp - iat) * 1000
+      : Date.parse(pair.accessTokenExpiry) - receivedAt;
   return {
     accessToken: pair.accessToken,
     refreshToken: pair.refreshToken,
     accessTokenExpiry: pair.accessTokenExpiry,
     user: pair.user,
-    sid: sessionIdOf(pair.accessToken),
+    sid,
+    expiresAt: receivedAt + lifeMs,
+    lifeMs,
   };
 }
 
@@ -220,7 +230,11 @@ function parseSession(text: string | null): Session | null {
   }
   try {
     const value: unknown = JSON.parse(text);
-    return isAuthResponse(value) && typeof (value as Partial<Session>).sid === 'string'
+    const candidate = value as Partial<Session>;
+    return isAuthResponse(value) &&
+      typeof candidate.sid === 'string' &&
+      typeof candidate.expiresAt === 'number' &&
+      typeof candidate.lifeMs === 'number'
       ? (value as Session)
       : null;
   } catch {
@@ -417,15 +431,12 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
   }
 
   function expiryOf(current: Session): number {
-    return Date.parse(current.accessTokenExpiry);
+    return current.expiresAt;
   }
 
   /** How long before expiry a refresh is due: a quarter of the token's life, at most a minute. */
   function marginOf(current: Session): number {
-    const { iat } = claimsOf(current.accessToken);
-    const life =
-      typeof iat === 'number' ? expiryOf(current) - iat * 1000 : MAX_MARGIN_MS / MARGIN_SHARE;
-    return Math.min(MAX_MARGIN_MS, Math.max(0, life * MARGIN_SHARE));
+    return Math.min(MAX_MARGIN_MS, Math.max(0, current.lifeMs * MARGIN_SHARE));
   }
 
   function due(current: Session): boolean {
@@ -471,7 +482,7 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
 
   /** Keeps a new pair: the shared record first (committed), then storage, then the other tabs. */
   async function keep(pair: AuthResponse): Promise<Session> {
-    const next = asSession(pair);
+    const next = asSession(pair, clock.now());
     await shared?.write(next);
     await storage.setItem(storageKey, JSON.stringify(next));
     channel?.postMessage({ kind: 'pair', session: next } satisfies TabMessage);
@@ -634,22 +645,16 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
     return session?.accessToken ?? null;
   }
 
-  /** Sends with the bearer; on the guard's 401, refreshes once (or takes a sibling's new pair) and retries once. */
+  /**
+   * Sends what `build` makes of the newest access token (and session); on a refusal of that
+   * token, refreshes once (or takes the pair a sibling tab obtained) and sends once more.
+   */
   async function authorized(
-    input: string | URL | Request,
-    init: RequestInit | undefined,
+    build: (token: string | null, current: Session | null) => Request,
     onAny401: boolean,
   ): Promise<Response> {
-    const template = new Request(input, init);
-    const attempt = (token: string | null) => {
-      const headers = new Headers(template.headers);
-      if (token !== null) {
-        headers.set('Authorization', `Bearer ${token}`);
-      }
-      return send(new Request(template.clone(), { headers }));
-    };
     const token = await getAccessToken();
-    const first = await attempt(token);
+    const first = await send(build(token, session));
     if (token === null || !(onAny401 ? first.status === 401 : bearerRefused(first))) {
       return first;
     }
@@ -665,7 +670,19 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
       return first;
     }
     await first.body?.cancel();
-    return attempt(session.accessToken);
+    return send(build(session.accessToken, session));
+  }
+
+  /** The application's own request with the bearer; its body must be re-sendable. */
+  function fetchWithBearer(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const template = new Request(input, init);
+    return authorized((token) => {
+      const headers = new Headers(template.headers);
+      if (token !== null) {
+        headers.set('Authorization', `Bearer ${token}`);
+      }
+      return new Request(template.clone(), { headers });
+    }, true);
   }
 
   async function call<T>(
@@ -689,24 +706,30 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
     return answer.body as T;
   }
 
+  /**
+   * A Keygate route behind the bearer guard. `content` makes the body and headers from the
+   * session the request goes out with, so that a refresh on the way names the newest token.
+   */
   async function bearer<T>(
     method: string,
     path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
+    content: (current: Session | null) => {
+      body?: unknown;
+      headers?: Record<string, string>;
+    } = () => ({}),
   ): Promise<T> {
-    const response = await authorized(
-      `${baseUrl}${path}`,
-      {
+    const response = await authorized((token, current) => {
+      const { body, headers = {} } = content(current);
+      return new Request(`${baseUrl}${path}`, {
         method,
         headers: {
           ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
           ...headers,
+          ...(token === null ? {} : { Authorization: `Bearer ${token}` }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-      },
-      false,
-    );
+      });
+    }, false);
     const answer = await readAnswer(response);
     if (!answer.response.ok) {
       throw failure(answer);
@@ -719,14 +742,6 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
     const pair = await call<AuthResponse>('POST', path, body);
     await exclusively(() => keep(pair));
     return pair;
-  }
-
-  /** The session this tab holds right now, for routes that name it. */
-  function held(): Session {
-    if (session === null) {
-      throw new KeygateError(401, 'Unauthorized', null);
-    }
-    return session;
   }
 
   const loaded: Promise<void> = (async () => {
@@ -782,51 +797,53 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
       return refreshOnce();
     },
     getAccessToken,
-    fetch: (input, init) => authorized(input, init, true),
+    fetch: fetchWithBearer,
     onChange(listener) {
       listeners.add(listener);
       return () => {
         listeners.delete(listener);
       };
     },
-    changePassword: (body) => bearer('POST', '/api/auth/password/change', body),
+    changePassword: (body) => bearer('POST', '/api/auth/password/change', () => ({ body })),
     forgotPassword: (body) => call('POST', '/api/auth/password/forgot', body),
     resetPassword: (body) => call('POST', '/api/auth/password/reset', body),
     verifyEmail: (body) => call('POST', '/api/auth/email/verify', body),
     resendVerification: () => bearer('POST', '/api/auth/email/verify/resend'),
-    changeEmail: (body) => bearer('POST', '/api/auth/email/change', body),
+    changeEmail: (body) => bearer('POST', '/api/auth/email/change', () => ({ body })),
     async deleteAccount(body) {
-      const answer = await bearer<MessageResponse>('DELETE', '/api/auth/me', body);
-      await exclusively(async () => {
-        if (session !== null) {
-          await end(session.sid);
-        }
+      let sid: string | undefined;
+      const answer = await bearer<MessageResponse>('DELETE', '/api/auth/me', (current) => {
+        sid = current?.sid;
+        return { body };
       });
+      await exclusively(() => (sid === undefined ? Promise.resolve() : end(sid)));
       return answer;
     },
-    async listSessions() {
-      await loaded;
-      return bearer<SessionList>('GET', '/api/auth/sessions', undefined, {
-        'X-Refresh-Token': held().refreshToken,
-      });
-    },
+    listSessions: () =>
+      bearer<SessionList>('GET', '/api/auth/sessions', (current) => ({
+        headers: current === null ? undefined : { 'X-Refresh-Token': current.refreshToken },
+      })),
     async revokeAllSessions(body = {}) {
-      await loaded;
       const keepCurrent = body.keepCurrent === true;
-      const current = held();
+      let sid: string | undefined;
       const answer = await bearer<RevokedSessions>(
         'POST',
         '/api/auth/sessions/revoke-all',
-        keepCurrent ? { keepCurrent, refreshToken: current.refreshToken } : {},
+        (current) => {
+          sid = current?.sid;
+          return { body: keepCurrent ? { keepCurrent, refreshToken: current?.refreshToken } : {} };
+        },
       );
-      if (!keepCurrent) {
-        await exclusively(() => end(current.sid));
+      if (!keepCurrent && sid !== undefined) {
+        const ended = sid;
+        await exclusively(() => end(ended));
       }
       return answer;
     },
-    enrollTotp: (body) => bearer('POST', '/api/auth/mfa/totp/enroll', body),
-    confirmTotp: (body) => bearer('POST', '/api/auth/mfa/totp/confirm', body),
-    replaceRecoveryCodes: (body) => bearer('POST', '/api/auth/mfa/totp/recovery-codes', body),
-    disableTotp: (body) => bearer('POST', '/api/auth/mfa/totp/disable', body),
+    enrollTotp: (body) => bearer('POST', '/api/auth/mfa/totp/enroll', () => ({ body })),
+    confirmTotp: (body) => bearer('POST', '/api/auth/mfa/totp/confirm', () => ({ body })),
+    replaceRecoveryCodes: (body) =>
+      bearer('POST', '/api/auth/mfa/totp/recovery-codes', () => ({ body })),
+    disableTotp: (body) => bearer('POST', '/api/auth/mfa/totp/disable', () => ({ body })),
   };
 }

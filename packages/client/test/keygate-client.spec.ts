@@ -100,6 +100,8 @@ class FakeKeygate {
   readonly once = new Map<string, Handler>();
   /** Overrides that stay until deleted. */
   readonly always = new Map<string, Handler>();
+  /** How far Keygate's clock is ahead of the client's. */
+  skewMs = 0;
   private live = new Set<string>();
   private issued = 0;
 
@@ -107,7 +109,7 @@ class FakeKeygate {
 
   pair(sid = 'session-1'): Record<string, unknown> {
     this.issued += 1;
-    const iat = Math.floor(this.clock.now() / 1000);
+    const iat = Math.floor((this.clock.now() + this.skewMs) / 1000);
     const exp = iat + LIFE_MS / 1000;
     const accessToken = `${base64url({ alg: 'HS256' })}.${base64url({ sid, iat, exp, n: this.issued })}.sig`;
     const refreshToken = `refresh-${this.issued}`;
@@ -286,6 +288,21 @@ describe('createKeygateClient in Node', () => {
     expect(due).not.toBe(first);
     expect(keygate.count('/api/auth/refresh')).toBe(1);
   });
+
+  it.each([-86_400_000, 86_400_000])(
+    'should time refreshes by the token’s life, not by a clock %i ms off Keygate’s',
+    async (skewMs) => {
+      keygate.skewMs = skewMs;
+      const { client } = await loggedIn();
+      const first = await client.getAccessToken();
+
+      await clock.advance(LIFE_MS - 61_000);
+      expect(await client.getAccessToken()).toBe(first);
+      await clock.advance(1_000);
+      expect(await client.getAccessToken()).not.toBe(first);
+      expect(keygate.count('/api/auth/refresh')).toBe(1);
+    },
+  );
 
   it('should schedule the proactive refresh a random part of the margin before it is due', async () => {
     const low = client(undefined, () => 0);
