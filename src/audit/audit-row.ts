@@ -111,6 +111,7 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
     case 'lockout_started':
       return { failedAttempts: event.failedAttempts, lockedUntil: event.lockedUntil };
     case 'token_refreshed':
+    case 'refresh_retried':
       return { familyId: event.familyId, generation: event.generation };
     case 'reuse_detected':
     case 'token_revoked':

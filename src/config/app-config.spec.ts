@@ -44,6 +44,7 @@ describe(loadAppConfig.name, () => {
         refreshTokenExpiryDays: 7,
         clockSkewSeconds: 0,
         requireActiveSession: false,
+        refreshRetryWindowSeconds: 0,
       },
       database: {
         target: { type: 'sqlite', path: resolve('data/keygate.db') },
@@ -126,6 +127,12 @@ describe(loadAppConfig.name, () => {
     ['Jwt__RefreshTokenExpiryDays', '30', (c: AppConfig) => c.jwt.refreshTokenExpiryDays, 30],
     ['Jwt__ClockSkewSeconds', '30', (c: AppConfig) => c.jwt.clockSkewSeconds, 30],
     ['Jwt__RequireActiveSession', 'true', (c: AppConfig) => c.jwt.requireActiveSession, true],
+    [
+      'Jwt__RefreshRetryWindowSeconds',
+      '30',
+      (c: AppConfig) => c.jwt.refreshRetryWindowSeconds,
+      30,
+    ],
     [
       'Cors__AllowedOrigins',
       ' https://app.example.com, http://localhost:5173/ ,https://Admin.Example.com:443',
@@ -285,6 +292,16 @@ describe(loadAppConfig.name, () => {
       'a clock skew above 300 seconds',
       { Jwt__SecretKey: SECRET, Jwt__ClockSkewSeconds: '301' },
       'Jwt__ClockSkewSeconds',
+    ],
+    [
+      'a refresh retry window above 300 seconds',
+      { Jwt__SecretKey: SECRET, Jwt__RefreshRetryWindowSeconds: '301' },
+      'Jwt__RefreshRetryWindowSeconds',
+    ],
+    [
+      'a negative refresh retry window',
+      { Jwt__SecretKey: SECRET, Jwt__RefreshRetryWindowSeconds: '-1' },
+      'Jwt__RefreshRetryWindowSeconds',
     ],
     [
       'fewer than 1000 iterations',

@@ -31,6 +31,11 @@ export interface JwtConfig {
   readonly clockSkewSeconds: number;
   /** Protected routes refuse access tokens whose session has ended; otherwise tokens are stateless. */
   readonly requireActiveSession: boolean;
+  /**
+   * How long a rotated token, presented again while it is its session's newest token's immediate
+   * predecessor, answers the same pair again (a lost answer's retry); 0: never, reuse as today.
+   */
+  readonly refreshRetryWindowSeconds: number;
 }
 
 export interface PasswordHashingConfig {
@@ -307,6 +312,7 @@ function assemble(
       refreshTokenExpiryDays: env.Jwt__RefreshTokenExpiryDays,
       clockSkewSeconds: env.Jwt__ClockSkewSeconds,
       requireActiveSession: env.Jwt__RequireActiveSession,
+      refreshRetryWindowSeconds: env.Jwt__RefreshRetryWindowSeconds,
     },
     database: {
       target: checked.target,

@@ -368,6 +368,16 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(0)
   Mail__RetentionDays = 7;
+
+  /**
+   * Seconds during which the immediate predecessor of a session's newest refresh token, presented
+   * again, answers the same pair again instead of reuse detection (a lost answer's retry); 0 off.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(300)
+  Jwt__RefreshRetryWindowSeconds = 0;
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

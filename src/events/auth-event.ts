@@ -212,6 +212,18 @@ export type AuthEvent =
       readonly cutoff: Date;
       readonly retentionDays: number;
       readonly deletedCount: number;
+    }
+  | {
+      /**
+       * Jwt__RefreshRetryWindowSeconds: a rotated token presented again within the window, while
+       * it was its session's newest token's immediate predecessor, got that same pair again
+       * (nothing was rotated or written but this event).
+       */
+      readonly type: 'refresh_retried';
+      readonly userId: string;
+      readonly familyId: string;
+      /** The generation of the token presented again; generation + 1 was answered again. */
+      readonly generation: number;
     };
 
 export type AuthEventType = AuthEvent['type'];

@@ -53,6 +53,9 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'token_refreshed':
         m.refreshes.inc({ outcome: 'rotated' });
         return;
+      case 'refresh_retried':
+        m.refreshes.inc({ outcome: 'retried' });
+        return;
       case 'refresh_failed':
         m.refreshes.inc({ outcome: REFRESH_FAILURE_OUTCOME[event.reason] });
         return;

@@ -21,6 +21,7 @@ export const REFRESH_OUTCOMES = [
   'invalid',
   'deactivated',
   'unverified',
+  'retried',
 ] as const;
 export type RefreshOutcome = (typeof REFRESH_OUTCOMES)[number];
 
@@ -95,7 +96,7 @@ export class KeygateMetrics {
 
   readonly refreshes = new Counter<'outcome'>({
     name: 'keygate_refreshes_total',
-    help: 'Refresh attempts by outcome: rotated, reuse_detected, expired, invalid, deactivated (the owner is deactivated).',
+    help: 'Refresh attempts by outcome: rotated, reuse_detected, expired, invalid, deactivated (the owner is deactivated), retried (the same pair answered again within Jwt__RefreshRetryWindowSeconds).',
     labelNames: ['outcome'],
     registers: [this.registry],
   });

@@ -19,6 +19,7 @@ import { AccessTokenService } from '../tokens/access-token.service.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { Session } from '../tokens/entities/session.entity.js';
 import { RefreshTokenRepository } from '../tokens/refresh-token.repository.js';
+import { RefreshSuccessors } from '../tokens/refresh-successors.js';
 import { SessionRepository } from '../tokens/session.repository.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { User } from '../users/entities/user.entity.js';
@@ -73,7 +74,7 @@ describe(SessionsService.name, () => {
     dataSource = await createInMemoryDataSource();
     clock = new FakeClock(START);
     const config = {
-      jwt: { refreshTokenExpiryDays: 7 },
+      jwt: { refreshTokenExpiryDays: 7, refreshRetryWindowSeconds: 0 },
       accountFlows: { requireVerifiedEmail: false },
       sessions: { maxActivePerUser: 100 },
     } as AppConfig;
@@ -84,6 +85,7 @@ describe(SessionsService.name, () => {
         UsersService,
         UserRepository,
         TokensService,
+        RefreshSuccessors,
         RefreshTokenRepository,
         SessionRepository,
         AuditEventRepository,

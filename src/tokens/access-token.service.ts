@@ -12,6 +12,16 @@ export interface SignedAccessToken {
 }
 
 /**
+ * What makes a token the same again when it is signed twice for one rotation (a retry answered
+ * within Jwt__RefreshRetryWindowSeconds): its issue instant and its id, instead of the clock's
+ * now and a random id. HS256 is deterministic, so equal claims sign to the identical string.
+ */
+export interface AccessTokenIssue {
+  readonly at: Date;
+  readonly id: string;
+}
+
+/**
  * Issues access tokens: HS256 JWTs whose `exp` and `iat` come from the Clock, and whose `sid`
  * names the session (the refresh-token family) they were issued for, so that a resource can ask
  * whether that session is still active. `amr` (RFC 8176) says how the session was authenticated.
@@ -33,8 +43,9 @@ export class AccessTokenService {
     user: Pick<User, 'id' | 'email' | 'emailVerifiedAt'>,
     sessionId: string,
     authMethods: readonly AuthMethod[] = PASSWORD_ONLY,
+    issue?: AccessTokenIssue,
   ): SignedAccessToken {
-    const iat = Math.floor(this.clock.now().getTime() / 1000);
+    const iat = Math.floor((issue?.at ?? this.clock.now()).getTime() / 1000);
     const exp = iat + this.lifetimeSeconds;
     const token = this.jwt.sign({
       sub: user.id,
@@ -43,7 +54,7 @@ export class AccessTokenService {
       // OpenID Connect's claim: whether `email` was proven by a link mailed to it.
       email_verified: user.emailVerifiedAt !== null,
       amr: authMethods,
-      jti: this.random.uuid(),
+      jti: issue?.id ?? this.random.uuid(),
       iat,
       exp,
     });

@@ -109,6 +109,8 @@ export interface RefreshTokenUnit {
    * so rotation, reuse detection and logout of one session take turns across instances.
    */
   findByHash(tokenHash: Buffer): Promise<PresentedToken | null>;
+  /** The stored token with this digest, alone (its session is the caller's to have read). */
+  findToken(tokenHash: Buffer): Promise<RefreshToken | null>;
   /** Ends the session if it has not ended yet; false when it had. */
   endSession(sessionId: string, ending: SessionEnding): Promise<boolean>;
   /**
@@ -721,6 +723,10 @@ class TypeOrmUnit implements RefreshTokenUnit {
     private readonly sessions: SessionRepository,
     readonly findByHash: (tokenHash: Buffer) => Promise<PresentedToken | null>,
   ) {}
+
+  findToken(tokenHash: Buffer): Promise<RefreshToken | null> {
+    return this.manager.findOneBy(RefreshToken, { tokenHash });
+  }
 
   endSession(sessionId: string, ending: SessionEnding): Promise<boolean> {
     return this.sessions.endIfOngoing(this.manager, sessionId, ending);

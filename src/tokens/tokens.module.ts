@@ -8,6 +8,7 @@ import { AccessTokenService } from './access-token.service.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { Session } from './entities/session.entity.js';
 import { TokensController } from './tokens.controller.js';
+import { RefreshSuccessors } from './refresh-successors.js';
 import { RefreshTokenRepository } from './refresh-token.repository.js';
 import { SessionRepository } from './session.repository.js';
 import { TokenCleanupService } from './token-cleanup.service.js';
@@ -40,6 +41,7 @@ import { TokensService } from './tokens.service.js';
     RefreshTokenRepository,
     AccessTokenService,
     TokenCleanupService,
+    RefreshSuccessors,
   ],
   exports: [TokensService, TokenCleanupService],
 })

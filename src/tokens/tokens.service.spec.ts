@@ -29,6 +29,7 @@ import {
   type TokenView,
 } from '../../test/factories/refresh-token.factory.js';
 import { RefreshTokenRepository } from './refresh-token.repository.js';
+import { RefreshSuccessors } from './refresh-successors.js';
 import { SessionRepository } from './session.repository.js';
 import { TokensService } from './tokens.service.js';
 
@@ -93,6 +94,7 @@ describe(TokensService.name, () => {
         refreshTokenExpiryDays: 7,
         clockSkewSeconds: 0,
         requireActiveSession: false,
+        refreshRetryWindowSeconds: 0,
       },
       accountFlows: { requireVerifiedEmail: false },
       sessions: { maxActivePerUser: 3 },
@@ -104,6 +106,7 @@ describe(TokensService.name, () => {
         UsersService,
         UserRepository,
         TokensService,
+        RefreshSuccessors,
         RefreshTokenRepository,
         SessionRepository,
         AuditEventRepository,
@@ -150,6 +153,8 @@ describe(TokensService.name, () => {
         expect.objectContaining({ id: user.id, email: user.email }),
         familyId,
         ['pwd'],
+        // No issue instant or id of its own: the clock's and a random one.
+        undefined,
       );
     });
 
@@ -546,6 +551,7 @@ describe(TokensService.name, () => {
         expect.objectContaining({ id: user.id }),
         (await tokenOf(raw)).familyId,
         ['pwd'],
+        undefined,
       );
     });
   });

@@ -12,7 +12,7 @@ import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
-import { AccessTokenService } from './access-token.service.js';
+import { AccessTokenService, type AccessTokenIssue } from './access-token.service.js';
 import {
   parseAuthMethods,
   PASSWORD_ONLY,
@@ -32,6 +32,7 @@ import {
   type Revocation,
   type Rotation,
 } from './refresh-token.repository.js';
+import { RefreshSuccessors } from './refresh-successors.js';
 import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
 import { SessionRepository, type SessionUse } from './session.repository.js';
 import { TokensMessages } from './tokens.messages.js';
@@ -44,11 +45,24 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * answer, and the event to tell once the unit has committed.
  */
 type RefreshOutcome =
-  | { readonly response: AuthResponseDto; readonly event: AuthEvent & { type: 'token_refreshed' } }
+  | {
+      readonly response: AuthResponseDto;
+      readonly event: AuthEvent & { type: 'token_refreshed' | 'refresh_retried' };
+    }
   | {
       readonly response?: never;
       readonly event: AuthEvent & { type: 'refresh_failed' | 'reuse_detected' };
     };
+
+/**
+ * A rotation's successor: its raw value and digest, and, when Jwt__RefreshRetryWindowSeconds
+ * derives it (RefreshSuccessors), the `jti` of the access token issued beside it.
+ */
+interface Successor {
+  readonly raw: string;
+  readonly hash: Buffer;
+  readonly accessTokenId?: string;
+}
 
 /** A token issued to start a session, with the family it started. */
 export interface IssuedSession {
@@ -95,6 +109,7 @@ export class TokensService {
     private readonly clock: Clock,
     private readonly random: RandomSource,
     private readonly events: AuthEvents,
+    private readonly successors: RefreshSuccessors,
     config: AppConfig,
   ) {
     this.refreshLifetimeMs = config.jwt.refreshTokenExpiryDays * DAY_MS;
@@ -214,13 +229,13 @@ export class TokensService {
   async refresh(rawToken: string, origin: RequestOrigin): Promise<AuthResponseDto> {
     const tokenHash = hashRefreshToken(rawToken);
     const now = this.clock.now();
-    const { raw, hash } = generateRefreshTokenValue(this.random);
+    const successor = this.successorOf(rawToken);
     // The outcome's event is recorded in the rotation's own transaction on SQLite, whatever it
     // found; on PostgreSQL the statement writes the `token_refreshed` row when it rotates.
     let recorded = false;
     const rotation = await this.tokens.rotate(
       tokenHash,
-      hash,
+      successor.hash,
       this.useAt(origin, now),
       { ownerVerified: this.requireVerifiedEmail },
       {
@@ -235,10 +250,10 @@ export class TokensService {
         refreshedRecord: () => ({ event: REFRESHED_TEMPLATE, origin, at: now }),
       },
     );
-    const outcome = this.outcomeOf(rotation, raw, now);
+    const outcome = this.outcomeOf(rotation, successor, now);
     if (outcome === null) {
-      // Reuse, or a lost race: the careful path records its event in its own transaction.
-      return this.settle(await this.refreshCarefully(tokenHash, origin), origin);
+      // Reuse, a retry, or a lost race: the careful path records its event in its own transaction.
+      return this.settle(await this.refreshCarefully(rawToken, tokenHash, origin), origin);
     }
     if (!recorded) {
       if (rotation.rotated) {
@@ -258,10 +273,21 @@ export class TokensService {
   }
 
   /** What a rotation that ran says, or null when only the careful path can tell. */
-  private outcomeOf(rotation: Rotation, raw: string, now: Date): RefreshOutcome | null {
+  private outcomeOf(rotation: Rotation, successor: Successor, now: Date): RefreshOutcome | null {
     return rotation.rotated
-      ? this.rotated(rotation.owner, rotation.presented, raw)
+      ? this.rotated(rotation.owner, rotation.presented, successor, now)
       : this.refusalOf(rotation.presented, rotation.owner, now);
+  }
+
+  /**
+   * The successor a rotation of `rawToken` issues: random, as the interface's rotation always
+   * was; derived from it while Jwt__RefreshRetryWindowSeconds is on, so that a retry within the
+   * window can be given the same pair again (decision 0040).
+   */
+  private successorOf(rawToken: string): Successor {
+    return this.successors.enabled
+      ? this.successors.successorOf(rawToken)
+      : generateRefreshTokenValue(this.random);
   }
 
   /**
@@ -298,10 +324,17 @@ export class TokensService {
     return null;
   }
 
-  /** Refresh in one transaction with the token's family held: reuse detection, or a lost race. */
-  private refreshCarefully(tokenHash: Buffer, origin: RequestOrigin): Promise<RefreshOutcome> {
+  /**
+   * Refresh in one transaction with the token's family held: reuse detection, a retry within
+   * Jwt__RefreshRetryWindowSeconds, or a lost race.
+   */
+  private refreshCarefully(
+    rawToken: string,
+    tokenHash: Buffer,
+    origin: RequestOrigin,
+  ): Promise<RefreshOutcome> {
     return this.tokens.atomically(async (unit): Promise<RefreshOutcome> => {
-      const outcome = await this.decideCarefully(unit, tokenHash, origin);
+      const outcome = await this.decideCarefully(unit, rawToken, tokenHash, origin);
       await this.events.record(unit.manager, outcome.event, origin);
       return outcome;
     });
@@ -309,6 +342,7 @@ export class TokensService {
 
   private async decideCarefully(
     unit: RefreshTokenUnit,
+    rawToken: string,
     tokenHash: Buffer,
     origin: RequestOrigin,
   ): Promise<RefreshOutcome> {
@@ -319,6 +353,12 @@ export class TokensService {
     }
     const { token, session } = presented;
     if (isRevoked(presented)) {
+      const retried = this.successors.enabled
+        ? await this.retryOf(unit, rawToken, presented, now)
+        : null;
+      if (retried !== null) {
+        return retried;
+      }
       // An older generation (rotated), or the newest of an ended session: reuse. The session
       // ends, if it has not, in one update.
       const sessionEnded = await unit.endSession(session.id, {
@@ -338,7 +378,52 @@ export class TokensService {
     if (refusal !== null || owner === null) {
       return refusal ?? refreshFailed(null, 'invalid');
     }
-    return this.rotateWithin(unit, presented, owner, now, origin);
+    return this.rotateWithin(unit, rawToken, presented, owner, now, origin);
+  }
+
+  /**
+   * Jwt__RefreshRetryWindowSeconds: the pair a rotation of `presented` issued, issued again, when
+   * `presented` is the immediate predecessor of its session's newest token, the session active,
+   * that newest token the successor derived from `rawToken`, created less than the window ago
+   * (the rotation that revoked `presented`), and the owner still allowed to refresh. Null
+   * otherwise: the caller goes on as the interface says (reuse detection for a revoked token).
+   * Writes nothing: the caller records the `refresh_retried` event.
+   */
+  private async retryOf(
+    unit: RefreshTokenUnit,
+    rawToken: string,
+    presented: PresentedToken,
+    now: Date,
+  ): Promise<RefreshOutcome | null> {
+    const { token, session } = presented;
+    if (token.generation !== session.generation - 1 || !session.isActiveAt(now)) {
+      return null;
+    }
+    for (const candidate of this.successors.candidatesOf(rawToken)) {
+      const newest = await unit.findToken(candidate.hash);
+      if (newest?.sessionId !== session.id || newest.generation !== session.generation) {
+        continue;
+      }
+      if (now.getTime() - newest.createdAt.getTime() >= this.successors.windowMs) {
+        return null;
+      }
+      const owner = await this.usersService.findById(session.userId, unit.manager);
+      if (owner === null || this.ownerRefusalOf(owner) !== null) {
+        return null;
+      }
+      const issue = { at: newest.createdAt, id: candidate.accessTokenId };
+      const methods = parseAuthMethods(session.authMethods);
+      return {
+        response: this.respond(owner, session.id, candidate.raw, methods, issue),
+        event: {
+          type: 'refresh_retried',
+          userId: owner.id,
+          familyId: session.id,
+          generation: token.generation,
+        },
+      };
+    }
+    return null;
   }
 
   /**
@@ -460,26 +545,40 @@ export class TokensService {
 
   private async rotateWithin(
     unit: RefreshTokenUnit,
+    rawToken: string,
     presented: PresentedToken,
     user: User,
     now: Date,
     origin: RequestOrigin,
   ): Promise<RefreshOutcome> {
-    const { raw, hash } = generateRefreshTokenValue(this.random);
-    if (!(await unit.advance(presented.token, hash, this.useAt(origin, now)))) {
+    const successor = this.successorOf(rawToken);
+    if (!(await unit.advance(presented.token, successor.hash, this.useAt(origin, now)))) {
       // The session is locked (PostgreSQL) or units run alone (SQLite): it cannot have moved.
       throw new Error('Session changed while its token was being rotated');
     }
-    return this.rotated(user, presented, raw);
+    return this.rotated(user, presented, successor, now);
   }
 
-  private rotated(user: User, presented: PresentedToken, raw: string): RefreshOutcome {
+  /**
+   * The answer to a rotation at `at` that issued `successor`. A derived successor's access token
+   * is issued at the rotation's instant with its derived id, so that a retry signs it again to
+   * the identical string.
+   */
+  private rotated(
+    user: User,
+    presented: PresentedToken,
+    successor: Successor,
+    at: Date,
+  ): RefreshOutcome {
+    const issue =
+      successor.accessTokenId === undefined ? undefined : { at, id: successor.accessTokenId };
     return {
       response: this.respond(
         user,
         presented.session.id,
-        raw,
+        successor.raw,
         parseAuthMethods(presented.session.authMethods),
+        issue,
       ),
       event: refreshedEvent(user, presented),
     };
@@ -500,8 +599,9 @@ export class TokensService {
     sessionId: string,
     refreshToken: string,
     authMethods: readonly AuthMethod[],
+    issue?: AccessTokenIssue,
   ): AuthResponseDto {
-    const access = this.accessTokens.sign(user, sessionId, authMethods);
+    const access = this.accessTokens.sign(user, sessionId, authMethods, issue);
     return {
       accessToken: access.token,
       refreshToken,

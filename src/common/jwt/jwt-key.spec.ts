@@ -14,6 +14,7 @@ const config = (secret: string, previousSecrets: string[] = []): JwtConfig => ({
   refreshTokenExpiryDays: 7,
   clockSkewSeconds: 0,
   requireActiveSession: false,
+  refreshRetryWindowSeconds: 0,
 });
 
 describe(jwtKey.name, () => {
