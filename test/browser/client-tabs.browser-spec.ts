@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import type * as KeygateModule from '../../packages/client/dist/keygate-client.js';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
 import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
@@ -26,15 +26,17 @@ const TABS = 5;
 
 describe('@keygate/client in five tabs of one origin', () => {
   let browser: Browser;
+  /** The service on its defaults (no retry window), and one with the retry window on. */
   let keygate: ServerProcess;
+  let retrying: ServerProcess;
   let front: ClientOrigin;
   let context: BrowserContext;
-  let directory: string;
+  const directories = new Map<ServerProcess, string>();
 
-  beforeAll(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'keygate-client-tabs-'));
-    front = await serveClientOrigin(() => keygate.baseUrl);
-    keygate = await startServer({
+  /** The built service on a database file of its own, allowing the front end's origin. */
+  async function startKeygate(env: Record<string, string> = {}): Promise<ServerProcess> {
+    const directory = mkdtempSync(join(tmpdir(), 'keygate-client-tabs-'));
+    const server = await startServer({
       cwd: directory,
       env: {
         NODE_ENV: 'production',
@@ -42,8 +44,17 @@ describe('@keygate/client in five tabs of one origin', () => {
         PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
         ConnectionStrings__DefaultConnection: join(directory, 'keygate.db'),
         Cors__AllowedOrigins: front.origin,
+        ...env,
       },
     });
+    directories.set(server, directory);
+    return server;
+  }
+
+  beforeAll(async () => {
+    front = await serveClientOrigin(() => keygate.baseUrl);
+    keygate = await startKeygate();
+    retrying = await startKeygate({ Jwt__RefreshRetryWindowSeconds: '30' });
     browser = await launchChromium();
   });
 
@@ -51,7 +62,9 @@ describe('@keygate/client in five tabs of one origin', () => {
     await browser?.close();
     await front?.close();
     await stopAllServers();
-    rmSync(directory, { recursive: true, force: true });
+    for (const directory of directories.values()) {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 
   beforeEach(async () => {
@@ -63,8 +76,10 @@ describe('@keygate/client in five tabs of one origin', () => {
   });
 
   /** Audit events of one account by type, read from the service's database file. */
-  function auditCounts(userId: string): Record<string, number> {
-    const database = new Database(join(directory, 'keygate.db'), { readonly: true });
+  function auditCounts(userId: string, server = keygate): Record<string, number> {
+    const database = new Database(join(directories.get(server) ?? '', 'keygate.db'), {
+      readonly: true,
+    });
     try {
       const rows = database
         .prepare(
@@ -81,6 +96,7 @@ describe('@keygate/client in five tabs of one origin', () => {
   async function openTabs(
     count: number,
     coordination?: KeygateModule.Coordination,
+    server = keygate,
   ): Promise<Page[]> {
     const tabs: Page[] = [];
     for (let index = 0; index < count; index += 1) {
@@ -100,7 +116,7 @@ describe('@keygate/client in five tabs of one origin', () => {
             tab.signedIn = state !== null;
           });
         },
-        { baseUrl: keygate.baseUrl, coordination },
+        { baseUrl: server.baseUrl, coordination },
       );
       tabs.push(tab);
     }
@@ -243,5 +259,76 @@ describe('@keygate/client in five tabs of one origin', () => {
     });
     // Nobody presented the revoked token but this replay: one detection, after the session ended.
     expect(auditCounts(userId)).toMatchObject({ token_revoked: 1, reuse_detected: 1 });
+  });
+
+  /**
+   * Lets the tab's next refresh request reach the service, then drops its answer: the service
+   * rotated, the page sees a network error. Later requests pass untouched. Counts the requests.
+   */
+  async function loseNextRefreshAnswer(
+    tab: Page,
+    server: ServerProcess,
+  ): Promise<{ seen: number; dropped?: { refreshToken?: string } }> {
+    const requests: { seen: number; dropped?: { refreshToken?: string } } = { seen: 0 };
+    await tab.route(`${server.baseUrl}/api/auth/refresh`, async (route: Route) => {
+      if (route.request().method() !== 'POST') {
+        await route.continue();
+        return;
+      }
+      requests.seen += 1;
+      if (requests.seen === 1) {
+        const answer = await route.fetch();
+        requests.dropped = (await answer.json()) as { refreshToken?: string };
+        await route.abort('failed');
+      } else {
+        await route.continue();
+      }
+    });
+    return requests;
+  }
+
+  it('should keep the session when a refresh answer is lost, with the retry window on: one retry, the same pair', async () => {
+    const tabs = await openTabs(TABS, undefined, retrying);
+    const email = `lost-${Date.now()}@example.com`;
+    const userId = await registerIn(tabs, email);
+    const requests = await loseNextRefreshAnswer(tabs[1], retrying);
+
+    const outcome = await tabs[1].evaluate(() =>
+      (globalThis as unknown as TabGlobals).client.refresh().then(
+        (pair) => pair.refreshToken,
+        (error: Error) => error.message,
+      ),
+    );
+    const seen = requests.seen;
+    const outcomes = await refreshTogether(tabs, 10);
+
+    // Asked exactly once more, and given the very pair whose answer was lost.
+    expect(seen).toBe(2);
+    expect(outcome).toBe(requests.dropped?.refreshToken);
+    expect(outcome).toEqual(expect.stringMatching(/^[\w-]{43}$/));
+    expect(outcomes).toEqual(Array(TABS).fill({ refreshed: 10, failures: [] }));
+    expect(await stateOfTabs(tabs)).toEqual(Array(TABS).fill({ signedIn: true, me: email }));
+    const counts = auditCounts(userId, retrying);
+    expect(counts.refresh_retried).toBe(1);
+    expect(counts.reuse_detected ?? 0).toBe(0);
+  });
+
+  it('should lose the session to reuse detection when an answer is lost and the service has no retry window', async () => {
+    const tabs = await openTabs(2);
+    const userId = await registerIn(tabs, `lost-off-${Date.now()}@example.com`);
+    await loseNextRefreshAnswer(tabs[0], keygate);
+
+    const outcome = await tabs[0].evaluate(() =>
+      (globalThis as unknown as TabGlobals).client.refresh().then(
+        () => 'refreshed',
+        (error: Error) => error.message,
+      ),
+    );
+    for (const tab of tabs) {
+      await tab.waitForFunction(() => !(globalThis as unknown as TabGlobals).signedIn);
+    }
+
+    expect(outcome).toBe('Refresh token revocado.');
+    expect(auditCounts(userId)).toMatchObject({ reuse_detected: 1 });
   });
 });
