@@ -502,17 +502,18 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
     }
   }
 
-  /** The newest state of this tab's session that any tab wrote: adopted before anything else. */
+  /**
+   * The newest state of the session that any tab wrote, adopted before anything else: with
+   * shared storage the session is storage's (a login in another tab replaces this tab's), with
+   * 'session' this tab's own; its pair comes from the shared record, which is never stale.
+   */
   async function reread(): Promise<void> {
     const stored = parseSession(await storage.getItem(storageKey));
-    const sid = session?.sid ?? stored?.sid;
+    const sid = sharedStorage ? (stored?.sid ?? session?.sid) : (session?.sid ?? stored?.sid);
     const record = sid === undefined ? undefined : await shared?.read(sid);
     if (record !== undefined) {
       adopt('ended' in record ? null : record);
-    } else if (
-      stored !== null &&
-      (session === null || stored.sid === session.sid || sharedStorage)
-    ) {
+    } else if (stored !== null && stored.sid === sid) {
       adopt(stored);
     }
   }
