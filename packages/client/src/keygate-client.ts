@@ -760,7 +760,7 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
         void refreshWhenDue().catch(() => undefined);
       }
     });
-    globalThis.addEventListener('online', () => {
+    globalThis.addEventListener?.('online', () => {
       void refreshWhenDue().catch(() => undefined);
     });
   }

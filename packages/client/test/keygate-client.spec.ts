@@ -49,6 +49,11 @@ class FakeClock implements KeygateClock {
     return times.length === 0 ? undefined : Math.min(...times);
   }
 
+  /** Time passes while the machine sleeps: no timer fires. */
+  sleep(ms: number): void {
+    this.time += ms;
+  }
+
   async advance(ms: number): Promise<void> {
     this.time += ms;
     for (const [handle, timer] of [...this.timers]) {
@@ -303,6 +308,26 @@ describe('createKeygateClient in Node', () => {
       expect(keygate.count('/api/auth/refresh')).toBe(1);
     },
   );
+
+  it('should refresh when a tab that slept through its timer becomes visible again', async () => {
+    const page = Object.assign(new EventTarget(), { visibilityState: 'hidden' });
+    Object.assign(globalThis, { document: page });
+    try {
+      const { client } = await loggedIn();
+      const first = await client.getAccessToken();
+      clock.sleep(LIFE_MS);
+      expect(keygate.count('/api/auth/refresh')).toBe(0);
+
+      page.visibilityState = 'visible';
+      page.dispatchEvent(new Event('visibilitychange'));
+      await settle();
+
+      expect(keygate.count('/api/auth/refresh')).toBe(1);
+      expect(await client.getAccessToken()).not.toBe(first);
+    } finally {
+      Reflect.deleteProperty(globalThis, 'document');
+    }
+  });
 
   it('should schedule the proactive refresh a random part of the margin before it is due', async () => {
     const low = client(undefined, () => 0);
