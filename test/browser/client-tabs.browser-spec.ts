@@ -194,6 +194,42 @@ describe('@keygate/client in five tabs of one origin', () => {
     expect(counts.token_refreshed).toBeGreaterThanOrEqual(200);
   });
 
+  it('should refresh shortly before expiry in five tabs at once, as their tokens keep expiring, with zero reuse detections', async () => {
+    // The pages' clock (Date and timers) is Playwright's: 16 minutes pass in a moment, so each
+    // tab's 15-minute access token comes due together, again and again.
+    await context.clock.install();
+    const tabs = await openTabs(TABS);
+    const email = `expiry-${Date.now()}@example.com`;
+    const userId = await registerIn(tabs, email);
+    const tokensOf = () =>
+      Promise.all(
+        tabs.map((tab) =>
+          tab.evaluate(() => (globalThis as unknown as TabGlobals).client.getAccessToken()),
+        ),
+      );
+
+    const rounds: number[] = [];
+    for (let round = 0; round < 20; round += 1) {
+      const before = await tokensOf();
+      await context.clock.fastForward('16:00');
+      // Every tab's timer fired; once they settle, each holds the round's one new pair.
+      for (const [index, tab] of tabs.entries()) {
+        await tab.waitForFunction(
+          async (old) =>
+            (await (globalThis as unknown as TabGlobals).client.getAccessToken()) !== old,
+          before[index],
+        );
+      }
+      rounds.push(new Set(await tokensOf()).size);
+    }
+
+    expect(rounds).toEqual(Array(20).fill(1));
+    expect(await stateOfTabs(tabs)).toEqual(Array(TABS).fill({ signedIn: true, me: email }));
+    const counts = auditCounts(userId);
+    expect(counts.reuse_detected ?? 0).toBe(0);
+    expect(counts.token_refreshed).toBe(20);
+  });
+
   it('should do the same where Web Locks are missing, taking turns through an IndexedDB lease', async () => {
     const tabs = await openTabs(TABS, 'indexeddb-lease');
     const email = `lease-${Date.now()}@example.com`;
