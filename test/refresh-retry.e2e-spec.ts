@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { startRoundTripCounter, type RoundTripCounter } from '../bench/lib/round-trips.mjs';
 import { User } from '../src/users/entities/user.entity.js';
 import { findFamily, findRefreshToken, findSession } from './factories/refresh-token.factory.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
@@ -384,4 +386,46 @@ describeOnPostgres('Jwt__RefreshRetryWindowSeconds on two instances of one Postg
     },
     60_000,
   );
+});
+
+describeOnPostgres('Jwt__RefreshRetryWindowSeconds: round trips to PostgreSQL', () => {
+  let database: TestDatabase;
+  let counter: RoundTripCounter;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const url = new URL(database.connectionString);
+    counter = await startRoundTripCounter({ host: url.hostname, port: Number(url.port || 5432) });
+    url.hostname = '127.0.0.1';
+    url.port = String(counter.port);
+    const connectionString = url.toString();
+    t = await createTestApp({ database: { ...database, connectionString }, environment: RETRY });
+    // Warm up: the pool's connection open, the named statements prepared.
+    const warm = await registerUser(t);
+    await rotate(t, warm.refreshToken);
+    await rotate(t, warm.refreshToken);
+  });
+
+  afterAll(async () => {
+    await t.close();
+    await counter.close();
+    await database.drop();
+  });
+
+  it('should still rotate in 1 with the window on, and answer a retry from one transaction', async () => {
+    const user = await registerUser(t);
+    await delay(50);
+    counter.reset();
+    const first = await rotate(t, user.refreshToken);
+    await delay(50);
+    expect(counter.count()).toBe(1);
+
+    counter.reset();
+    expect(await rotate(t, user.refreshToken)).toEqual(first);
+    await delay(50);
+    // The rotation statement, then BEGIN, the token with its session locked, the successor by
+    // its digest, the owner, the audit row, COMMIT.
+    expect(counter.count()).toBe(7);
+  });
 });
