@@ -159,8 +159,10 @@ const MAX_MARGIN_MS = 60_000;
 /** Backoff after network errors and 5xx: 1 s doubling up to 60 s, each delay jittered by ±50 %. */
 const BACKOFF_BASE_MS = 1_000;
 const BACKOFF_CAP_MS = 60_000;
-/** An IndexedDB lease outlives a crashed tab's refresh by at most this long. */
-const LEASE_MS = 10_000;
+/** A refresh request (answer included) that takes longer has lost its answer. */
+const REFRESH_TIMEOUT_MS = 15_000;
+/** An IndexedDB lease's term: a refresh and its one retry fit in it; a crashed tab's lapses. */
+const LEASE_MS = 2 * REFRESH_TIMEOUT_MS + 5_000;
 
 const systemClock: KeygateClock = {
   now: () => Date.now(),
@@ -558,19 +560,21 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
 
   /** The refresh request; an answer lost on the way back is asked for once more (see retry window). */
   async function present(refreshToken: string): Promise<Answer> {
-    const call = () =>
-      send(`${baseUrl}/api/auth/refresh`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ refreshToken }),
-      });
-    let response: Response;
+    // Bounded, so that a request that hangs cannot hold every tab's lock; its answer counts as lost.
+    const attempt = async () =>
+      readAnswer(
+        await send(`${baseUrl}/api/auth/refresh`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ refreshToken }),
+          signal: AbortSignal.timeout(REFRESH_TIMEOUT_MS),
+        }),
+      );
     try {
-      response = await call();
+      return await attempt();
     } catch {
-      response = await call();
+      return attempt();
     }
-    return readAnswer(response);
   }
 
   /** Refresh under the lock, unless a sibling already did it since `seen` was this tab's token. */
