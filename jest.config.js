@@ -40,5 +40,15 @@ export default {
       rootDir: '.',
       testMatch: ['<rootDir>/test/outage/**/*.outage-spec.ts'],
     },
+    {
+      // @keygate/client's rules in Node, with a fake fetch and a fake clock (packages/client).
+      ...esmTypeScript,
+      displayName: 'client',
+      rootDir: '.',
+      transform: {
+        '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'packages/client/tsconfig.json' }],
+      },
+      testMatch: ['<rootDir>/packages/client/test/**/*.spec.ts'],
+    },
   ],
 };

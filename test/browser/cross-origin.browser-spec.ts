@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type * as KeygateModule from '../../packages/client/dist/keygate-client.js';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
-import { codeShownFor } from '../utils/page-code.js';
 import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
 import { launchChromium } from './chromium.js';
 
@@ -15,8 +15,11 @@ import { launchChromium } from './chromium.js';
 // preflights and enforces CORS. The built service (dist/main.js) runs in production mode, with
 // the page's origin in Cors__AllowedOrigins, or without it.
 
-/** docs/web-front-ends.md's client, which the page loads as a module. */
-const CLIENT = readFileSync(new URL('./front-end/keygate-client.js', import.meta.url), 'utf8');
+/** @keygate/client's built module (`npm run client:build`), which the page loads as it is. */
+const CLIENT = readFileSync(
+  new URL('../../packages/client/dist/keygate-client.js', import.meta.url),
+  'utf8',
+);
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Front end</title>
@@ -32,12 +35,7 @@ const PAGE = `<!doctype html>
  */
 interface PageGlobals {
   readonly localStorage: { getItem(key: string): string | null };
-  createKeygateClient(baseUrl: string): {
-    register(username: string, email: string, password: string): Promise<unknown>;
-    refresh(): Promise<boolean>;
-    request(path: string, init?: object): Promise<{ status: number; body: unknown }>;
-    logout(): Promise<{ status: number; body: unknown }>;
-  };
+  createKeygateClient: typeof KeygateModule.createKeygateClient;
 }
 
 /** What the page reports of each step: the status, or the error that stopped it. */
@@ -244,7 +242,7 @@ describe('A web front end on another origin', () => {
     expect(login.status).toBe(401);
   });
 
-  describe("the guide's client", () => {
+  describe('@keygate/client from another origin', () => {
     let keygate: ServerProcess;
     let context: BrowserContext;
 
@@ -268,54 +266,52 @@ describe('A web front end on another origin', () => {
       return page;
     }
 
-    it('should be the code docs/web-front-ends.md shows', () => {
-      expect(codeShownFor('docs/web-front-ends.md', 'keygate-client.js', 'js')).toBe(CLIENT);
-    });
-
-    it('should refresh and retry once when a reload lost the access token', async () => {
+    it('should keep the session across a reload, without a refresh', async () => {
       const tab = await openTab();
       const email = `reload-${Date.now()}@example.com`;
       await tab.evaluate(
         async ({ baseUrl, email }) => {
-          const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
-          await client.register('reload', email, 'S3cure!pass');
+          const { createKeygateClient } = globalThis as unknown as PageGlobals;
+          const client = createKeygateClient({ baseUrl, storage: 'local' });
+          await client.register({ username: 'reload', email, password: 'S3cure!pass' });
         },
         { baseUrl: keygate.baseUrl, email },
       );
       const before = await tab.evaluate(() =>
-        (globalThis as unknown as PageGlobals).localStorage.getItem('keygate.refreshToken'),
+        (globalThis as unknown as PageGlobals).localStorage.getItem('keygate.session'),
       );
       await tab.reload();
       await tab.waitForFunction(() => 'createKeygateClient' in globalThis);
 
       const me = await tab.evaluate(async (baseUrl) => {
-        const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
-        const { status, body } = await client.request('/api/auth/me');
-        return { status, body };
+        const { createKeygateClient } = globalThis as unknown as PageGlobals;
+        return createKeygateClient({ baseUrl, storage: 'local' }).me();
       }, keygate.baseUrl);
       const after = await tab.evaluate(() =>
-        (globalThis as unknown as PageGlobals).localStorage.getItem('keygate.refreshToken'),
+        (globalThis as unknown as PageGlobals).localStorage.getItem('keygate.session'),
       );
 
-      expect(me).toEqual({
-        status: 200,
-        body: expect.objectContaining({ email, username: 'reload' }),
-      });
-      expect(after).not.toBe(before);
+      expect(me).toEqual(expect.objectContaining({ email, username: 'reload' }));
+      expect(after).toBe(before);
     });
 
     it('should let two tabs refresh at once without tripping reuse detection', async () => {
       const first = await openTab();
       const second = await openTab();
       await first.evaluate(async (baseUrl) => {
-        const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
-        await client.register('tabs', `tabs-${Date.now()}@example.com`, 'S3cure!pass');
+        const { createKeygateClient } = globalThis as unknown as PageGlobals;
+        await createKeygateClient({ baseUrl, storage: 'local' }).register({
+          username: 'tabs',
+          email: `tabs-${Date.now()}@example.com`,
+          password: 'S3cure!pass',
+        });
       }, keygate.baseUrl);
       const refreshIn = (tab: Page) =>
         tab.evaluate(async (baseUrl) => {
-          const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
-          const refreshed = await client.refresh();
-          const me = await client.request('/api/auth/me');
+          const { createKeygateClient } = globalThis as unknown as PageGlobals;
+          const client = createKeygateClient({ baseUrl, storage: 'local' });
+          const refreshed = await client.refresh().then(() => true);
+          const me = await client.fetch(`${baseUrl}/api/auth/me`);
           return { refreshed, me: me.status };
         }, keygate.baseUrl);
 
@@ -333,25 +329,41 @@ describe('A web front end on another origin', () => {
       const tab = await openTab();
 
       const outcome = await tab.evaluate(async (baseUrl) => {
-        const client = (globalThis as unknown as PageGlobals).createKeygateClient(baseUrl);
-        await client.register('logout', `logout-${Date.now()}@example.com`, 'S3cure!pass');
-        const stored = (globalThis as unknown as PageGlobals).localStorage.getItem(
-          'keygate.refreshToken',
+        const { createKeygateClient, localStorage } = globalThis as unknown as PageGlobals;
+        const client = createKeygateClient({ baseUrl, storage: 'local' });
+        await client.register({
+          username: 'logout',
+          email: `logout-${Date.now()}@example.com`,
+          password: 'S3cure!pass',
+        });
+        const stored = JSON.parse(localStorage.getItem('keygate.session') ?? '{}') as {
+          refreshToken?: string;
+        };
+        await client.logout();
+        const refreshedAfter = await client.refresh().then(
+          () => 'refreshed',
+          (error: { status: number; message: string }) => ({
+            status: error.status,
+            message: error.message,
+          }),
         );
-        const { status, body } = await client.logout();
-        const logout = { status, body };
-        const refreshedAfter = await client.refresh();
         const replay = await fetch(`${baseUrl}/api/auth/refresh`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ refreshToken: stored }),
+          body: JSON.stringify({ refreshToken: stored.refreshToken }),
         });
-        return { logout, refreshedAfter, replay: replay.status };
+        return {
+          storedAfter: localStorage.getItem('keygate.session'),
+          token: await client.getAccessToken(),
+          refreshedAfter,
+          replay: replay.status,
+        };
       }, keygate.baseUrl);
 
       expect(outcome).toEqual({
-        logout: { status: 200, body: { message: 'Token revocado exitosamente.' } },
-        refreshedAfter: false,
+        storedAfter: null,
+        token: null,
+        refreshedAfter: { status: 401, message: 'Refresh token inválido.' },
         replay: 401,
       });
     });

@@ -1,0 +1,558 @@
+import {
+  createKeygateClient,
+  KeygateError,
+  type KeygateClock,
+  type KeygateStorage,
+  type SessionState,
+} from '../src/keygate-client.js';
+
+// The client's rules in Node: a fake Keygate behind a fake fetch, a fake clock, no browser (so
+// no tabs: the cross-tab proofs are test/browser/client-tabs.browser-spec.ts).
+
+const BASE_URL = 'https://id.example.com';
+const START = Date.parse('2026-01-01T00:00:00.000Z');
+const LIFE_MS = 15 * 60_000;
+const USER = {
+  id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+  username: 'alice',
+  email: 'alice@example.com',
+  createdAt: '2026-01-01T00:00:00.000Z',
+};
+
+function base64url(value: object): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+/** A clock whose timers run only when the test moves it. */
+class FakeClock implements KeygateClock {
+  private time = START;
+  private readonly timers = new Map<number, { at: number; callback: () => void }>();
+  private next = 1;
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimeout(callback: () => void, ms: number): number {
+    const handle = this.next++;
+    this.timers.set(handle, { at: this.time + ms, callback });
+    return handle;
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+
+  /** When the earliest pending timer is due, as an offset from now. */
+  pendingIn(): number | undefined {
+    const times = [...this.timers.values()].map(({ at }) => at - this.time);
+    return times.length === 0 ? undefined : Math.min(...times);
+  }
+
+  /** Time passes while the machine sleeps: no timer fires. */
+  sleep(ms: number): void {
+    this.time += ms;
+  }
+
+  async advance(ms: number): Promise<void> {
+    this.time += ms;
+    for (const [handle, timer] of [...this.timers]) {
+      if (timer.at <= this.time) {
+        this.timers.delete(handle);
+        timer.callback();
+      }
+    }
+    await settle();
+  }
+}
+
+/** Lets every pending promise chain run. */
+async function settle(): Promise<void> {
+  for (let turn = 0; turn < 20; turn += 1) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+type Handler = (request: Request, body: Record<string, unknown>) => Response | Promise<Response>;
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}
+
+function refused(status: number, message: string): Response {
+  return json(status, { status, message, timestamp: '2026-01-01T00:00:00.000Z' });
+}
+
+const UNAUTHORIZED = () =>
+  json(
+    401,
+    { status: 401, message: 'Unauthorized' },
+    { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  );
+
+/** A Keygate that rotates for real: one live refresh token per session, numbered pairs. */
+class FakeKeygate {
+  readonly calls: {
+    method: string;
+    path: string;
+    body: Record<string, unknown>;
+    authorization: string | null;
+  }[] = [];
+  /** Overrides of single routes, by `METHOD path`; each is used once, then removed. */
+  readonly once = new Map<string, Handler>();
+  /** Overrides that stay until deleted. */
+  readonly always = new Map<string, Handler>();
+  /** How far Keygate's clock is ahead of the client's. */
+  skewMs = 0;
+  private live = new Set<string>();
+  private issued = 0;
+
+  constructor(private readonly clock: FakeClock) {}
+
+  pair(sid = 'session-1'): Record<string, unknown> {
+    this.issued += 1;
+    const iat = Math.floor((this.clock.now() + this.skewMs) / 1000);
+    const exp = iat + LIFE_MS / 1000;
+    const accessToken = `${base64url({ alg: 'HS256' })}.${base64url({ sid, iat, exp, n: this.issued })}.sig`;
+    const refreshToken = `refresh-${this.issued}`;
+    this.live.add(refreshToken);
+    return {
+      accessToken,
+      refreshToken,
+      accessTokenExpiry: new Date(exp * 1000).toISOString(),
+      user: USER,
+    };
+  }
+
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const text = await request.text();
+    const body = (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>;
+    const path = new URL(request.url).pathname;
+    this.calls.push({
+      method: request.method,
+      path,
+      body,
+      authorization: request.headers.get('Authorization'),
+    });
+    const key = `${request.method} ${path}`;
+    const override = this.once.get(key);
+    if (override !== undefined) {
+      this.once.delete(key);
+      return override(request, body);
+    }
+    const lasting = this.always.get(key);
+    if (lasting !== undefined) {
+      return lasting(request, body);
+    }
+    switch (key) {
+      case 'POST /api/auth/login':
+        return json(200, this.pair());
+      case 'POST /api/auth/refresh': {
+        const token = body.refreshToken as string;
+        if (!this.live.delete(token)) {
+          return refused(401, 'Refresh token revocado.');
+        }
+        return json(200, this.pair());
+      }
+      case 'POST /api/auth/revoke':
+        this.live.delete(body.refreshToken as string);
+        return json(200, { message: 'Token revocado exitosamente.' });
+      default:
+        return json(200, USER);
+    }
+  };
+
+  count(path: string): number {
+    return this.calls.filter((call) => call.path === path).length;
+  }
+}
+
+/** A storage of one's own, asynchronous as a database's would be. */
+function asyncStorage(items: Map<string, string>): KeygateStorage {
+  return {
+    getItem: (key) => Promise.resolve(items.get(key) ?? null),
+    setItem: (key, value) => Promise.resolve(void items.set(key, value)),
+    removeItem: (key) => Promise.resolve(void items.delete(key)),
+  };
+}
+
+describe('createKeygateClient in Node', () => {
+  let clock: FakeClock;
+  let keygate: FakeKeygate;
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    keygate = new FakeKeygate(clock);
+  });
+
+  function client(storage?: KeygateStorage, random = () => 0.5) {
+    return createKeygateClient({
+      baseUrl: `${BASE_URL}/`,
+      storage,
+      fetch: keygate.fetch,
+      testOnly: { clock, random },
+    });
+  }
+
+  async function loggedIn(storage?: KeygateStorage) {
+    const keygateClient = client(storage);
+    const changes: SessionState[] = [];
+    keygateClient.onChange((state) => changes.push(state));
+    await keygateClient.login({ email: 'alice@example.com', password: 'S3cure!pass' });
+    return { client: keygateClient, changes };
+  }
+
+  it('should keep the pair of a login, tell the listeners, and send its bearer', async () => {
+    const { client, changes } = await loggedIn();
+
+    const me = await client.me();
+
+    expect(me).toEqual(USER);
+    expect(changes).toEqual([{ user: USER, accessTokenExpiry: '2026-01-01T00:15:00.000Z' }]);
+    expect(keygate.calls.at(-1)).toEqual({
+      method: 'GET',
+      path: '/api/auth/me',
+      body: {},
+      authorization: `Bearer ${await client.getAccessToken()}`,
+    });
+  });
+
+  it("should throw the interface's status and message unchanged, and ask for the second factor's code", async () => {
+    const keygateClient = client();
+    keygate.once.set('POST /api/auth/login', () =>
+      refused(401, 'Se requiere el código de verificación.'),
+    );
+
+    const error = await keygateClient
+      .login({ email: 'alice@example.com', password: 'S3cure!pass' })
+      .catch((e: unknown) => e);
+    await keygateClient.login({
+      email: 'alice@example.com',
+      password: 'S3cure!pass',
+      code: '123456',
+    });
+
+    expect(error).toBeInstanceOf(KeygateError);
+    expect(error).toMatchObject({
+      status: 401,
+      message: 'Se requiere el código de verificación.',
+      codeRequired: true,
+      sessionEnded: false,
+    });
+    expect(keygate.calls.at(-1)?.body).toEqual({
+      email: 'alice@example.com',
+      password: 'S3cure!pass',
+      code: '123456',
+    });
+    expect(await keygateClient.getAccessToken()).toEqual(expect.any(String));
+  });
+
+  it('should throw problem details as a KeygateError with their title and whole body', async () => {
+    const problem = {
+      type: 'https://tools.ietf.org/html/rfc9110#section-15.5.1',
+      title: 'One or more validation errors occurred.',
+      status: 400,
+      errors: { email: ['email must be an email'] },
+    };
+    keygate.once.set('POST /api/auth/register', () => json(400, problem));
+
+    const error = await client()
+      .register({ username: 'alice', email: 'nope', password: 'S3cure!pass' })
+      .catch((e: unknown) => e);
+
+    expect(error).toMatchObject({
+      status: 400,
+      message: 'One or more validation errors occurred.',
+      body: problem,
+    });
+  });
+
+  it('should refresh once for concurrent callers in one tab (single flight)', async () => {
+    const { client } = await loggedIn();
+
+    const pairs = await Promise.all([client.refresh(), client.refresh(), client.refresh()]);
+
+    expect(keygate.count('/api/auth/refresh')).toBe(1);
+    expect(new Set(pairs.map((pair) => pair.refreshToken))).toEqual(new Set(['refresh-2']));
+  });
+
+  it('should refresh shortly before expiry, not before', async () => {
+    const { client } = await loggedIn();
+    const first = await client.getAccessToken();
+
+    await clock.advance(LIFE_MS - 61_000);
+    const early = await client.getAccessToken();
+    await clock.advance(1_000);
+    const due = await client.getAccessToken();
+
+    expect(early).toBe(first);
+    expect(due).not.toBe(first);
+    expect(keygate.count('/api/auth/refresh')).toBe(1);
+  });
+
+  it.each([-86_400_000, 86_400_000])(
+    'should time refreshes by the token’s life, not by a clock %i ms off Keygate’s',
+    async (skewMs) => {
+      keygate.skewMs = skewMs;
+      const { client } = await loggedIn();
+      const first = await client.getAccessToken();
+
+      await clock.advance(LIFE_MS - 61_000);
+      expect(await client.getAccessToken()).toBe(first);
+      await clock.advance(1_000);
+      expect(await client.getAccessToken()).not.toBe(first);
+      expect(keygate.count('/api/auth/refresh')).toBe(1);
+    },
+  );
+
+  it('should refresh when a tab that slept through its timer becomes visible again', async () => {
+    const page = Object.assign(new EventTarget(), { visibilityState: 'hidden' });
+    Object.assign(globalThis, { document: page });
+    try {
+      const { client } = await loggedIn();
+      const first = await client.getAccessToken();
+      clock.sleep(LIFE_MS);
+      expect(keygate.count('/api/auth/refresh')).toBe(0);
+
+      page.visibilityState = 'visible';
+      page.dispatchEvent(new Event('visibilitychange'));
+      await settle();
+
+      expect(keygate.count('/api/auth/refresh')).toBe(1);
+      expect(await client.getAccessToken()).not.toBe(first);
+    } finally {
+      Reflect.deleteProperty(globalThis, 'document');
+    }
+  });
+
+  it('should schedule the proactive refresh a random part of the margin before it is due', async () => {
+    const low = client(undefined, () => 0);
+    await low.login({ email: 'alice@example.com', password: 'S3cure!pass' });
+    const lowDelay = clock.pendingIn();
+    const high = client(undefined, () => 0.999);
+    await high.login({ email: 'alice@example.com', password: 'S3cure!pass' });
+
+    expect(lowDelay).toBe(LIFE_MS - 60_000);
+    expect(clock.pendingIn()).toBeCloseTo(LIFE_MS - 60_000 * 1.4995, -1);
+
+    await clock.advance(LIFE_MS - 60_000);
+    expect(keygate.count('/api/auth/refresh')).toBe(2);
+  });
+
+  it('should add the bearer to the application’s fetch, and on a 401 refresh once and retry once', async () => {
+    const { client } = await loggedIn();
+    const seen: (string | null)[] = [];
+    keygate.once.set('GET /api/orders', (request) => {
+      seen.push(request.headers.get('Authorization'));
+      return json(401, { error: 'expired' });
+    });
+
+    const answer = await client.fetch(`${BASE_URL}/api/orders`, {
+      headers: { Accept: 'application/json' },
+    });
+
+    expect(answer.status).toBe(200);
+    expect(keygate.count('/api/auth/refresh')).toBe(1);
+    const [, retried] = keygate.calls.filter((call) => call.path === '/api/orders');
+    expect(retried.authorization).toBe(`Bearer ${await client.getAccessToken()}`);
+    expect(retried.authorization).not.toBe(seen[0]);
+  });
+
+  it('should give the second 401 back rather than refresh again', async () => {
+    const { client } = await loggedIn();
+    keygate.always.set('GET /api/orders', UNAUTHORIZED);
+
+    const answer = await client.fetch(`${BASE_URL}/api/orders`);
+
+    expect(answer.status).toBe(401);
+    expect(keygate.count('/api/orders')).toBe(2);
+    expect(keygate.count('/api/auth/refresh')).toBe(1);
+  });
+
+  it('should keep the session on a network error, having asked exactly once more (an answer may have been lost)', async () => {
+    const { client, changes } = await loggedIn();
+    const lost = new TypeError('fetch failed');
+    keygate.once.set('POST /api/auth/refresh', () => Promise.reject(lost));
+
+    const pair = await client.refresh();
+
+    const presented = keygate.calls
+      .filter((call) => call.path === '/api/auth/refresh')
+      .map((call) => call.body);
+    expect(presented).toEqual([{ refreshToken: 'refresh-1' }, { refreshToken: 'refresh-1' }]);
+    expect(pair.refreshToken).toBe('refresh-2');
+    expect(changes.at(-1)).not.toBeNull();
+  });
+
+  it('should keep the session through network errors, retrying with a capped backoff', async () => {
+    const { client, changes } = await loggedIn();
+    keygate.always.set('POST /api/auth/refresh', () =>
+      Promise.reject(new TypeError('fetch failed')),
+    );
+
+    const error = await client.refresh().catch((e: unknown) => e);
+    const delays = [clock.pendingIn()];
+    for (let attempt = 0; attempt < 8; attempt += 1) {
+      await clock.advance(clock.pendingIn() ?? 0);
+      delays.push(clock.pendingIn());
+    }
+    keygate.always.delete('POST /api/auth/refresh');
+    await clock.advance(clock.pendingIn() ?? 0);
+
+    expect(error).toBeInstanceOf(TypeError);
+    expect(delays).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000, 60_000]);
+    // Each attempt is one refresh asked twice (the second for an answer that may have been lost).
+    expect(keygate.count('/api/auth/refresh')).toBe(2 * 9 + 1);
+    expect(changes.filter((state) => state === null)).toEqual([]);
+    expect(await client.getAccessToken()).toEqual(expect.any(String));
+    // Back to the schedule before expiry once a refresh went through.
+    expect(clock.pendingIn()).toBe(LIFE_MS - 60_000 * 1.25);
+  });
+
+  it('should keep the session on a 5xx, throwing its status and message', async () => {
+    const { client, changes } = await loggedIn();
+    keygate.once.set('POST /api/auth/refresh', () => refused(503, 'Service Unavailable'));
+
+    const error = await client.refresh().catch((e: unknown) => e);
+
+    expect(error).toMatchObject({
+      status: 503,
+      message: 'Service Unavailable',
+      sessionEnded: false,
+    });
+    expect(changes.at(-1)).not.toBeNull();
+    expect(await client.getAccessToken()).toEqual(expect.any(String));
+    expect(keygate.count('/api/auth/refresh')).toBe(1);
+  });
+
+  it.each(['Refresh token inválido.', 'Refresh token revocado.', 'Refresh token expirado.'])(
+    'should sign out on the refresh refusal %s, and forget the stored session',
+    async (message) => {
+      const storage = new Map<string, string>();
+      const stored: KeygateStorage = {
+        getItem: (key) => storage.get(key) ?? null,
+        setItem: (key, value) => void storage.set(key, value),
+        removeItem: (key) => void storage.delete(key),
+      };
+      const { client, changes } = await loggedIn(stored);
+      keygate.once.set('POST /api/auth/refresh', () => refused(401, message));
+
+      const error = await client.refresh().catch((e: unknown) => e);
+
+      expect(error).toMatchObject({ status: 401, message, sessionEnded: true });
+      expect(changes.at(-1)).toBeNull();
+      expect(await client.getAccessToken()).toBeNull();
+      expect(storage.size).toBe(0);
+    },
+  );
+
+  it.each([
+    [401, 'Cuenta desactivada.'],
+    [401, 'Email no verificado.'],
+  ])('should keep the session on any other refusal (%i %s)', async (status, message) => {
+    const { client, changes } = await loggedIn();
+    keygate.once.set('POST /api/auth/refresh', () => refused(status, message));
+
+    const error = await client.refresh().catch((e: unknown) => e);
+
+    expect(error).toMatchObject({ status, message, sessionEnded: false });
+    expect(changes.at(-1)).not.toBeNull();
+  });
+
+  it('should read storage again before wiping: a refusal after a sibling rotated adopts the newer pair', async () => {
+    const storage = new Map<string, string>();
+    const shared: KeygateStorage = asyncStorage(storage);
+    const { client: first, changes } = await loggedIn(shared);
+    const second = client(shared);
+    let sibling = '';
+    // While the first client's refresh is on its way, the sibling rotates and it is refused.
+    keygate.once.set('POST /api/auth/refresh', async () => {
+      sibling = (await second.refresh()).refreshToken;
+      return refused(401, 'Refresh token revocado.');
+    });
+
+    const pair = await first.refresh();
+
+    expect(pair.refreshToken).toBe(sibling);
+    expect(changes.at(-1)).not.toBeNull();
+    expect(JSON.parse(storage.get('keygate.session') ?? '{}')).toMatchObject({
+      refreshToken: sibling,
+    });
+  });
+
+  it('should restore a session from a storage of its own', async () => {
+    const storage = new Map<string, string>();
+    const own: KeygateStorage = asyncStorage(storage);
+    await loggedIn(own);
+
+    const restored = client(own);
+    const changes: SessionState[] = [];
+    restored.onChange((state) => changes.push(state));
+
+    expect(await restored.me()).toEqual(USER);
+    expect(changes).toEqual([{ user: USER, accessTokenExpiry: '2026-01-01T00:15:00.000Z' }]);
+    expect(keygate.count('/api/auth/refresh')).toBe(0);
+  });
+
+  it('should log out: revoke the refresh token with the bearer, forget the session and tell the listeners', async () => {
+    const { client, changes } = await loggedIn();
+    const token = await client.getAccessToken();
+
+    await client.logout();
+
+    expect(keygate.calls.at(-1)).toEqual({
+      method: 'POST',
+      path: '/api/auth/revoke',
+      body: { refreshToken: 'refresh-1' },
+      authorization: `Bearer ${token}`,
+    });
+    expect(changes.at(-1)).toBeNull();
+    expect(await client.getAccessToken()).toBeNull();
+  });
+
+  it('should not refresh on a wrong password at a bearer route, only on the guard’s challenge', async () => {
+    const { client } = await loggedIn();
+    keygate.once.set('POST /api/auth/password/change', () =>
+      refused(401, 'Credenciales inválidas.'),
+    );
+
+    const error = await client
+      .changePassword({ currentPassword: 'wrong', newPassword: 'N3w!secure' })
+      .catch((e: unknown) => e);
+
+    expect(error).toMatchObject({ status: 401, message: 'Credenciales inválidas.' });
+    expect(keygate.count('/api/auth/refresh')).toBe(0);
+  });
+
+  it('should refresh once and retry once on the guard’s challenge at a Keygate route', async () => {
+    const { client } = await loggedIn();
+    keygate.once.set('GET /api/auth/me', UNAUTHORIZED);
+
+    expect(await client.me()).toEqual(USER);
+    expect(keygate.count('/api/auth/refresh')).toBe(1);
+    expect(keygate.count('/api/auth/me')).toBe(2);
+  });
+
+  it('should name its refresh token where the routes need it', async () => {
+    const { client } = await loggedIn();
+
+    await client.listSessions();
+    const list = keygate.calls.at(-1);
+    await client.revokeAllSessions({ keepCurrent: true });
+    const keep = keygate.calls.at(-1);
+
+    expect(list?.path).toBe('/api/auth/sessions');
+    expect(keep).toMatchObject({
+      path: '/api/auth/sessions/revoke-all',
+      body: { keepCurrent: true, refreshToken: 'refresh-1' },
+    });
+    expect(await client.getAccessToken()).toEqual(expect.any(String));
+    await client.revokeAllSessions();
+    expect(keygate.calls.at(-1)?.body).toEqual({});
+    expect(await client.getAccessToken()).toBeNull();
+  });
+});
