@@ -19,6 +19,7 @@ import { SessionsModule } from './sessions/sessions.module.js';
 import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
+import { EmailCodesModule } from './email-codes/email-codes.module.js';
 
 export interface AppModuleOptions extends AppConfigOptions, LoggingOptions {
   /** Modules a team adds, with the migrations of their tables (src/extensions.ts lists them). */
@@ -46,6 +47,7 @@ export class AppModule {
         HealthModule,
         SessionsModule,
         AuditModule,
+        EmailCodesModule,
         ...extensions.map((extension) => extension.module),
         AuditRetentionModule,
       ],

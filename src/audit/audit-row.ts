@@ -141,6 +141,12 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
         retentionDays: event.retentionDays,
         deletedCount: event.deletedCount,
       };
+    case 'email_code_requested':
+      return {};
+    case 'email_code_login_succeeded':
+      return { familyId: event.familyId };
+    case 'email_code_login_failed':
+      return { reason: event.reason };
   }
 }
 

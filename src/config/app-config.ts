@@ -94,6 +94,15 @@ export interface SessionsConfig {
   readonly maxActivePerUser: number;
 }
 
+/** Sign-in with a one-time code mailed to the address; its link's page is in MailConfig.links. */
+export interface EmailCodeConfig {
+  /** Off: its routes answer 404. On only with mail (checked at start-up). */
+  readonly enabled: boolean;
+  readonly codeLength: number;
+  readonly lifetimeMinutes: number;
+  readonly maxAttempts: number;
+}
+
 export interface LoggingConfig {
   readonly level: LoggingLevel;
 }
@@ -124,6 +133,7 @@ export class AppConfig {
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
   readonly warnings: readonly string[];
+  readonly emailCode: EmailCodeConfig;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -355,6 +365,12 @@ function assemble(
     },
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
+    emailCode: {
+      enabled: env.EmailCode__Enabled,
+      codeLength: env.EmailCode__CodeLength,
+      lifetimeMinutes: env.EmailCode__LifetimeMinutes,
+      maxAttempts: env.EmailCode__MaxAttempts,
+    },
   });
 }
 

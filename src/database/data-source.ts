@@ -18,6 +18,7 @@ import { TotpFactor } from '../mfa/entities/totp-factor.entity.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { Session } from '../tokens/entities/session.entity.js';
 import { User } from '../users/entities/user.entity.js';
+import { EmailCode } from '../email-codes/entities/email-code.entity.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { extensionMigrationsOf } from './keygate-extension.js';
 
@@ -36,6 +37,7 @@ export const ENTITIES = [
   OutboxMail,
   TotpFactor,
   RecoveryCode,
+  EmailCode,
 ];
 
 /**

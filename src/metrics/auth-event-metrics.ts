@@ -118,6 +118,16 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'audit_purged':
         // Hourly at most, and only when rows went: the trail and the log line say enough.
         return;
+      case 'email_code_requested':
+        m.emailCodesIssued.inc();
+        return;
+      case 'email_code_login_succeeded':
+        m.emailCodeLogins.inc({ outcome: 'success' });
+        return;
+      case 'email_code_login_failed':
+        // The failure reasons are the outcomes, one for one.
+        m.emailCodeLogins.inc({ outcome: event.reason });
+        return;
     }
   }
 }
