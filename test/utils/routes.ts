@@ -18,3 +18,5 @@ export const TOTP_ENROLL = '/api/auth/mfa/totp/enroll';
 export const TOTP_CONFIRM = '/api/auth/mfa/totp/confirm';
 export const TOTP_RECOVERY_CODES = '/api/auth/mfa/totp/recovery-codes';
 export const TOTP_DISABLE = '/api/auth/mfa/totp/disable';
+export const EMAIL_CODE_SEND = '/api/auth/email-code/send';
+export const EMAIL_CODE_LOGIN = '/api/auth/email-code/login';
