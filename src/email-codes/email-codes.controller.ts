@@ -42,7 +42,7 @@ export class EmailCodesController {
     },
   })
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, DISABLED)
-  send(
+  sendEmailCode(
     @Body() body: SendEmailCodeDto,
     @Origin() origin: RequestOrigin,
   ): Promise<MessageResponseDto> {
@@ -76,7 +76,7 @@ export class EmailCodesController {
       messages: { mfaUnavailable: MfaMessages.unavailable },
     },
   )
-  login(
+  loginWithEmailCode(
     @Body() body: EmailCodeLoginDto,
     @Origin() origin: RequestOrigin,
   ): Promise<AuthResponseDto> {
