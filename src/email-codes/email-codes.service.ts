@@ -92,7 +92,7 @@ export class EmailCodesService implements OnModuleInit {
    * Login's order (SPEC §4.2): no account, deactivated, locked out; then the code, then the
    * second factor of an account that has one. Every refusal of the code itself has one text.
    */
-  login(request: EmailCodeLoginDto, origin: RequestOrigin): Promise<AuthResponseDto> {
+  async login(request: EmailCodeLoginDto, origin: RequestOrigin): Promise<AuthResponseDto> {
     this.assertEnabled();
     // Refusals decided where nothing is written; a counted wrong code's is written with its count.
     const refusals = this.events.pending();
@@ -100,7 +100,7 @@ export class EmailCodesService implements OnModuleInit {
       refusals.record({ type: 'email_code_login_failed', userId, reason }, origin);
       return new UnauthorizedError(message);
     };
-    return refusals.settle(
+    return await refusals.settle(
       this.signIn(presentedOf(request), request.secondFactorCode ?? null, origin, refuse),
     );
   }
