@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { createHash, createHmac } from 'node:crypto';
 import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { MailSender } from '../src/mail/mail-sender.js';
@@ -429,6 +430,56 @@ describe('sign-in with a mailed code, through a real SMTP server', () => {
     expect(res.status).toBe(400);
     expect(res.json()).toEqual(problemDetails(fields));
     expect(Object.keys(res.json<{ errors: object }>().errors).sort()).toEqual([...fields].sort());
+  });
+});
+
+describe('sign-in with a mailed code: generated hostile bodies', () => {
+  const sink = useSmtpSink();
+  const t = useSharedTestApp(() => ({ environment: emailCodeEnvironment(sink) }));
+  /** What must never reach a client: stack frames, SQL, driver names, file paths. */
+  const leaks = [/\n\s+at /, /node_modules/, /SQLITE/i, /SELECT |INSERT |UPDATE /, /\.ts:\d+/];
+  const hostileString = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 80 }),
+    fc.constantFrom('\u0000', '\u202e123456', '١٢٣٤٥٦', '123456\u200b', ' 123456 ', '-1', '1e6'),
+    fc.string({ unit: 'grapheme', minLength: 300, maxLength: 700 }),
+  );
+  const value = fc.oneof(hostileString, fc.integer(), fc.constant(null), fc.boolean(), fc.object());
+  const body = fc.record(
+    { email: value, code: value, token: value, secondFactorCode: value, extra: value },
+    { requiredKeys: [] },
+  );
+
+  it('should answer every generated body with a documented status and shape, never a 500', async () => {
+    const user = await createUser(t);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(EMAIL_CODE_SEND, EMAIL_CODE_LOGIN),
+        body,
+        fc.boolean(),
+        async (path, generated, withAccount) => {
+          const sent =
+            withAccount && path === EMAIL_CODE_LOGIN
+              ? { ...generated, email: user.email }
+              : generated;
+          const res = await t.post(path, sent);
+          expect([202, 400, 401]).toContain(res.status);
+          const answer = res.json<Record<string, unknown>>();
+          if (res.status === 400) {
+            expect(answer).toEqual(
+              expect.objectContaining({ status: 400, errors: expect.any(Object) }),
+            );
+          } else if (res.status === 401) {
+            expect(answer).toEqual(errorBody(401, INVALID_CODE));
+          } else {
+            expect(answer).toEqual({ message: REQUESTED });
+          }
+          for (const leak of leaks) {
+            expect(res.text).not.toMatch(leak);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
 
