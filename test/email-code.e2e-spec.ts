@@ -343,6 +343,14 @@ describe('sign-in with a mailed code, through a real SMTP server', () => {
       expect(text).not.toMatch(new RegExp(`\\b${code}\\b`));
     }
     expect(outboxWhileSending).toContain('"kind":"email_code"');
+    // Signing in with both leaves neither in a log line.
+    expect((await t.post(EMAIL_CODE_LOGIN, { email: user.email, code })).status).toBe(200);
+    expect((await t.post(EMAIL_CODE_LOGIN, { token })).status).toBe(401);
+    expect(t.logger.allText()).toContain('signed in with a mailed code');
+    for (const logged of [t.logs.text(), t.logger.allText()]) {
+      expect(logged).not.toContain(token);
+      expect(logged).not.toMatch(new RegExp(`\\b${code}\\b`));
+    }
   });
 
   it('should need the second factor of an account that has one, and keep the mailed code until then', async () => {
