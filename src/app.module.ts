@@ -20,6 +20,7 @@ import { LoggingModule, type LoggingOptions } from './logging/logging.module.js'
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 import { KeyServingModule } from './keys/key-serving.module.js';
+import { EmailCodesModule } from './email-codes/email-codes.module.js';
 
 export interface AppModuleOptions extends AppConfigOptions, LoggingOptions {
   /** Modules a team adds, with the migrations of their tables (src/extensions.ts lists them). */
@@ -47,6 +48,7 @@ export class AppModule {
         HealthModule,
         SessionsModule,
         AuditModule,
+        EmailCodesModule,
         ...extensions.map((extension) => extension.module),
         AuditRetentionModule,
         KeyServingModule,

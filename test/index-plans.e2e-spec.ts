@@ -5,6 +5,8 @@ import { registerUser } from './factories/user.factory.js';
 import { useSharedTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
 import {
   EMAIL_CHANGE,
+  EMAIL_CODE_LOGIN,
+  EMAIL_CODE_SEND,
   EMAIL_VERIFY,
   EMAIL_VERIFY_RESEND,
   LOGIN,
@@ -160,6 +162,8 @@ describe('query plans of the request paths', () => {
       Mail__VerifyEmailUrl: 'https://app.example.com/verify-email?token={token}',
       // The session check adds its read to every protected route.
       Jwt__RequireActiveSession: 'true',
+      EmailCode__Enabled: 'true',
+      EmailCode__LinkUrl: 'https://app.example.com/sign-in/email-code?token={token}',
     },
   }));
 
@@ -247,6 +251,16 @@ describe('query plans of the request paths', () => {
     // The change keeps the session its access token names.
     await expectStatus(t.post(REVOKE_ALL_SESSIONS, {}, kept.accessToken), 200);
 
+    await expectStatus(t.post(EMAIL_CODE_SEND, { email: alice.email }), 202);
+    await expectStatus(t.post(EMAIL_CODE_SEND, { email: 'nobody@example.com' }), 202);
+    await mailSettled();
+    const codeMail = sink.to(alice.email).find((mail) => mail.link?.includes('email-code'));
+    const code = /^(\d{6})$/m.exec(codeMail?.text ?? '')?.[1] ?? '';
+    const wrong = code === '000000' ? '000001' : '000000';
+    await expectStatus(t.post(EMAIL_CODE_LOGIN, { email: alice.email, code: wrong }), 401);
+    await expectStatus(t.post(EMAIL_CODE_LOGIN, { email: alice.email, code }), 200);
+    await expectStatus(t.post(EMAIL_CODE_LOGIN, { token: tokenOf(codeMail?.link ?? null) }), 401);
+
     await expectStatus(t.post(PASSWORD_FORGOT, { email: bob.email }), 202);
     await expectStatus(t.post(PASSWORD_FORGOT, { email: 'nobody@example.com' }), 202);
     await mailSettled();
@@ -307,7 +321,14 @@ describe('query plans of the request paths', () => {
       .filter((entry) => entry.scans.length > 0);
     expect(violations).toEqual([]);
     // The capture saw the service's reads and writes of its tables, not nothing.
-    const tables = ['users', 'sessions', 'refresh_tokens', 'account_tokens', 'mail_outbox'];
+    const tables = [
+      'users',
+      'sessions',
+      'refresh_tokens',
+      'account_tokens',
+      'mail_outbox',
+      'email_codes',
+    ];
     expect(tables.filter((table) => !statements.some((s) => s.sql.includes(table)))).toEqual([]);
     expect(statements.length).toBeGreaterThan(20);
   });

@@ -424,6 +424,8 @@ describe('openapi.json, the contract', () => {
         'POST /api/auth/mfa/totp/confirm': 'confirmTotp',
         'POST /api/auth/mfa/totp/recovery-codes': 'replaceRecoveryCodes',
         'POST /api/auth/mfa/totp/disable': 'disableTotp',
+        'POST /api/auth/email-code/send': 'sendEmailCode',
+        'POST /api/auth/email-code/login': 'loginWithEmailCode',
       });
       expect(new Set(ids).size).toBe(ids.length);
     });

@@ -11,8 +11,8 @@ const TIMESTAMP_COLUMNS =
   'nextAttemptAt|claimedUntil|finishedAt|confirmedAt|startedAt|lastUsedAt|oldestTokenAt|endedAt)';
 const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
   [
-    `^ALTER TABLE "(users|sessions|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
-    `^ALTER TABLE "(users|sessions|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
+    `^ALTER TABLE "(users|sessions|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes|email_codes)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
+    `^ALTER TABLE "(users|sessions|refresh_tokens|account_tokens|mail_outbox|totp_factors|recovery_codes|email_codes)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
     // Recreating a session's oldestTokenAt means recreating its index.
     '^DROP INDEX "\\w+"\\."IDX_sessions_oldestTokenAt"$',
     '^CREATE INDEX "IDX_sessions_oldestTokenAt" ON "sessions" {2}\\("oldestTokenAt"\\) $',

@@ -154,6 +154,12 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { kid: event.kid, algorithm: event.algorithm, scheduledFor: event.scheduledFor };
     case 'signing_key_retired':
       return { kid: event.kid, algorithm: event.algorithm, previousState: event.previousState };
+    case 'email_code_requested':
+      return {};
+    case 'email_code_login_succeeded':
+      return { familyId: event.familyId };
+    case 'email_code_login_failed':
+      return { reason: event.reason };
   }
 }
 

@@ -50,6 +50,6 @@ import { TwoFactorService } from './two-factor.service.js';
     JwtStrategy,
     JwtAuthGuard,
   ],
-  exports: [JwtAuthGuard],
+  exports: [JwtAuthGuard, FailedLogins],
 })
 export class AuthModule {}

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import type { AuthEvent } from '../events/auth-event.js';
@@ -50,9 +51,16 @@ export class FailedLogins {
    * Counts a wrong password, and starts a lockout at the fifth. Written only if the lockout state
    * is still the one read; false when the account changed meanwhile (the caller reads it again).
    * `failure`, the caller's event for the refused attempt, is recorded with the count, in its
-   * transaction (after `lockout_started` when this attempt starts a lockout).
+   * transaction (after `lockout_started` when this attempt starts a lockout). `alongside` writes
+   * more in that transaction once the count is in (a mailed code's own count of wrong tries); if
+   * it throws, nothing is written and the error is the caller's.
    */
-  async record(user: User, origin: RequestOrigin, failure: AuthEvent): Promise<boolean> {
+  async record(
+    user: User,
+    origin: RequestOrigin,
+    failure: AuthEvent,
+    alongside?: (manager: EntityManager) => Promise<void>,
+  ): Promise<boolean> {
     const next = afterFailedLogin(user, this.clock.now());
     const lockout = next.lockedOut && next.lockoutEnd !== null ? next.lockoutEnd : null;
     const written = await this.unitOfWork.transaction(async (m) => {
@@ -65,6 +73,7 @@ export class FailedLogins {
       if (!replaced) {
         return false;
       }
+      await alongside?.(m);
       if (lockout !== null) {
         const lockedUntil = lockout;
         await this.events.record(

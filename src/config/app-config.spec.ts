@@ -80,6 +80,7 @@ describe(loadAppConfig.name, () => {
         links: {
           resetPassword: 'http://localhost:3000/reset-password?token={token}',
           verifyEmail: 'http://localhost:3000/verify-email?token={token}',
+          emailCode: 'http://localhost:3000/email-code?token={token}',
         },
         templateDirectory: null,
         minIntervalSeconds: 60,
@@ -95,6 +96,7 @@ describe(loadAppConfig.name, () => {
       hsts: { enabled: false, maxAgeSeconds: 31_536_000, includeSubDomains: false },
       trustedProxies: [],
       warnings: [],
+      emailCode: { enabled: false, codeLength: 6, lifetimeMinutes: 10, maxAttempts: 5 },
     });
   });
 

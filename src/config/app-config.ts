@@ -100,6 +100,15 @@ export interface SessionsConfig {
   readonly maxActivePerUser: number;
 }
 
+/** Sign-in with a one-time code mailed to the address; its link's page is in MailConfig.links. */
+export interface EmailCodeConfig {
+  /** Off: its routes answer 404. On only with mail (checked at start-up). */
+  readonly enabled: boolean;
+  readonly codeLength: number;
+  readonly lifetimeMinutes: number;
+  readonly maxAttempts: number;
+}
+
 export interface LoggingConfig {
   readonly level: LoggingLevel;
 }
@@ -132,6 +141,7 @@ export class AppConfig {
   readonly warnings: readonly string[];
   /** How access tokens are signed, and the key set's timing (src/keys). */
   readonly keys: KeysConfig;
+  readonly emailCode: EmailCodeConfig;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -373,6 +383,12 @@ function assemble(
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
     keys: checked.keys,
+    emailCode: {
+      enabled: env.EmailCode__Enabled,
+      codeLength: env.EmailCode__CodeLength,
+      lifetimeMinutes: env.EmailCode__LifetimeMinutes,
+      maxAttempts: env.EmailCode__MaxAttempts,
+    },
   });
 }
 

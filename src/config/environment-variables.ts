@@ -418,6 +418,35 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(300)
   Jwt__RefreshRetryWindowSeconds = 0;
+  /** Sign-in with a one-time code mailed to the address (`/api/auth/email-code/*`). Needs mail. */
+  @IsBooleanKey()
+  EmailCode__Enabled = false;
+
+  /** The front end's page that a sign-in link opens and that submits its token; `{token}` marks it. */
+  @IsOptional()
+  @IsString()
+  EmailCode__LinkUrl?: string;
+
+  /** Digits of a mailed sign-in code. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(6)
+  @Max(10)
+  EmailCode__CodeLength = 6;
+
+  /** Minutes a mailed code, and the link mailed with it, work. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  EmailCode__LifetimeMinutes = 10;
+
+  /** Wrong tries one mailed code survives: the last one allowed ends it. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(10)
+  EmailCode__MaxAttempts = 5;
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

@@ -30,6 +30,8 @@ describe('mail settings', () => {
     expect(mail.links).toEqual({
       resetPassword: SMTP.Mail__ResetPasswordUrl,
       verifyEmail: SMTP.Mail__VerifyEmailUrl,
+      // Unused while EmailCode__Enabled is off, so not required.
+      emailCode: 'http://localhost:3000/email-code?token={token}',
     });
   });
 

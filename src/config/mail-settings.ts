@@ -13,7 +13,12 @@ export interface MailConfig {
   /** The From header, `Name <address>` or a bare address. */
   readonly from: string;
   /** Link templates of the operator's front end, each with one or more `{token}`. */
-  readonly links: { readonly resetPassword: string; readonly verifyEmail: string };
+  readonly links: {
+    readonly resetPassword: string;
+    readonly verifyEmail: string;
+    /** The page a sign-in link opens (EmailCode__LinkUrl); the development one when unset. */
+    readonly emailCode: string;
+  };
   /** Files here replace the built-in templates of the same name; null: built-in only. */
   readonly templateDirectory: string | null;
   readonly minIntervalSeconds: number;
@@ -37,6 +42,7 @@ const DEVELOPMENT_FROM = 'Keygate <no-reply@localhost>';
 const DEVELOPMENT_LINKS = {
   resetPassword: `http://localhost:3000/reset-password?token=${TOKEN_PLACEHOLDER}`,
   verifyEmail: `http://localhost:3000/verify-email?token=${TOKEN_PLACEHOLDER}`,
+  emailCode: `http://localhost:3000/email-code?token=${TOKEN_PLACEHOLDER}`,
 } as const;
 
 /**
@@ -57,8 +63,12 @@ export function checkMail(
   } else if (!isOneAddress(from)) {
     problems.push('Smtp__From must be one e-mail address, optionally with a name');
   }
-  const link = (key: 'Mail__ResetPasswordUrl' | 'Mail__VerifyEmailUrl', fallback: string) => {
-    const value = env[key] ?? (needsExplicit ? undefined : fallback);
+  const link = (
+    key: 'Mail__ResetPasswordUrl' | 'Mail__VerifyEmailUrl' | 'EmailCode__LinkUrl',
+    fallback: string,
+    isUsed = true,
+  ) => {
+    const value = env[key] ?? (needsExplicit && isUsed ? undefined : fallback);
     if (value === undefined) {
       problems.push(`${key} is required with Smtp__Url`);
     } else if (!isLinkTemplate(value)) {
@@ -69,9 +79,15 @@ export function checkMail(
   const links = {
     resetPassword: link('Mail__ResetPasswordUrl', DEVELOPMENT_LINKS.resetPassword),
     verifyEmail: link('Mail__VerifyEmailUrl', DEVELOPMENT_LINKS.verifyEmail),
+    emailCode: link('EmailCode__LinkUrl', DEVELOPMENT_LINKS.emailCode, env.EmailCode__Enabled),
   };
   if (env.Auth__RequireVerifiedEmail && transport.kind === 'off') {
     problems.push('Auth__RequireVerifiedEmail needs mail to verify addresses: set Smtp__Url');
+  }
+  // Enabled without mail is a mistake worth stopping for: every request would answer 202 and
+  // nothing would ever arrive.
+  if (env.EmailCode__Enabled && transport.kind === 'off') {
+    problems.push('EmailCode__Enabled needs mail to send codes: set Smtp__Url');
   }
   if (problems.length > 0 || from === undefined) {
     return { problems };

@@ -19,6 +19,7 @@ import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { Session } from '../tokens/entities/session.entity.js';
 import { User } from '../users/entities/user.entity.js';
 import { SigningKey } from '../keys/entities/signing-key.entity.js';
+import { EmailCode } from '../email-codes/entities/email-code.entity.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { extensionMigrationsOf } from './keygate-extension.js';
 
@@ -38,6 +39,7 @@ export const ENTITIES = [
   TotpFactor,
   RecoveryCode,
   SigningKey,
+  EmailCode,
 ];
 
 /**

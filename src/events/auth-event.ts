@@ -254,6 +254,20 @@ export type AuthEvent =
       readonly familyId: string;
       /** The generation of the token presented again; generation + 1 was answered again. */
       readonly generation: number;
+    }
+  // Sign-in with a mailed code (src/email-codes). No code, token or digest is ever part of one.
+  /** A code was mailed to an account (requests for other addresses leave no trace). */
+  | { readonly type: 'email_code_requested'; readonly userId: string }
+  | {
+      readonly type: 'email_code_login_succeeded';
+      readonly userId: string;
+      readonly familyId: string;
+    }
+  | {
+      readonly type: 'email_code_login_failed';
+      /** Null when no account has the address, or the link's token is unknown. */
+      readonly userId: string | null;
+      readonly reason: EmailCodeFailureReason;
     };
 
 /** Why a signing key was made: see the `signing_key_created` event. */
@@ -268,3 +282,18 @@ export interface AuthEventRecord<E extends AuthEvent = AuthEvent> {
   readonly origin: RequestOrigin;
   readonly at: Date;
 }
+
+/**
+ * Why a sign-in with a mailed code was refused. `invalid`: no account, no live code, a used or
+ * replaced one, or an unknown link; `bad_code`: a wrong code, counted; `exhausted`: the wrong
+ * code that used the last try, which ends the code; `mfa_required` and `bad_mfa_code` as at login.
+ */
+export type EmailCodeFailureReason =
+  | 'invalid'
+  | 'expired'
+  | 'bad_code'
+  | 'exhausted'
+  | 'deactivated'
+  | 'locked'
+  | 'mfa_required'
+  | 'bad_mfa_code';

@@ -31,6 +31,8 @@ describe('REDACTED_PATHS', () => {
     ['a TOTP secret', { secret: SECRET }],
     ['an otpauth URI', { msg: { otpauthUri: SECRET } }],
     ['recovery codes', { recoveryCodes: [SECRET] }],
+    ["a mailed link's token", { token: SECRET }],
+    ['a second-factor code beside a mailed code', { msg: { secondFactorCode: SECRET } }],
   ])('should censor %s', (_label, object) => {
     const line = logged(object);
 

@@ -10,6 +10,9 @@ const SECRET_FIELDS = [
   'secret',
   'otpauthUri',
   'recoveryCodes',
+  // A mailed link's token, and the second factor's code beside a mailed code (beyond the interface).
+  'token',
+  'secondFactorCode',
 ] as const;
 
 /**

@@ -24,6 +24,8 @@ export interface PreparedMail {
   readonly recipient: string;
   readonly values: TemplateValues;
   readonly token?: string;
+  /** A one-time code the mail shows beside its link (`{{code}}`); sealed with the token. */
+  readonly code?: string;
 }
 
 /**
@@ -49,7 +51,14 @@ const LINKS: Readonly<Record<MailKind, keyof MailConfig['links'] | null>> = {
   email_verification: 'verifyEmail',
   email_change: 'verifyEmail',
   email_changed: null,
+  email_code: 'emailCode',
 };
+
+/**
+ * A mail's code is sealed together with its link's token, `<token> <code>`: tokens are base64url
+ * and codes digits, so neither holds the space.
+ */
+const CODE_SEPARATOR = ' ';
 
 /**
  * Delivers the outbox, off every request path: at start-up, every Mail__PollIntervalSeconds, and
@@ -215,7 +224,12 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
         userId: made.userId,
         recipient: made.recipient,
         params: JSON.stringify(made.values),
-        secret: made.token === undefined ? null : this.secrets.seal(made.token),
+        secret:
+          made.token === undefined
+            ? null
+            : this.secrets.seal(
+                made.code === undefined ? made.token : `${made.token}${CODE_SEPARATOR}${made.code}`,
+              ),
       };
       if (!(await this.repository.prepare(m, mail, fields))) {
         throw new Error(`The claim on mail ${mail.id} lapsed while it was prepared`);
@@ -229,18 +243,20 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
   private compose(mail: OutboxMail) {
     const values = JSON.parse(mail.params) as TemplateValues;
     const linkKey = LINKS[mail.kind];
-    let link: string | undefined;
+    let secrets: TemplateValues = {};
     if (linkKey !== null) {
-      const token = mail.secret === null ? null : this.secrets.open(mail.secret);
-      if (token === null) {
+      const sealed = mail.secret === null ? null : this.secrets.open(mail.secret);
+      if (sealed === null) {
         return null;
       }
-      link = this.settings.links[linkKey].replaceAll(TOKEN_PLACEHOLDER, encodeURIComponent(token));
+      const [token, code] = sealed.split(CODE_SEPARATOR);
+      const link = this.settings.links[linkKey].replaceAll(
+        TOKEN_PLACEHOLDER,
+        encodeURIComponent(token),
+      );
+      secrets = code === undefined ? { link } : { link, code };
     }
-    const rendered = this.templates.render(
-      mail.kind,
-      link === undefined ? values : { ...values, link },
-    );
+    const rendered = this.templates.render(mail.kind, { ...values, ...secrets });
     return {
       ...rendered,
       id: mail.id,

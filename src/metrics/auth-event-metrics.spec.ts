@@ -198,6 +198,31 @@ describe(AuthEventMetrics.name, () => {
       { type: 'refresh_retried', userId: USER, familyId: FAMILY, generation: 3 },
       { 'keygate_refreshes_total{outcome=retried}': 1 },
     ],
+    [
+      'a mailed sign-in code',
+      { type: 'email_code_requested', userId: USER },
+      { keygate_email_codes_issued_total: 1 },
+    ],
+    [
+      'a sign-in with a mailed code',
+      { type: 'email_code_login_succeeded', userId: USER, familyId: FAMILY },
+      { 'keygate_email_code_logins_total{outcome=success}': 1 },
+    ],
+    [
+      'a wrong mailed code',
+      { type: 'email_code_login_failed', userId: USER, reason: 'bad_code' },
+      { 'keygate_email_code_logins_total{outcome=bad_code}': 1 },
+    ],
+    [
+      'the wrong mailed code that ended it',
+      { type: 'email_code_login_failed', userId: USER, reason: 'exhausted' },
+      { 'keygate_email_code_logins_total{outcome=exhausted}': 1 },
+    ],
+    [
+      'a mailed code for no account',
+      { type: 'email_code_login_failed', userId: null, reason: 'invalid' },
+      { 'keygate_email_code_logins_total{outcome=invalid}': 1 },
+    ],
   ])('should count %s, and nothing else', async (_label, event, expected) => {
     build(true);
 
@@ -217,6 +242,8 @@ describe(AuthEventMetrics.name, () => {
       'keygate_descendant_tokens_revoked_total{cause="revoke"} 0',
       'keygate_password_hash_duration_seconds_count{operation="verify"} 0',
       'keygate_lockouts_total 0',
+      'keygate_email_code_logins_total{outcome="bad_code"} 0',
+      'keygate_email_codes_issued_total 0',
     ]) {
       expect(exposition).toContain(`${line}\n`);
     }

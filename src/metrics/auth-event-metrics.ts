@@ -126,6 +126,16 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'signing_key_retired':
         // Rare, mostly from the CLI's process: the trail records them, the key's age is a gauge.
         return;
+      case 'email_code_requested':
+        m.emailCodesIssued.inc();
+        return;
+      case 'email_code_login_succeeded':
+        m.emailCodeLogins.inc({ outcome: 'success' });
+        return;
+      case 'email_code_login_failed':
+        // The failure reasons are the outcomes, one for one.
+        m.emailCodeLogins.inc({ outcome: event.reason });
+        return;
     }
   }
 }

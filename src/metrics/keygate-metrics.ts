@@ -40,6 +40,20 @@ export type AccountChange = (typeof ACCOUNT_CHANGES)[number];
 
 export const PASSWORD_HASH_OPERATIONS = ['hash', 'verify'] as const;
 
+/** How sign-ins with a mailed code ended: `success`, or why they were refused. */
+export const EMAIL_CODE_LOGIN_OUTCOMES = [
+  'success',
+  'invalid',
+  'expired',
+  'bad_code',
+  'exhausted',
+  'deactivated',
+  'locked',
+  'mfa_required',
+  'bad_mfa_code',
+] as const;
+export type EmailCodeLoginOutcome = (typeof EMAIL_CODE_LOGIN_OUTCOMES)[number];
+
 /** Finer around 0.1–0.3 s, where PBKDF2 at the OWASP cost lands on a server core. */
 const PASSWORD_HASH_BUCKETS = [0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2.5, 5];
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -156,6 +170,19 @@ export class KeygateMetrics {
     registers: [this.registry],
   });
 
+  readonly emailCodesIssued = new Counter({
+    name: 'keygate_email_codes_issued_total',
+    help: 'Sign-in codes written for an account and queued to its address (not requests for other addresses).',
+    registers: [this.registry],
+  });
+
+  readonly emailCodeLogins = new Counter<'outcome'>({
+    name: 'keygate_email_code_logins_total',
+    help: 'Sign-ins with a mailed code, by outcome: success, or why they were refused.',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
   readonly passwordHashDuration = new Histogram<'operation'>({
     name: 'keygate_password_hash_duration_seconds',
     help: 'Time of one PBKDF2 derivation: hash (registration, rehash) or verify (login).',
@@ -200,5 +227,7 @@ export class KeygateMetrics {
     }
     ACCOUNT_CHANGES.forEach((change) => this.accountChanges.inc({ change }, 0));
     PASSWORD_HASH_OPERATIONS.forEach((operation) => this.passwordHashDuration.zero({ operation }));
+    EMAIL_CODE_LOGIN_OUTCOMES.forEach((outcome) => this.emailCodeLogins.inc({ outcome }, 0));
+    this.emailCodesIssued.inc(0);
   }
 }

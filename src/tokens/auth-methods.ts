@@ -1,11 +1,17 @@
 /**
  * How a session was authenticated, as RFC 8176 names it in the `amr` claim: `pwd` (a password),
- * and `otp` as well once a second-factor code (a TOTP or a recovery code) was given.
+ * and `otp` as well once a second-factor code (a TOTP or a recovery code) was given. `email`, a
+ * code mailed to the account's address, has no RFC 8176 value: it is not `otp`, which a resource
+ * server may read as the second factor (decision 0046).
  */
-export type AuthMethod = 'pwd' | 'otp';
+export type AuthMethod = 'pwd' | 'otp' | 'email';
 
 export const PASSWORD_ONLY: readonly AuthMethod[] = ['pwd'];
 export const PASSWORD_AND_OTP: readonly AuthMethod[] = ['pwd', 'otp'];
+export const EMAIL_CODE_ONLY: readonly AuthMethod[] = ['email'];
+export const EMAIL_CODE_AND_OTP: readonly AuthMethod[] = ['email', 'otp'];
+
+const AUTH_METHODS: ReadonlySet<string> = new Set<AuthMethod>(['pwd', 'otp', 'email']);
 
 /** Stored on each refresh token as space-separated names; null (older tokens) reads as `pwd`. */
 export function storedAuthMethods(methods: readonly AuthMethod[]): string {
@@ -16,6 +22,6 @@ export function parseAuthMethods(stored: string | null): readonly AuthMethod[] {
   if (stored === null) {
     return PASSWORD_ONLY;
   }
-  const methods = stored.split(' ').filter((m): m is AuthMethod => m === 'pwd' || m === 'otp');
+  const methods = stored.split(' ').filter((m): m is AuthMethod => AUTH_METHODS.has(m));
   return methods.length > 0 ? methods : PASSWORD_ONLY;
 }

@@ -7,6 +7,7 @@ import {
   VALIDATION_PROBLEM_TITLE,
 } from '../../src/common/errors/error-bodies.js';
 import { DATABASE_UNREACHABLE } from '../../src/health/database.health.js';
+import { EmailCodesMessages } from '../../src/email-codes/email-codes.messages.js';
 import { BodyMessages } from '../../src/http/body-problems.js';
 import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
 import { MailMessages } from '../../src/mail/mail.messages.js';
@@ -37,6 +38,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ['BODY_NOT_AN_OBJECT_MESSAGE', BODY_NOT_AN_OBJECT_MESSAGE],
   ...prefixed('BodyMessages', BodyMessages),
   ...prefixed('KeysMessages', KeysMessages),
+  ...prefixed('EmailCodesMessages', EmailCodesMessages),
 ]);
 
 /** Texts of other answers that the pages may quote: the readiness probe's. */

@@ -19,3 +19,5 @@ export const TOTP_CONFIRM = '/api/auth/mfa/totp/confirm';
 export const TOTP_RECOVERY_CODES = '/api/auth/mfa/totp/recovery-codes';
 export const TOTP_DISABLE = '/api/auth/mfa/totp/disable';
 export const JWKS = '/.well-known/jwks.json';
+export const EMAIL_CODE_SEND = '/api/auth/email-code/send';
+export const EMAIL_CODE_LOGIN = '/api/auth/email-code/login';

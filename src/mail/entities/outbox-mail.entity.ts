@@ -10,6 +10,7 @@ export const MAIL_KINDS = [
   'email_verification',
   'email_change',
   'email_changed',
+  'email_code',
 ] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 
