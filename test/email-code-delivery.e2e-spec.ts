@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
@@ -71,19 +74,23 @@ describe('sign-in codes with two instances on one database', () => {
   let sink: SmtpSink;
   let database: TestDatabase;
   let servers: ServerProcess[];
+  let cwd: string;
 
   beforeAll(async () => {
+    // A directory of their own: no `.env` of the checkout is read, no default database made.
+    cwd = mkdtempSync(join(tmpdir(), 'keygate-email-codes-'));
     sink = await startSmtpSink();
     database = await createTestDatabase();
     // One after the other: the first migrates the new database.
-    const first = await startServer({ env: environment(database, sink) });
-    servers = [first, await startServer({ env: environment(database, sink) })];
+    const first = await startServer({ env: environment(database, sink), cwd });
+    servers = [first, await startServer({ env: environment(database, sink), cwd })];
   });
 
   afterAll(async () => {
     await stopAllServers();
     await sink.close();
     await database.drop();
+    rmSync(cwd, { recursive: true, force: true });
   });
 
   it('should mail each code once, and sign in on the instance that did not take the request', async () => {
