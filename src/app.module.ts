@@ -19,6 +19,8 @@ import { SessionsModule } from './sessions/sessions.module.js';
 import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
+import { WebhookSenderModule } from './webhooks/webhook-sender.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 export interface AppModuleOptions extends AppConfigOptions, LoggingOptions {
   /** Modules a team adds, with the migrations of their tables (src/extensions.ts lists them). */
@@ -48,6 +50,8 @@ export class AppModule {
         AuditModule,
         ...extensions.map((extension) => extension.module),
         AuditRetentionModule,
+        WebhooksModule,
+        WebhookSenderModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

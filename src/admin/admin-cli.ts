@@ -10,6 +10,8 @@ import { CLI_USAGE, parseCliArguments, UsageError, type CliInvocation } from './
 import { CliLogger } from './cli-logger.js';
 import { CliOutput } from './cli-output.js';
 import { newFileSink, streamSink, type DrainableStream } from './line-sink.js';
+import { WebhooksService } from '../webhooks/webhooks.service.js';
+import { WebhookCliOutput } from './webhook-cli-output.js';
 
 /** The documented exit codes (docs/operations/admin-cli.md). */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
@@ -62,6 +64,7 @@ export async function runCli(
       invocation,
       cliOrigin(app.get(RandomSource)),
       streams,
+      app.get(WebhooksService),
     );
     if (output !== null) {
       streams.out.write(`${output}\n`);
@@ -84,6 +87,7 @@ function execute(
   invocation: Exclude<CliInvocation, { kind: 'help' }>,
   origin: RequestOrigin,
   streams: CliStreams,
+  webhooks: WebhooksService,
 ): Promise<string | null> {
   switch (invocation.command) {
     case 'users:deactivate':
@@ -108,6 +112,18 @@ function execute(
       return admin.purgeAudit(origin).then(CliOutput.auditPurged);
     case 'audit:export':
       return exportAudit(admin, invocation, origin, streams);
+    case 'webhooks:add':
+      return webhooks.add(invocation, origin).then(WebhookCliOutput.added);
+    case 'webhooks:list':
+      return webhooks.list().then(WebhookCliOutput.list);
+    case 'webhooks:remove':
+      return webhooks
+        .remove(invocation.id, origin)
+        .then(() => WebhookCliOutput.removed(invocation.id));
+    case 'webhooks:dead':
+      return webhooks.dead().then(WebhookCliOutput.dead);
+    case 'webhooks:replay':
+      return webhooks.replay(invocation.id, origin).then(WebhookCliOutput.replayed);
   }
 }
 

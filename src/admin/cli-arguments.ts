@@ -1,5 +1,14 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from './admin.service.js';
+import { UsageError } from './usage-error.js';
+import {
+  isWebhookCommand,
+  parseWebhookArguments,
+  WEBHOOK_CLI_COMMANDS,
+  WEBHOOK_CLI_OPTIONS,
+  type WebhookCliCommand,
+  type WebhookCliInvocation,
+} from './webhook-cli-arguments.js';
 
 /** The commands, in the order --help lists them. */
 export const CLI_COMMANDS = {
@@ -47,18 +56,25 @@ export const CLI_COMMANDS = {
     usage: 'audit:purge',
     summary: 'Delete the audit events older than Audit__RetentionDays, once.',
   },
+  ...WEBHOOK_CLI_COMMANDS,
 } as const;
 
 export type CliCommand = keyof typeof CLI_COMMANDS;
 
 type CommandWithoutArguments = 'tokens:purge' | 'users:email-collisions' | 'audit:purge';
 
+/** Commands that take no e-mail: their own parser's (the webhooks'). */
+type CommandOfItsOwn = WebhookCliCommand;
+
 export type CliInvocation =
   | { readonly kind: 'help' }
   | { readonly kind: 'run'; readonly command: CommandWithoutArguments }
   | {
       readonly kind: 'run';
-      readonly command: Exclude<CliCommand, CommandWithoutArguments | 'audit' | 'audit:export'>;
+      readonly command: Exclude<
+        CliCommand,
+        CommandWithoutArguments | CommandOfItsOwn | 'audit' | 'audit:export'
+      >;
       readonly email: string;
     }
   | {
@@ -74,15 +90,10 @@ export type CliInvocation =
       readonly command: 'audit';
       readonly email: string;
       readonly limit: number;
-    };
+    }
+  | WebhookCliInvocation;
 
-/** The command line is wrong: exit code 2, and the message says how. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+export { UsageError } from './usage-error.js';
 
 export const CLI_USAGE = [
   'Usage: npm run cli -- <command> [arguments]   (or: node dist/cli.js <command> [arguments])',
@@ -98,6 +109,7 @@ export const CLI_USAGE = [
   `  ${''.padEnd(30)}instant with its zone (2025-01-01T12:00:00Z); older events are written.`,
   `  ${'--output <file>'.padEnd(30)}audit:export only: the file to create (never overwritten);`,
   `  ${''.padEnd(30)}without it, the lines go to standard output.`,
+  ...WEBHOOK_CLI_OPTIONS.map((line) => `  ${line}`),
   `  ${'-h, --help'.padEnd(30)}Show this help.`,
   '',
   'E-mails are matched as the API matches them: in canonical form (see docs/behaviour.md).',
@@ -146,6 +158,9 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
     expectArguments(command, rest, 0);
     return { kind: 'run', command };
   }
+  if (isWebhookCommand(command)) {
+    return parseWebhookArguments(command, rest, values);
+  }
   if (command === 'audit:export') {
     expectArguments(command, rest, 0);
     if (values.before === undefined) {
@@ -180,6 +195,8 @@ function parse(argv: readonly string[]) {
       limit: { type: 'string' },
       before: { type: 'string' },
       output: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -191,6 +208,8 @@ const OPTION_OWNERS = [
   ['limit', 'audit'],
   ['before', 'audit:export'],
   ['output', 'audit:export'],
+  ['url', 'webhooks:add'],
+  ['events', 'webhooks:add'],
 ] as const satisfies readonly (readonly [string, CliCommand])[];
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

@@ -141,6 +141,11 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
         retentionDays: event.retentionDays,
         deletedCount: event.deletedCount,
       };
+    case 'admin_webhook_added':
+    case 'admin_webhook_removed':
+      return { subscriptionId: event.subscriptionId };
+    case 'admin_webhook_replayed':
+      return { deliveryId: event.deliveryId, replayedCount: event.replayedCount };
   }
 }
 

@@ -94,6 +94,17 @@ describe(loadAppConfig.name, () => {
       hsts: { enabled: false, maxAgeSeconds: 31_536_000, includeSubDomains: false },
       trustedProxies: [],
       warnings: [],
+      webhooks: {
+        keys: [],
+        allowPrivateDestinations: false,
+        maxAttempts: 15,
+        retryDelayMs: 10_000,
+        maxRetryDelayMs: 1_800_000,
+        connectTimeoutMs: 5_000,
+        timeoutMs: 15_000,
+        pollIntervalMs: 5_000,
+        retentionDays: 7,
+      },
     });
   });
 

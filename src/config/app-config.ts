@@ -11,6 +11,7 @@ import {
   type MailConfig,
 } from './mail-settings.js';
 import { checkMfa, type MfaConfig } from './mfa-settings.js';
+import { checkWebhooks, type WebhooksConfig } from './webhook-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -124,6 +125,8 @@ export class AppConfig {
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
   readonly warnings: readonly string[];
+  /** Webhook subscriptions' secrets at rest and their delivery. */
+  readonly webhooks: WebhooksConfig;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -140,6 +143,7 @@ const SECRET_KEYS = new Set([
   'Jwt__PreviousSecretKeys',
   'Smtp__Url',
   'Mfa__EncryptionKeys',
+  'Webhooks__EncryptionKeys',
 ]);
 
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
@@ -160,7 +164,8 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     secret.value === undefined ||
     checked.target === undefined ||
     checked.mail === undefined ||
-    checked.mfa === undefined
+    checked.mfa === undefined ||
+    checked.webhooks === undefined
   ) {
     throw new ConfigurationError(problems);
   }
@@ -174,6 +179,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     allowedOrigins: checked.allowedOrigins,
     threadPoolSize: raw.UV_THREADPOOL_SIZE,
     warnings: [...secret.warnings, ...checked.warnings, ...costWarnings(env)],
+    webhooks: checked.webhooks,
   });
 }
 
@@ -225,6 +231,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   allowedOrigins: AllowedOrigins;
   problems: string[];
   warnings: readonly string[];
+  webhooks?: WebhooksConfig;
 } {
   const problems: string[] = [];
   let target: DatabaseTarget | undefined;
@@ -259,6 +266,8 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   problems.push(...mailProblems);
   const { mfa, problems: mfaProblems } = checkMfa(env);
   problems.push(...mfaProblems);
+  const { webhooks, problems: webhookProblems } = checkWebhooks(env);
+  problems.push(...webhookProblems);
   return {
     target,
     mail,
@@ -268,6 +277,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     allowedOrigins: allowedOrigins.origins,
     problems,
     warnings: allowedOrigins.warnings,
+    webhooks,
   };
 }
 
@@ -292,6 +302,7 @@ function assemble(
     readonly allowedOrigins: AllowedOrigins;
     readonly threadPoolSize: unknown;
     readonly warnings: readonly string[];
+    readonly webhooks: WebhooksConfig;
   },
 ): AppConfig {
   return Object.assign(new AppConfig(), {
@@ -355,6 +366,7 @@ function assemble(
     },
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
+    webhooks: checked.webhooks,
   });
 }
 

@@ -18,6 +18,8 @@ import { TotpFactor } from '../mfa/entities/totp-factor.entity.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { Session } from '../tokens/entities/session.entity.js';
 import { User } from '../users/entities/user.entity.js';
+import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
+import { WebhookSubscription } from '../webhooks/entities/webhook-subscription.entity.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { extensionMigrationsOf } from './keygate-extension.js';
 
@@ -36,6 +38,8 @@ export const ENTITIES = [
   OutboxMail,
   TotpFactor,
   RecoveryCode,
+  WebhookSubscription,
+  WebhookDelivery,
 ];
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { AppConfig } from '../config/app-config.js';
 import { MAIL_KINDS } from '../mail/entities/outbox-mail.entity.js';
 
@@ -38,6 +38,10 @@ export const ACCOUNT_CHANGES = [
 export type AccountChange = (typeof ACCOUNT_CHANGES)[number];
 
 export const PASSWORD_HASH_OPERATIONS = ['hash', 'verify'] as const;
+
+/** What one webhook delivery attempt came to. */
+export const WEBHOOK_OUTCOMES = ['delivered', 'retried', 'dead'] as const;
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
 /** Finer around 0.1–0.3 s, where PBKDF2 at the OWASP cost lands on a server core. */
 const PASSWORD_HASH_BUCKETS = [0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2.5, 5];
@@ -163,6 +167,19 @@ export class KeygateMetrics {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveries = new Counter<'outcome'>({
+    name: 'keygate_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by outcome: delivered (2xx), retried (scheduled again), dead (out of attempts, or a destination refused).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  readonly webhookQueueAge = new Gauge({
+    name: 'keygate_webhook_queue_age_seconds',
+    help: "Age of the oldest pending webhook delivery (0 when none), as of this instance's last delivery round.",
+    registers: [this.registry],
+  });
+
   constructor(config: AppConfig) {
     this.enabled = config.management.enabled;
     if (!this.enabled) {
@@ -181,5 +198,6 @@ export class KeygateMetrics {
     }
     ACCOUNT_CHANGES.forEach((change) => this.accountChanges.inc({ change }, 0));
     PASSWORD_HASH_OPERATIONS.forEach((operation) => this.passwordHashDuration.zero({ operation }));
+    WEBHOOK_OUTCOMES.forEach((outcome) => this.webhookDeliveries.inc({ outcome }, 0));
   }
 }
