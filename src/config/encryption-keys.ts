@@ -1,5 +1,10 @@
 import { hash } from 'node:crypto';
-import type { SealingKey } from '../common/crypto/sealed-box.js';
+
+/** One key of such a setting: its id (a digest, not secret) and its 32 bytes. */
+export interface EncryptionKey {
+  readonly id: string;
+  readonly key: Buffer;
+}
 
 /** AES-256 wants exactly this many key bytes. */
 export const ENCRYPTION_KEY_BYTES = 32;
@@ -14,9 +19,9 @@ export function parseEncryptionKeys(
   setting: string,
   value: string,
   label: string,
-): { keys: SealingKey[]; problems: string[] } {
+): { keys: EncryptionKey[]; problems: string[] } {
   const problems: string[] = [];
-  const keys: SealingKey[] = [];
+  const keys: EncryptionKey[] = [];
   const entries = value
     .split(',')
     .map((entry) => entry.trim())

@@ -1,11 +1,10 @@
-import type { SealingKey } from '../common/crypto/sealed-box.js';
-import { parseEncryptionKeys } from './encryption-keys.js';
+import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys.js';
 import type { EnvironmentVariables } from './environment-variables.js';
 
 /** Webhook subscriptions and their delivery (docs/webhooks.md, docs/operations/webhooks.md). */
 export interface WebhooksConfig {
   /** The first seals subscription secrets, every one opens. Empty: webhooks:add refuses. */
-  readonly keys: readonly SealingKey[];
+  readonly keys: readonly EncryptionKey[];
   readonly allowPrivateDestinations: boolean;
   readonly maxAttempts: number;
   readonly retryDelayMs: number;
