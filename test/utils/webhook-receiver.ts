@@ -47,25 +47,26 @@ export class WebhookReceiver {
   mode: ReceiverMode = { kind: 'accept' };
   private readonly inFlight = new Map<string, number>();
   private readonly hanging = new Set<ServerResponse>();
-  private readonly verifier: Webhook;
+  private lastPort = 0;
+  private verifier: Webhook | undefined;
   private server: Server | undefined;
 
-  private constructor(
-    secret: string,
-    private readonly path = '/hooks',
-  ) {
-    this.verifier = new Webhook(secret);
-  }
+  private constructor(private readonly path: string) {}
 
-  /** Starts one on 127.0.0.1 with the subscription's `whsec_…` secret. */
-  static async start(secret: string, port = 0): Promise<WebhookReceiver> {
-    const receiver = new WebhookReceiver(secret);
-    await receiver.listen(port);
+  /** Starts one on 127.0.0.1; trust() gives it the subscription's secret. */
+  static async start(path = '/hooks'): Promise<WebhookReceiver> {
+    const receiver = new WebhookReceiver(path);
+    await receiver.listen();
     return receiver;
   }
 
+  /** The subscription's `whsec_…` secret, as `webhooks:add` printed it. */
+  trust(secret: string): void {
+    this.verifier = new Webhook(secret);
+  }
+
   get port(): number {
-    return (this.server?.address() as AddressInfo).port;
+    return this.lastPort;
   }
 
   get url(): string {
@@ -93,13 +94,15 @@ export class WebhookReceiver {
     }
   }
 
-  async listen(port = 0): Promise<void> {
+  /** Listens again on the port it had (after stop()), or on a free one. */
+  async listen(port = this.lastPort): Promise<void> {
     const server = createServer((request, response) => {
       void this.handle(request, response);
     });
     server.listen(port, '127.0.0.1');
     await once(server, 'listening');
     this.server = server;
+    this.lastPort = (server.address() as AddressInfo).port;
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -134,6 +137,9 @@ export class WebhookReceiver {
     };
     let payload: ReceivedWebhook['payload'];
     try {
+      if (this.verifier === undefined) {
+        throw new Error('no secret to verify with');
+      }
       payload = this.verifier.verify(body, headers) as ReceivedWebhook['payload'];
     } catch (error: unknown) {
       this.rejected.push(`${id}: ${String(error)}`);
