@@ -42,8 +42,8 @@ export class WebhookReceiver {
   readonly rejected: string[] = [];
   /** Requests seen, whatever was answered. */
   requests = 0;
-  /** Deliveries of one webhook-id being answered at one time, at most (one instance per delivery). */
-  maxInFlightPerId = 0;
+  /** Requests of one webhook-id open at one time, at most: one instance holds a delivery at a time. */
+  maxConcurrentPerId = 0;
   mode: ReceiverMode = { kind: 'accept' };
   private readonly inFlight = new Map<string, number>();
   private readonly hanging = new Set<ServerResponse>();
@@ -107,6 +107,11 @@ export class WebhookReceiver {
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     this.requests += 1;
+    const openId = String(request.headers['webhook-id']);
+    const open = (this.inFlight.get(openId) ?? 0) + 1;
+    this.inFlight.set(openId, open);
+    this.maxConcurrentPerId = Math.max(this.maxConcurrentPerId, open);
+    response.once('close', () => this.inFlight.set(openId, (this.inFlight.get(openId) ?? 1) - 1));
     const chunks: Buffer[] = [];
     for await (const chunk of request) {
       chunks.push(chunk as Buffer);
@@ -147,11 +152,8 @@ export class WebhookReceiver {
       response.end();
       return;
     }
-    const inFlight = (this.inFlight.get(id) ?? 0) + 1;
-    this.inFlight.set(id, inFlight);
-    this.maxInFlightPerId = Math.max(this.maxInFlightPerId, inFlight);
     this.received.push({ id, timestamp: headers['webhook-timestamp'], body, payload });
     response.writeHead(204);
-    response.end(() => this.inFlight.set(id, (this.inFlight.get(id) ?? 1) - 1));
+    response.end();
   }
 }
