@@ -12,6 +12,8 @@ export interface DeliveryChannel<M> {
    * up) under the claim. `signal` aborts at the attempt's deadline and at shutdown.
    */
   attempt(message: M, signal: AbortSignal): Promise<void>;
+  /** After every attempt of a claimed batch ended: outcomes recorded together (one statement). */
+  afterBatch?(): Promise<void>;
   /** Housekeeping after each round: deleting finished rows past their retention. */
   afterRound?(): Promise<void>;
 }
@@ -119,6 +121,7 @@ export class DeliveryLoop<M> {
           ),
         ),
       );
+      await this.channel.afterBatch?.();
     }
   }
 }

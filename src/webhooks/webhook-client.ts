@@ -1,11 +1,24 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { isPublicAddress } from './destination-guard.js';
 
 /** Bytes of a receiver's answer read at most; the rest is not waited for. */
 export const RESPONSE_READ_LIMIT = 4096;
+
+/**
+ * Connections are kept open between deliveries to one receiver (a connection per delivery cost
+ * more than the rest of it). A kept connection was opened to an address the guard accepted.
+ */
+const KEEP_ALIVE = { keepAlive: true, maxSockets: 16, timeout: 30_000 };
+const httpAgent = new HttpAgent(KEEP_ALIVE);
+const httpsAgent = new HttpsAgent(KEEP_ALIVE);
 
 export interface WebhookPost {
   readonly url: string;
@@ -53,7 +66,8 @@ export function postWebhook(post: WebhookPost, options: WebhookClientOptions): P
       reject(new WebhookCallError('EDESTINATION', false));
       return;
     }
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const isHttps = url.protocol === 'https:';
+    const request = isHttps ? httpsRequest : httpRequest;
     let settled = false;
     const fail = (error: WebhookCallError) => {
       if (!settled) {
@@ -75,18 +89,21 @@ export function postWebhook(post: WebhookPost, options: WebhookClientOptions): P
           'content-length': String(Buffer.byteLength(post.body)),
           'user-agent': 'Keygate-Webhooks/1',
         },
-        agent: false,
+        agent: isHttps ? httpsAgent : httpAgent,
         lookup: guardedLookup(options.allowPrivateDestinations),
         signal: options.signal,
       },
       (response: IncomingMessage) => readStatus(response, resolveOnce, fail),
     );
-    const resolveOnce = (status: number) => {
+    const resolveOnce = (status: number, isWhole: boolean) => {
       if (!settled) {
         settled = true;
         resolve(status);
       }
-      req.destroy();
+      // A whole answer leaves the connection reusable; one cut at the limit does not.
+      if (!isWhole) {
+        req.destroy();
+      }
     };
     const connectTimer = setTimeout(
       () => fail(new WebhookCallError('ECONNECTTIMEOUT')),
@@ -94,7 +111,12 @@ export function postWebhook(post: WebhookPost, options: WebhookClientOptions): P
     );
     req.on('socket', (socket) => {
       const connected = () => clearTimeout(connectTimer);
-      socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected);
+      if (!socket.connecting) {
+        // A kept connection: already open.
+        connected();
+        return;
+      }
+      socket.once(isHttps ? 'secureConnect' : 'connect', connected);
       socket.once('close', connected);
     });
     req.on('error', (error: NodeJS.ErrnoException) => {
@@ -115,7 +137,7 @@ export function postWebhook(post: WebhookPost, options: WebhookClientOptions): P
 /** Reads at most RESPONSE_READ_LIMIT bytes of the answer, then settles with its status. */
 function readStatus(
   response: IncomingMessage,
-  resolve: (status: number) => void,
+  resolve: (status: number, isWhole: boolean) => void,
   fail: (error: WebhookCallError) => void,
 ): void {
   const status = response.statusCode ?? 0;
@@ -123,10 +145,10 @@ function readStatus(
   response.on('data', (chunk: Buffer) => {
     read += chunk.length;
     if (read >= RESPONSE_READ_LIMIT) {
-      resolve(status);
+      resolve(status, false);
     }
   });
-  response.on('end', () => resolve(status));
+  response.on('end', () => resolve(status, true));
   response.on('error', () => fail(new WebhookCallError('ERESPONSE')));
 }
 

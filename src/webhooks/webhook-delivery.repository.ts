@@ -206,9 +206,33 @@ export class WebhookDeliveryRepository implements DeliverySink {
     );
   }
 
-  /** Delivered: final. False when the claim was lost meanwhile (another instance delivers it). */
-  async delivered(delivery: WebhookDelivery, at: Date): Promise<boolean> {
-    return this.finish(delivery, { state: 'delivered', finishedAt: at, lastError: null });
+  /**
+   * Delivered: final, for a batch of one claim in one statement. Returns how many were still held
+   * (one whose claim lapsed meanwhile is another instance's now, which delivers it again).
+   */
+  async deliveredAll(deliveries: readonly WebhookDelivery[], at: Date): Promise<number> {
+    const claims = [...new Set(deliveries.map((d) => d.claimedBy ?? ''))];
+    let recorded = 0;
+    for (const claim of claims) {
+      const result = await this.unitOfWork.run((m) =>
+        m.update(
+          WebhookDelivery,
+          {
+            id: In(deliveries.filter((d) => (d.claimedBy ?? '') === claim).map((d) => d.id)),
+            claimedBy: claim,
+          },
+          {
+            state: 'delivered',
+            finishedAt: at,
+            lastError: null,
+            claimedBy: null,
+            claimedUntil: null,
+          },
+        ),
+      );
+      recorded += result.affected ?? 0;
+    }
+    return recorded;
   }
 
   /** Given up after the last attempt (or at once, for a destination that cannot work): dead. */

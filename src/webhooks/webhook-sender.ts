@@ -19,8 +19,8 @@ import { WebhookSecrets } from './webhook-secrets.js';
 import { webhookHeaders } from './webhook-signer.js';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository.js';
 
-/** Deliveries claimed, and sent side by side, per round. */
-const CLAIM_BATCH = 10;
+/** Deliveries claimed, and sent side by side, per batch. */
+const CLAIM_BATCH = 32;
 const PURGE_EVERY_MS = 10 * 60_000;
 const DAY_MS = 24 * 60 * 60_000;
 
@@ -40,6 +40,8 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
   private readonly settings: WebhooksConfig;
   private readonly loop: DeliveryLoop<WebhookDelivery>;
   private lastPurge = 0;
+  /** Deliveries of the running batch that were delivered: recorded in one statement after it. */
+  private delivered: WebhookDelivery[] = [];
 
   constructor(
     private readonly deliveries: WebhookDeliveryRepository,
@@ -62,6 +64,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
         },
         attempt: (delivery, signal) =>
           this.attempt(delivery, round.get(delivery.subscriptionId), signal),
+        afterBatch: () => this.recordDelivered(),
         afterRound: () => this.afterRound(),
       },
       {
@@ -124,7 +127,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
         },
       );
       if (status >= 200 && status < 300) {
-        await this.settle(delivery, 'delivered', null);
+        this.delivered.push(delivery);
         return;
       }
       failure = new WebhookCallError(`HTTP ${status}`);
@@ -135,16 +138,32 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     await this.settle(delivery, isLast ? 'dead' : 'retried', failure.code);
   }
 
+  private async recordDelivered(): Promise<void> {
+    const done = this.delivered;
+    this.delivered = [];
+    if (done.length === 0) {
+      return;
+    }
+    const recorded = await this.deliveries.deliveredAll(done, this.clock.now());
+    if (this.metrics.enabled) {
+      this.metrics.webhookDeliveries.inc({ outcome: 'delivered' }, done.length);
+    }
+    if (recorded < done.length) {
+      this.logger.warn(
+        `${done.length - recorded} webhook(s) were delivered after their claim had lapsed`,
+      );
+    }
+    this.logger.debug(`${done.length} webhook(s) delivered`);
+  }
+
   private async settle(
     delivery: WebhookDelivery,
-    outcome: WebhookOutcome,
+    outcome: Exclude<WebhookOutcome, 'delivered'>,
     error: string | null,
   ): Promise<void> {
     const now = this.clock.now();
     let held: boolean;
-    if (outcome === 'delivered') {
-      held = await this.deliveries.delivered(delivery, now);
-    } else if (outcome === 'dead') {
+    if (outcome === 'dead') {
       held = await this.deliveries.dead(delivery, now, error ?? 'EUNKNOWN');
     } else {
       const delay = retryDelayMs(
@@ -164,8 +183,6 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     const what = `Webhook ${delivery.id} (${delivery.type}) attempt ${delivery.attempts}`;
     if (!held) {
       this.logger.warn(`${what}: ${outcome} after its claim had lapsed`);
-    } else if (outcome === 'delivered') {
-      this.logger.log(`${what}: delivered`);
     } else if (outcome === 'dead') {
       this.logger.error(`${what}: dead (${error}); webhooks:replay sends it again`);
     } else {
