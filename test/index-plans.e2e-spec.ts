@@ -1,6 +1,10 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { cliOrigin } from '../src/admin/cli-origin.js';
+import { RandomSource } from '../src/common/random/random-source.js';
 import { MailSender } from '../src/mail/mail-sender.js';
+import { WebhookSender } from '../src/webhooks/webhook-sender.js';
+import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { registerUser } from './factories/user.factory.js';
 import { useSharedTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
 import {
@@ -17,8 +21,10 @@ import {
   REVOKE_ALL_SESSIONS,
   SESSIONS,
 } from './utils/routes.js';
+import { FakeClock } from './utils/fake-clock.js';
 import { tokenOf, useSmtpSink } from './utils/smtp-sink.js';
 import { onPostgres } from './utils/test-database.js';
+import { WebhookReceiver } from './utils/webhook-receiver.js';
 
 // Every statement the service issues while serving the request paths (and what its mail sender
 // does meanwhile) is captured at the driver, whatever built it (TypeORM or a prepared statement),
@@ -160,7 +166,11 @@ describe('query plans of the request paths', () => {
       Mail__VerifyEmailUrl: 'https://app.example.com/verify-email?token={token}',
       // The session check adds its read to every protected route.
       Jwt__RequireActiveSession: 'true',
+      // Every event is queued for a webhook subscription, and delivered meanwhile.
+      Webhooks__EncryptionKeys: Buffer.alloc(32, 1).toString('base64'),
+      Webhooks__AllowPrivateDestinations: 'true',
     },
+    clock: new FakeClock(new Date()),
   }));
 
   /** The answer, once it has the expected status (the body is shown when it has not). */
@@ -179,6 +189,9 @@ describe('query plans of the request paths', () => {
     const sender = t.app.get(MailSender);
     sender.wake();
     await sender.idle();
+    const webhooks = t.app.get(WebhookSender);
+    webhooks.wake();
+    await webhooks.idle();
   }
 
   /** Every route of the interface and of the account additions, as a person would use them. */
@@ -284,6 +297,11 @@ describe('query plans of the request paths', () => {
   }
 
   it('should read no whole table on any route', async () => {
+    const receiver = await WebhookReceiver.start();
+    const subscription = await t.app
+      .get(WebhooksService)
+      .add({ url: receiver.url, events: 'all' }, cliOrigin(t.app.get(RandomSource)));
+    receiver.trust(subscription.secret);
     const recorder = onPostgres ? postgresRecorder() : sqliteRecorder();
     recorder.start();
     let captured: Captured[];
@@ -291,7 +309,9 @@ describe('query plans of the request paths', () => {
       await everyRequestPath();
     } finally {
       captured = recorder.stop();
+      await receiver.stop();
     }
+    expect(receiver.unique().length).toBeGreaterThan(20);
 
     const distinct = new Map<string, Captured>();
     for (const statement of captured.filter((s) => isPlanned(s.sql))) {
@@ -307,7 +327,15 @@ describe('query plans of the request paths', () => {
       .filter((entry) => entry.scans.length > 0);
     expect(violations).toEqual([]);
     // The capture saw the service's reads and writes of its tables, not nothing.
-    const tables = ['users', 'sessions', 'refresh_tokens', 'account_tokens', 'mail_outbox'];
+    const tables = [
+      'users',
+      'sessions',
+      'refresh_tokens',
+      'account_tokens',
+      'mail_outbox',
+      'webhook_subscriptions',
+      'webhook_deliveries',
+    ];
     expect(tables.filter((table) => !statements.some((s) => s.sql.includes(table)))).toEqual([]);
     expect(statements.length).toBeGreaterThan(20);
   });

@@ -22,6 +22,8 @@ export class CreateWebhooks1798600000000 implements MigrationInterface {
           { name: 'isEnabled', type: 'boolean' },
           { name: 'createdAt', type: timestamp },
         ],
+        // Every recorded event looks its subscribers up through it.
+        indices: [{ name: 'IDX_webhook_subscriptions_isEnabled', columnNames: ['isEnabled'] }],
       }),
     );
     await queryRunner.createTable(

@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /** Longest endpoint URL a subscription may name. */
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
@@ -26,6 +26,8 @@ export class WebhookSubscription {
   @Column({ type: String, length: 255 })
   secret: string;
 
+  /** Every recorded event looks its subscribers up through this index. */
+  @Index('IDX_webhook_subscriptions_isEnabled')
   @Column({ type: Boolean })
   isEnabled: boolean;
 
