@@ -148,9 +148,9 @@ export async function runWebhooks({ pg: onPostgres = false, quick = false }) {
             non2xx: load.non2xx,
             cpuMsPerRequest: (window.cpuSeconds * 1000) / load.requests,
           };
-          console.log(
+          process.stdout.write(
             `round ${r + 1} ${endpoint.name} ${sut.label}: ${round(load.rps, 1)} req/s, ` +
-              `p99 ${round(load.p99, 1)} ms, ${round((window.cpuSeconds * 1000) / load.requests, 3)} ms CPU/req`,
+              `p99 ${round(load.p99, 1)} ms, ${round((window.cpuSeconds * 1000) / load.requests, 3)} ms CPU/req\n`,
           );
         }
       }
@@ -174,7 +174,7 @@ export async function runWebhooks({ pg: onPostgres = false, quick = false }) {
       `${JSON.stringify(results, null, 2)}\n`,
     );
     writeFileSync(join(RESULTS_DIR, `latest-webhooks${suffix}.md`), report(results));
-    console.log(report(results));
+    process.stdout.write(report(results));
     return results.ratios.refresh >= GOAL && results.ratios.login >= GOAL ? 0 : 1;
   } finally {
     await stopAll();
