@@ -65,6 +65,8 @@ const { values: flags } = parseArgs({
     // SQLite's commit durability for the service (Database__SqliteSynchronous): `full`, the
     // service's default, or `normal`, to measure what an fsync per commit costs.
     'sqlite-synchronous': { type: 'string', default: 'full' },
+    // Refresh and login throughput with one webhook subscription to every event beside none.
+    webhooks: { type: 'boolean', default: false },
   },
 });
 if (!['full', 'normal'].includes(flags['sqlite-synchronous'])) {
@@ -74,6 +76,11 @@ if (!['full', 'normal'].includes(flags['sqlite-synchronous'])) {
 if (flags['row-bytes']) {
   const { runRowBytes } = await import('./row-bytes.mjs');
   process.exit(await runRowBytes({ pg: flags.pg, quick: flags.quick }));
+}
+
+if (flags.webhooks) {
+  const { runWebhooks } = await import('./webhooks.mjs');
+  process.exit(await runWebhooks({ pg: flags.pg, quick: flags.quick }));
 }
 
 if (flags.scale) {

@@ -21,6 +21,8 @@ import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 import { KeyServingModule } from './keys/key-serving.module.js';
 import { EmailCodesModule } from './email-codes/email-codes.module.js';
+import { WebhookSenderModule } from './webhooks/webhook-sender.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 export interface AppModuleOptions extends AppConfigOptions, LoggingOptions {
   /** Modules a team adds, with the migrations of their tables (src/extensions.ts lists them). */
@@ -52,6 +54,8 @@ export class AppModule {
         ...extensions.map((extension) => extension.module),
         AuditRetentionModule,
         KeyServingModule,
+        WebhooksModule,
+        WebhookSenderModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

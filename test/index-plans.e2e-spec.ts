@@ -1,6 +1,11 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { cliOrigin } from '../src/admin/cli-origin.js';
+import { eventIdText } from '../src/audit/event-id.js';
+import { RandomSource } from '../src/common/random/random-source.js';
 import { MailSender } from '../src/mail/mail-sender.js';
+import { WebhookSender } from '../src/webhooks/webhook-sender.js';
+import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { registerUser } from './factories/user.factory.js';
 import { useSharedTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
 import {
@@ -19,8 +24,10 @@ import {
   REVOKE_ALL_SESSIONS,
   SESSIONS,
 } from './utils/routes.js';
+import { FakeClock } from './utils/fake-clock.js';
 import { tokenOf, useSmtpSink } from './utils/smtp-sink.js';
 import { onPostgres } from './utils/test-database.js';
+import { WebhookReceiver } from './utils/webhook-receiver.js';
 
 // Every statement the service issues while serving the request paths (and what its mail sender
 // does meanwhile) is captured at the driver, whatever built it (TypeORM or a prepared statement),
@@ -164,7 +171,11 @@ describe('query plans of the request paths', () => {
       Jwt__RequireActiveSession: 'true',
       EmailCode__Enabled: 'true',
       EmailCode__LinkUrl: 'https://app.example.com/sign-in/email-code?token={token}',
+      // Every event is queued for a webhook subscription, and delivered meanwhile.
+      Webhooks__EncryptionKeys: Buffer.alloc(32, 1).toString('base64'),
+      Webhooks__AllowPrivateDestinations: 'true',
     },
+    clock: new FakeClock(new Date()),
   }));
 
   /** The answer, once it has the expected status (the body is shown when it has not). */
@@ -183,6 +194,9 @@ describe('query plans of the request paths', () => {
     const sender = t.app.get(MailSender);
     sender.wake();
     await sender.idle();
+    const webhooks = t.app.get(WebhookSender);
+    webhooks.wake();
+    await webhooks.idle();
   }
 
   /** Every route of the interface and of the account additions, as a person would use them. */
@@ -298,6 +312,15 @@ describe('query plans of the request paths', () => {
   }
 
   it('should read no whole table on any route', async () => {
+    const receiver = await WebhookReceiver.start();
+    const subscription = await t.app
+      .get(WebhooksService)
+      .add({ url: receiver.url, events: 'all' }, cliOrigin(t.app.get(RandomSource)));
+    receiver.trust(subscription.secret);
+    // Its own admin_webhook_added is its first delivery: the events from there on are the routes'.
+    const [{ eventId: since }] = await t.dataSource.query<{ eventId: string }[]>(
+      'SELECT "eventId" FROM "webhook_deliveries"',
+    );
     const recorder = onPostgres ? postgresRecorder() : sqliteRecorder();
     recorder.start();
     let captured: Captured[];
@@ -305,7 +328,20 @@ describe('query plans of the request paths', () => {
       await everyRequestPath();
     } finally {
       captured = recorder.stop();
+      await receiver.stop();
     }
+    // Every event recorded since the subscription, whichever path wrote it (a unit of work, a
+    // synchronous SQLite unit, PostgreSQL's one-statement start, rotation and revoke), has its
+    // delivery, and the receiver got each one: none forgotten.
+    const events = await t.dataSource.query<{ id: Buffer | string }[]>(
+      'SELECT "id" FROM "auth_events"',
+    );
+    const eventIds = events
+      .map(({ id }) => (typeof id === 'string' ? id : eventIdText(id)))
+      .filter((id) => id >= since);
+    const deliveredIds = new Set(receiver.unique().map((w) => w.payload.data.eventId));
+    expect(eventIds.length).toBeGreaterThan(20);
+    expect(eventIds.filter((id) => !deliveredIds.has(id))).toEqual([]);
 
     const distinct = new Map<string, Captured>();
     for (const statement of captured.filter((s) => isPlanned(s.sql))) {
@@ -328,6 +364,8 @@ describe('query plans of the request paths', () => {
       'account_tokens',
       'mail_outbox',
       'email_codes',
+      'webhook_subscriptions',
+      'webhook_deliveries',
     ];
     expect(tables.filter((table) => !statements.some((s) => s.sql.includes(table)))).toEqual([]);
     expect(statements.length).toBeGreaterThan(20);

@@ -88,6 +88,11 @@ describeOnPostgres('PostgreSQL', () => {
           ['users', 'emailVerifiedAt'],
           ['users', 'lastLoginAt'],
           ['users', 'lockoutEnd'],
+          ['webhook_deliveries', 'claimedUntil'],
+          ['webhook_deliveries', 'finishedAt'],
+          ['webhook_deliveries', 'nextAttemptAt'],
+          ['webhook_deliveries', 'occurredAt'],
+          ['webhook_subscriptions', 'createdAt'],
         ].map(([table_name, column_name]) => ({
           table_name,
           column_name,

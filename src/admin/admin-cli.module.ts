@@ -4,6 +4,7 @@ import { ClockModule } from '../common/time/clock.module.js';
 import { AppConfigModule } from '../config/app-config.module.js';
 import { DatabaseModule, type DatabaseOptions } from '../database/database.module.js';
 import { EventsModule } from '../events/events.module.js';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { AdminModule } from './admin.module.js';
 import { KeysModule } from '../keys/keys.module.js';
 
@@ -28,6 +29,7 @@ export class AdminCliModule {
         DatabaseModule.forRoot(database),
         AdminModule,
         KeysModule,
+        WebhooksModule,
       ],
     };
   }

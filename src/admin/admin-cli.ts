@@ -12,6 +12,8 @@ import { CliOutput } from './cli-output.js';
 import { newFileSink, streamSink, type DrainableStream } from './line-sink.js';
 import { KeysService } from '../keys/keys.service.js';
 import { runKeysCommand } from './keys-commands.js';
+import { WebhooksService } from '../webhooks/webhooks.service.js';
+import { WebhookCliOutput } from './webhook-cli-output.js';
 
 /** The documented exit codes (docs/operations/admin-cli.md). */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
@@ -117,6 +119,19 @@ function execute(
     case 'keys:retire':
     case 'keys:import':
       return runKeysCommand(app.get(KeysService), invocation, origin);
+    case 'webhooks:add':
+      return app.get(WebhooksService).add(invocation, origin).then(WebhookCliOutput.added);
+    case 'webhooks:list':
+      return app.get(WebhooksService).list().then(WebhookCliOutput.list);
+    case 'webhooks:remove':
+      return app
+        .get(WebhooksService)
+        .remove(invocation.id, origin)
+        .then(() => WebhookCliOutput.removed(invocation.id));
+    case 'webhooks:dead':
+      return app.get(WebhooksService).dead().then(WebhookCliOutput.dead);
+    case 'webhooks:replay':
+      return app.get(WebhooksService).replay(invocation.id, origin).then(WebhookCliOutput.replayed);
   }
 }
 

@@ -1,5 +1,14 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from './admin.service.js';
+import { UsageError } from './usage-error.js';
+import {
+  isWebhookCommand,
+  parseWebhookArguments,
+  WEBHOOK_CLI_COMMANDS,
+  WEBHOOK_CLI_OPTIONS,
+  type WebhookCliCommand,
+  type WebhookCliInvocation,
+} from './webhook-cli-arguments.js';
 
 /** The commands, in the order --help lists them. */
 export const CLI_COMMANDS = {
@@ -64,6 +73,7 @@ export const CLI_COMMANDS = {
     summary:
       'Import a PEM private key (P-256, Ed25519, RSA) as the next key, as keys:rotate would.',
   },
+  ...WEBHOOK_CLI_COMMANDS,
 } as const;
 
 export type CliCommand = keyof typeof CLI_COMMANDS;
@@ -76,6 +86,9 @@ export type KeysInvocation =
   | { readonly kind: 'run'; readonly command: 'keys:retire'; readonly kid: string }
   | { readonly kind: 'run'; readonly command: 'keys:import'; readonly file: string };
 
+/** Commands that take no e-mail: their own parser's (the webhooks'). */
+type CommandOfItsOwn = WebhookCliCommand;
+
 export type CliInvocation =
   | { readonly kind: 'help' }
   | { readonly kind: 'run'; readonly command: CommandWithoutArguments }
@@ -83,7 +96,11 @@ export type CliInvocation =
       readonly kind: 'run';
       readonly command: Exclude<
         CliCommand,
-        CommandWithoutArguments | KeysInvocation['command'] | 'audit' | 'audit:export'
+        | CommandWithoutArguments
+        | KeysInvocation['command']
+        | CommandOfItsOwn
+        | 'audit'
+        | 'audit:export'
       >;
       readonly email: string;
     }
@@ -101,15 +118,10 @@ export type CliInvocation =
       readonly command: 'audit';
       readonly email: string;
       readonly limit: number;
-    };
+    }
+  | WebhookCliInvocation;
 
-/** The command line is wrong: exit code 2, and the message says how. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+export { UsageError } from './usage-error.js';
 
 export const CLI_USAGE = [
   'Usage: npm run cli -- <command> [arguments]   (or: node dist/cli.js <command> [arguments])',
@@ -125,6 +137,7 @@ export const CLI_USAGE = [
   `  ${''.padEnd(30)}instant with its zone (2025-01-01T12:00:00Z); older events are written.`,
   `  ${'--output <file>'.padEnd(30)}audit:export only: the file to create (never overwritten);`,
   `  ${''.padEnd(30)}without it, the lines go to standard output.`,
+  ...WEBHOOK_CLI_OPTIONS.map((line) => `  ${line}`),
   `  ${'-h, --help'.padEnd(30)}Show this help.`,
   '',
   'E-mails are matched as the API matches them: in canonical form (see docs/behaviour.md).',
@@ -183,6 +196,9 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
     expectArguments(command, rest, 1);
     return { kind: 'run', command, file: rest[0] };
   }
+  if (isWebhookCommand(command)) {
+    return parseWebhookArguments(command, rest, values);
+  }
   if (command === 'audit:export') {
     expectArguments(command, rest, 0);
     if (values.before === undefined) {
@@ -217,6 +233,8 @@ function parse(argv: readonly string[]) {
       limit: { type: 'string' },
       before: { type: 'string' },
       output: { type: 'string' },
+      url: { type: 'string' },
+      events: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -228,6 +246,8 @@ const OPTION_OWNERS = [
   ['limit', 'audit'],
   ['before', 'audit:export'],
   ['output', 'audit:export'],
+  ['url', 'webhooks:add'],
+  ['events', 'webhooks:add'],
 ] as const satisfies readonly (readonly [string, CliCommand])[];
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

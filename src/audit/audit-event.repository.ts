@@ -82,23 +82,24 @@ export class AuditEventRepository implements AuditSink {
    * from the entity) on SQLite, where TypeORM's insert building cost more than the write itself,
    * and one parameterised INSERT on PostgreSQL.
    */
-  async insertWithin(manager: EntityManager, record: AuthEventRecord): Promise<void> {
+  async insertWithin(manager: EntityManager, record: AuthEventRecord): Promise<string> {
     if (this.unitOfWork.isSerialized) {
-      this.insertOnSqlite(sqliteConnectionOf(this.dataSource), record);
-      return;
+      return this.insertOnSqlite(sqliteConnectionOf(this.dataSource), record);
     }
     const row = this.rowOf(record);
     await manager.query(this.postgresInsertSql(), this.valuesOf(row, row.userAgent));
+    return row.id;
   }
 
   /** insertWithin for a synchronous SQLite unit (UnitOfWork.transactionOnSqlite). */
-  insertOnSqlite(db: Database, record: AuthEventRecord): void {
+  insertOnSqlite(db: Database, record: AuthEventRecord): string {
     const row = this.rowOf(record);
     const userAgentId = this.userAgents.idOnSqlite(db, row.userAgent);
     (this.sqliteInsert ??= db.prepare(
       `INSERT INTO "${this.rows.table}" (${this.rows.names()}) ` +
         `VALUES (${this.rows.placeholders('sqlite')})`,
     )).run(...this.valuesOf(row, userAgentId));
+    return row.id;
   }
 
   private postgresInsertSql(): string {
@@ -137,12 +138,15 @@ export class AuditEventRepository implements AuditSink {
   /** The RETURNING clause of insertSelectSql's statement: the stored user agent's id. */
   readonly insertSelectReturning = 'RETURNING "userAgentId"';
 
-  /** The parameters of insertSelectSql(first, computed) for `record`'s row, in order. */
+  /**
+   * The parameters of insertSelectSql(first, computed) for `record`'s row, in order; `row` when
+   * the caller made it first (rowOf), to name the event's id in the same statement.
+   */
   insertSelectValues(
     record: AuthEventRecord,
     computed: Partial<Record<keyof AuditEvent, string>>,
+    row: AuditRecordRow = this.rowOf(record),
   ): unknown[] {
-    const row = this.rowOf(record);
     const values: unknown[] = [];
     this.valuesOf(row, row.userAgent).forEach((value, i) => {
       const column = this.rows.columns[i];

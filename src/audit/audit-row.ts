@@ -160,6 +160,11 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { familyId: event.familyId };
     case 'email_code_login_failed':
       return { reason: event.reason };
+    case 'admin_webhook_added':
+    case 'admin_webhook_removed':
+      return { subscriptionId: event.subscriptionId };
+    case 'admin_webhook_replayed':
+      return { deliveryId: event.deliveryId, replayedCount: event.replayedCount };
   }
 }
 

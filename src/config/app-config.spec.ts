@@ -97,6 +97,17 @@ describe(loadAppConfig.name, () => {
       trustedProxies: [],
       warnings: [],
       emailCode: { enabled: false, codeLength: 6, lifetimeMinutes: 10, maxAttempts: 5 },
+      webhooks: {
+        keys: [],
+        allowPrivateDestinations: false,
+        maxAttempts: 15,
+        retryDelayMs: 10_000,
+        maxRetryDelayMs: 1_800_000,
+        connectTimeoutMs: 5_000,
+        timeoutMs: 15_000,
+        pollIntervalMs: 5_000,
+        retentionDays: 7,
+      },
     });
   });
 

@@ -12,6 +12,7 @@ import {
 } from './mail-settings.js';
 import { checkMfa, type MfaConfig } from './mfa-settings.js';
 import { checkKeys, type KeysConfig } from './keys-settings.js';
+import { checkWebhooks, type WebhooksConfig } from './webhook-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -142,6 +143,8 @@ export class AppConfig {
   /** How access tokens are signed, and the key set's timing (src/keys). */
   readonly keys: KeysConfig;
   readonly emailCode: EmailCodeConfig;
+  /** Webhook subscriptions' secrets at rest and their delivery. */
+  readonly webhooks: WebhooksConfig;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -159,6 +162,7 @@ const SECRET_KEYS = new Set([
   'Smtp__Url',
   'Mfa__EncryptionKeys',
   'Keys__EncryptionKeys',
+  'Webhooks__EncryptionKeys',
 ]);
 
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
@@ -180,7 +184,8 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     checked.target === undefined ||
     checked.mail === undefined ||
     checked.mfa === undefined ||
-    checked.keys === undefined
+    checked.keys === undefined ||
+    checked.webhooks === undefined
   ) {
     throw new ConfigurationError(problems);
   }
@@ -195,6 +200,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     allowedOrigins: checked.allowedOrigins,
     threadPoolSize: raw.UV_THREADPOOL_SIZE,
     warnings: [...secret.warnings, ...checked.warnings, ...costWarnings(env)],
+    webhooks: checked.webhooks,
   });
 }
 
@@ -247,6 +253,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   allowedOrigins: AllowedOrigins;
   problems: string[];
   warnings: readonly string[];
+  webhooks?: WebhooksConfig;
 } {
   const problems: string[] = [];
   let target: DatabaseTarget | undefined;
@@ -283,6 +290,8 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   problems.push(...mfaProblems);
   const { keys, problems: keysProblems } = checkKeys(env);
   problems.push(...keysProblems);
+  const { webhooks, problems: webhookProblems } = checkWebhooks(env);
+  problems.push(...webhookProblems);
   return {
     target,
     mail,
@@ -293,6 +302,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     allowedOrigins: allowedOrigins.origins,
     problems,
     warnings: allowedOrigins.warnings,
+    webhooks,
   };
 }
 
@@ -318,6 +328,7 @@ function assemble(
     readonly allowedOrigins: AllowedOrigins;
     readonly threadPoolSize: unknown;
     readonly warnings: readonly string[];
+    readonly webhooks: WebhooksConfig;
   },
 ): AppConfig {
   return Object.assign(new AppConfig(), {
@@ -389,6 +400,7 @@ function assemble(
       lifetimeMinutes: env.EmailCode__LifetimeMinutes,
       maxAttempts: env.EmailCode__MaxAttempts,
     },
+    webhooks: checked.webhooks,
   });
 }
 

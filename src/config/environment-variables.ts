@@ -447,6 +447,61 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(10)
   EmailCode__MaxAttempts = 5;
+
+  /** Keys sealing webhook signing secrets at rest (AES-256-GCM): base64 of 32 bytes, comma-separated. */
+  @IsString()
+  Webhooks__EncryptionKeys = '';
+
+  /** Lets webhooks go to private, loopback and link-local addresses (tests, private networks). */
+  @IsBooleanKey()
+  Webhooks__AllowPrivateDestinations = false;
+
+  /** Delivery attempts of one webhook before it is dead (listed and replayed by the CLI). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  Webhooks__MaxAttempts = 15;
+
+  /** The first retry's delay; each next one doubles, up to Webhooks__MaxRetryDelaySeconds. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  Webhooks__RetryDelaySeconds = 10;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(24 * 3600)
+  Webhooks__MaxRetryDelaySeconds = 1800;
+
+  /** Longest a connection to a receiver may take to open. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  Webhooks__ConnectTimeoutSeconds = 5;
+
+  /** Longest one delivery may take in all, answer included; a claim lasts twice this. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(300)
+  Webhooks__TimeoutSeconds = 15;
+
+  /** How often each instance looks for webhooks to deliver (it also looks at once after an event). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  Webhooks__PollIntervalSeconds = 5;
+
+  /** Days that delivered webhooks stay before they are deleted (dead ones stay until replayed). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  Webhooks__RetentionDays = 7;
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

@@ -20,6 +20,8 @@ import { Session } from '../tokens/entities/session.entity.js';
 import { User } from '../users/entities/user.entity.js';
 import { SigningKey } from '../keys/entities/signing-key.entity.js';
 import { EmailCode } from '../email-codes/entities/email-code.entity.js';
+import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
+import { WebhookSubscription } from '../webhooks/entities/webhook-subscription.entity.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { extensionMigrationsOf } from './keygate-extension.js';
 
@@ -40,6 +42,8 @@ export const ENTITIES = [
   RecoveryCode,
   SigningKey,
   EmailCode,
+  WebhookSubscription,
+  WebhookDelivery,
 ];
 
 /**

@@ -15,6 +15,8 @@ import type { Precondition } from './guarded-write.js';
 import { sqliteConnectionOf } from './driver-handle.js';
 import { EntityRows } from './entity-rows.js';
 import { UnitOfWork } from './unit-of-work.js';
+import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
+import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository.js';
 
 /** A test-only entity: stands for any table, with a column of each kind the entities use. */
 @Entity('gadgets')
@@ -145,7 +147,12 @@ describe(EntityRows.name, () => {
     });
 
     const metadataColumns = (
-      entity: typeof User | typeof RefreshToken | typeof AuditEvent | typeof Session,
+      entity:
+        | typeof User
+        | typeof RefreshToken
+        | typeof AuditEvent
+        | typeof Session
+        | typeof WebhookDelivery,
     ) => dataSource.getMetadata(entity).columns.map((column) => column.databaseName);
 
     const tokenRepository = () => {
@@ -155,10 +162,14 @@ describe(EntityRows.name, () => {
         dataSource,
         new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
         new SessionRepository(unitOfWork, dataSource),
+        new WebhookDeliveryRepository(unitOfWork, dataSource),
       );
     };
 
     const rotationSql = () => tokenRepository().rotationSql();
+
+    /** A delivery fragment's parameters: its columns but id and subscription, and the type. */
+    const deliveryParameters = () => metadataColumns(WebhookDelivery).length - 2 + 1;
 
     it('should insert every refresh-token column the metadata has, on both engines', () => {
       const sql = rotationSql();
@@ -212,9 +223,12 @@ describe(EntityRows.name, () => {
         sessions: metadataColumns(Session),
         refresh_tokens: metadataColumns(RefreshToken),
         auth_events: metadataColumns(AuditEvent),
+        webhook_deliveries: metadataColumns(WebhookDelivery),
       });
       // One parameter per column of each row, two for the audit row's user agent (its remembered
-      // id or its text, decision 0032); the sessions limit's ending, user, instant and offset.
+      // id or its text, decision 0032); the sessions limit's ending, user, instant and offset;
+      // the deliveries' own columns (id and subscription come from the subscription row) and the
+      // type they match (decision 0050).
       const parameters = new Set(registration.match(/\$\d+/g));
       expect(parameters.size).toBe(
         metadataColumns(User).length +
@@ -222,7 +236,8 @@ describe(EntityRows.name, () => {
           metadataColumns(RefreshToken).length +
           6 +
           metadataColumns(AuditEvent).length +
-          1,
+          1 +
+          deliveryParameters(),
       );
     });
 
@@ -245,19 +260,28 @@ describe(EntityRows.name, () => {
           metadataColumns(RefreshToken).length +
           6 +
           metadataColumns(AuditEvent).length +
-          1,
+          1 +
+          deliveryParameters(),
       );
-      expect(Object.keys(insertsOf(login))).toEqual(['sessions', 'refresh_tokens', 'auth_events']);
+      expect(Object.keys(insertsOf(login))).toEqual([
+        'sessions',
+        'refresh_tokens',
+        'auth_events',
+        'webhook_deliveries',
+      ]);
     });
 
     it('should give the revocation five parameters, one per own column of its audit row and two for its user agent', () => {
       const sql = tokenRepository().revokeSql();
 
-      expect(insertsOf(sql)).toEqual({ auth_events: metadataColumns(AuditEvent) });
+      expect(insertsOf(sql)).toEqual({
+        auth_events: metadataColumns(AuditEvent),
+        webhook_deliveries: metadataColumns(WebhookDelivery),
+      });
       // Digest, bearer, the ending's instant, IP and reason; the audit row's owner and details
-      // are computed from the rows it found.
+      // are computed from the rows it found, as are the deliveries' account and session.
       expect(new Set(sql.match(/\$\d+/g)).size).toBe(
-        5 + metadataColumns(AuditEvent).length - 2 + 1,
+        5 + metadataColumns(AuditEvent).length - 2 + 1 + deliveryParameters() - 2,
       );
     });
 
@@ -267,7 +291,9 @@ describe(EntityRows.name, () => {
       // Digest, at, IP, User-Agent, expiry, owner verified, successor's digest; then the audit
       // row's, but its owner and details, which the statement computes, with two for its user
       // agent (a remembered id, or the text).
-      expect(parameters.size).toBe(7 + metadataColumns(AuditEvent).length - 2 + 1);
+      expect(parameters.size).toBe(
+        7 + metadataColumns(AuditEvent).length - 2 + 1 + deliveryParameters() - 2,
+      );
     });
   });
 });

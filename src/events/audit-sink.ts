@@ -8,9 +8,9 @@ import type { AuthEventRecord } from './auth-event.js';
  * do not depend on the audit module, which depends on them.
  */
 export abstract class AuditSink {
-  /** Writes the row of `record` in the transaction whose manager is `manager`. */
-  abstract insertWithin(manager: EntityManager, record: AuthEventRecord): Promise<void>;
+  /** Writes the row of `record` in the transaction whose manager is `manager`; its event id. */
+  abstract insertWithin(manager: EntityManager, record: AuthEventRecord): Promise<string>;
 
   /** insertWithin for a synchronous SQLite unit (UnitOfWork.transactionOnSqlite). */
-  abstract insertOnSqlite(db: Database, record: AuthEventRecord): void;
+  abstract insertOnSqlite(db: Database, record: AuthEventRecord): string;
 }

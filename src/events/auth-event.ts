@@ -268,6 +268,19 @@ export type AuthEvent =
       /** Null when no account has the address, or the link's token is unknown. */
       readonly userId: string | null;
       readonly reason: EmailCodeFailureReason;
+    }
+  // Webhook subscriptions changed through the admin CLI (src/webhooks); never the secret.
+  | {
+      readonly type: 'admin_webhook_added' | 'admin_webhook_removed';
+      readonly userId: null;
+      readonly subscriptionId: string;
+    }
+  | {
+      readonly type: 'admin_webhook_replayed';
+      readonly userId: null;
+      /** The dead delivery replayed, or null for all of them. */
+      readonly deliveryId: string | null;
+      readonly replayedCount: number;
     };
 
 /** Why a signing key was made: see the `signing_key_created` event. */
@@ -275,6 +288,70 @@ export type SigningKeyCreationReason =
   'rotation' | 'import' | 'automatic_rotation' | 'no_current_key';
 
 export type AuthEventType = AuthEvent['type'];
+
+/**
+ * Every event type, at run time: the webhook catalogue is this list (a type added to AuthEvent
+ * is delivered to `all` subscriptions at once, and docs/webhooks.md must list it: a check
+ * compares them). The two checks below fail to compile when the list and the union differ.
+ */
+export const AUTH_EVENT_TYPES = [
+  'registered',
+  'login_succeeded',
+  'login_failed',
+  'lockout_started',
+  'token_refreshed',
+  'refresh_failed',
+  'reuse_detected',
+  'token_revoked',
+  'password_confirmation_failed',
+  'password_changed',
+  'password_reset_requested',
+  'password_reset',
+  'password_reset_failed',
+  'email_verification_failed',
+  'email_verification_requested',
+  'email_change_requested',
+  'email_verified',
+  'email_changed',
+  'account_deleted',
+  'totp_enrollment_started',
+  'totp_enabled',
+  'totp_recovery_codes_replaced',
+  'totp_disabled',
+  'totp_recovery_code_used',
+  'totp_code_failed',
+  'mail_sent',
+  'mail_retry_scheduled',
+  'mail_failed',
+  'sessions_revoked',
+  'admin_user_deactivated',
+  'admin_user_activated',
+  'admin_user_unlocked',
+  'admin_sessions_revoked',
+  'admin_tokens_purged',
+  'admin_user_deleted',
+  'admin_totp_reset',
+  'admin_audit_viewed',
+  'admin_audit_exported',
+  'admin_audit_purged',
+  'audit_purged',
+  'admin_webhook_added',
+  'admin_webhook_removed',
+  'admin_webhook_replayed',
+  'signing_key_created',
+  'signing_key_activated',
+  'signing_key_retired',
+  'refresh_retried',
+  'email_code_requested',
+  'email_code_login_succeeded',
+  'email_code_login_failed',
+] as const satisfies readonly AuthEventType[];
+
+/** Fails to compile when AuthEvent has a type that AUTH_EVENT_TYPES does not list. */
+export type EveryAuthEventTypeListed =
+  Exclude<AuthEventType, (typeof AUTH_EVENT_TYPES)[number]> extends never ? true : never;
+const everyTypeListed: EveryAuthEventTypeListed = true;
+void everyTypeListed;
 
 /** An event as listeners receive it: what happened, where the request came from, and when. */
 export interface AuthEventRecord<E extends AuthEvent = AuthEvent> {

@@ -6,15 +6,16 @@ import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { forRequest } from '../logging/log-fields.js';
 import { AuditSink } from './audit-sink.js';
+import { DeliverySink } from './delivery-sink.js';
 import type { AuthEvent, AuthEventRecord } from './auth-event.js';
 
 export type AuthEventListener = (record: AuthEventRecord) => void;
 
 /**
  * The one place services tell what happened (decision 0023). An event is recorded inside the unit
- * of work of the change it tells about: its audit row (`auth_events`) is written in the same
- * transaction, so the change and its row commit together or not at all, and a row that cannot be
- * written fails the change. Listeners (metrics, extensions) hear of the event only once that
+ * of work of the change it tells about: its audit row (`auth_events`) and its webhook deliveries
+ * (decision 0050) are written in the same transaction, so the change and its rows commit together
+ * or not at all, and a row that cannot be written fails the change. Listeners (metrics, extensions) hear of the event only once that
  * transaction committed; they run synchronously and must not block. A listener that throws is
  * logged and the others still run, so a broken listener never turns a success into an error.
  */
@@ -27,6 +28,7 @@ export class AuthEvents {
     private readonly clock: Clock,
     private readonly unitOfWork: UnitOfWork,
     private readonly audit: AuditSink,
+    private readonly deliveries: DeliverySink,
   ) {}
 
   /** Listeners hear of each event after its transaction committed, never of a rolled-back one. */
@@ -41,14 +43,15 @@ export class AuthEvents {
    */
   async record(manager: EntityManager, event: AuthEvent, origin: RequestOrigin): Promise<void> {
     const record = this.recordOf(event, origin);
-    await this.audit.insertWithin(manager, record);
+    const eventId = await this.audit.insertWithin(manager, record);
+    await this.deliveries.insertWithin(manager, record, eventId);
     this.unitOfWork.afterCommit(manager, () => this.notify(record));
   }
 
   /** record() inside a synchronous SQLite unit (UnitOfWork.transactionOnSqlite). */
   recordOnSqlite(db: Database, event: AuthEvent, origin: RequestOrigin): void {
     const record = this.recordOf(event, origin);
-    this.audit.insertOnSqlite(db, record);
+    this.deliveries.insertOnSqlite(db, record, this.audit.insertOnSqlite(db, record));
     this.unitOfWork.afterCommit(null, () => this.notify(record));
   }
 
@@ -71,8 +74,8 @@ export class AuthEvents {
   }
 
   /**
-   * Tells listeners of an event whose audit row a statement of its own wrote and committed
-   * (PostgreSQL's one-statement rotation).
+   * Tells listeners of an event whose audit row (and deliveries) a statement of its own wrote and
+   * committed (PostgreSQL's one-statement rotation).
    */
   committed(event: AuthEvent, origin: RequestOrigin, at: Date): void {
     this.notify({ event, origin, at });

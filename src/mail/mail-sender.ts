@@ -17,6 +17,7 @@ import { createMailTransport, DeliveryError, type MailTransport } from './mail-t
 import { OutboxMailRepository } from './outbox-mail.repository.js';
 import { OutboxSecrets } from './outbox-secrets.js';
 import { RandomSource } from '../common/random/random-source.js';
+import { DeliveryLoop, retryDelayMs } from '../outbox/delivery-loop.js';
 
 /** What a preparer makes of a requested mail: its account, address, values and token. */
 export interface PreparedMail {
@@ -61,9 +62,10 @@ const LINKS: Readonly<Record<MailKind, keyof MailConfig['links'] | null>> = {
 const CODE_SEPARATOR = ' ';
 
 /**
- * Delivers the outbox, off every request path: at start-up, every Mail__PollIntervalSeconds, and
- * at once when a request queued a mail. Each mail is claimed before it is sent (a claim lasts two
- * attempt deadlines, and the attempt is aborted at one), so of several instances one sends it.
+ * Delivers the mail of the outbox on its one delivery loop (DeliveryLoop, decision 0050), off
+ * every request path: at start-up, every Mail__PollIntervalSeconds, and at once when a request
+ * queued a mail. Each mail is claimed before it is sent (a claim lasts two attempt deadlines, and
+ * the attempt is aborted at one), so of several instances one sends it.
  * A failed attempt is retried with a doubling delay, up to Mail__MaxAttempts; a permanent SMTP
  * refusal (5xx) is final at once. Every attempt of a mail sends the same message, Message-ID
  * included: when a process dies between the server's acceptance and the row's update, the mail
@@ -75,10 +77,7 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly settings: MailConfig;
   private readonly transport: MailTransport | null;
   private readonly preparers = new Map<MailKind, MailPreparer>();
-  private readonly stopping = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  private round: Promise<void> | null = null;
-  private wantsAnotherRound = false;
+  private readonly loop: DeliveryLoop<OutboxMail> | null;
   private lastPurge = 0;
 
   constructor(
@@ -92,23 +91,38 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
     config: AppConfig,
   ) {
     this.settings = config.mail;
-    this.transport = createMailTransport(config.mail.transport, this.attemptTimeoutMs);
+    const transport = createMailTransport(config.mail.transport, this.attemptTimeoutMs);
+    this.transport = transport;
+    this.loop =
+      transport === null
+        ? null
+        : new DeliveryLoop(
+            {
+              claimDue: (claim, limit) => this.repository.claimDue(claim, limit),
+              attempt: (mail, signal) => this.deliver(transport, mail, signal),
+              afterRound: () => this.purgeNowAndThen(),
+            },
+            {
+              pollIntervalMs: this.settings.pollIntervalSeconds * 1000,
+              attemptTimeoutMs: this.attemptTimeoutMs,
+              batchSize: CLAIM_BATCH,
+            },
+            clock,
+            random,
+            this.logger,
+          );
   }
 
   onApplicationBootstrap(): void {
-    if (this.transport === null) {
+    if (this.loop === null) {
       this.logger.log('Mail is off: Smtp__Url is not set');
       return;
     }
-    this.timer = setInterval(() => this.wake(), this.settings.pollIntervalSeconds * 1000);
-    this.timer.unref();
-    this.wake();
+    this.loop.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    this.stopping.abort();
-    await this.round;
+    await this.loop?.stop();
     this.transport?.close();
   }
 
@@ -118,61 +132,23 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
 
   /** Starts a round now, or another one right after the running one. */
   wake(): void {
-    if (this.transport === null || this.stopping.signal.aborted) {
-      return;
-    }
-    if (this.round !== null) {
-      this.wantsAnotherRound = true;
-      return;
-    }
-    this.round = this.rounds(this.transport).finally(() => {
-      this.round = null;
-    });
+    this.loop?.wake();
   }
 
   /** Resolves once no round is running: for tests and the admin CLI. */
   async idle(): Promise<void> {
-    while (this.round !== null) {
-      await this.round;
-    }
+    await this.loop?.idle();
   }
 
   private get attemptTimeoutMs(): number {
     return this.settings.sendTimeoutSeconds * 1000;
   }
 
-  private async rounds(transport: MailTransport): Promise<void> {
-    do {
-      this.wantsAnotherRound = false;
-      try {
-        await this.deliverDue(transport);
-        await this.purgeNowAndThen();
-      } catch (error: unknown) {
-        this.logger.error(
-          'The mail sender failed; it tries again at its next round',
-          error instanceof Error ? error.stack : String(error),
-        );
-      }
-    } while (this.wantsAnotherRound && !this.stopping.signal.aborted);
-  }
-
-  private async deliverDue(transport: MailTransport): Promise<void> {
-    while (!this.stopping.signal.aborted) {
-      const now = this.clock.now();
-      const claim = {
-        id: this.random.uuid(),
-        now,
-        until: new Date(now.getTime() + 2 * this.attemptTimeoutMs),
-      };
-      const mails = await this.repository.claimDue(claim, CLAIM_BATCH);
-      if (mails.length === 0) {
-        return;
-      }
-      await Promise.all(mails.map((mail) => this.deliver(transport, mail)));
-    }
-  }
-
-  private async deliver(transport: MailTransport, claimed: OutboxMail): Promise<void> {
+  private async deliver(
+    transport: MailTransport,
+    claimed: OutboxMail,
+    signal: AbortSignal,
+  ): Promise<void> {
     const origin = internalOrigin('mail', this.random);
     const mail = claimed.state === 'requested' ? await this.prepare(claimed) : claimed;
     if (mail === null) {
@@ -183,10 +159,6 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
       await this.giveUp(mail, 'ESECRET', origin);
       return;
     }
-    const signal = AbortSignal.any([
-      AbortSignal.timeout(this.attemptTimeoutMs),
-      this.stopping.signal,
-    ]);
     try {
       await transport.send(outgoing, signal);
     } catch (error: unknown) {
@@ -268,7 +240,7 @@ export class MailSender implements OnApplicationBootstrap, OnApplicationShutdown
   }
 
   private async retryLater(mail: OutboxMail, code: string, origin: RequestOrigin): Promise<void> {
-    const delay = Math.min(FIRST_RETRY_MS * 2 ** (mail.attempts - 1), LONGEST_RETRY_MS);
+    const delay = retryDelayMs(mail.attempts, FIRST_RETRY_MS, LONGEST_RETRY_MS);
     await this.repository.retryAt(mail, new Date(this.clock.now().getTime() + delay), code, (m) =>
       this.tell(m, 'mail_retry_scheduled', mail, code, origin),
     );

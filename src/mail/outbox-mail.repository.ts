@@ -1,14 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { In, IsNull, LessThan, type EntityManager } from 'typeorm';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import { claimDueRows, type OutboxClaim } from '../outbox/outbox-claim.js';
 import { OutboxMail, type MailKind, type MailState } from './entities/outbox-mail.entity.js';
 
 /** A claim on mails: who holds them (a fresh id per claim) and until when. */
-export interface MailClaim {
-  readonly id: string;
-  readonly now: Date;
-  readonly until: Date;
-}
+export type MailClaim = OutboxClaim;
 
 const OPEN_STATES: MailState[] = ['requested', 'pending'];
 
@@ -27,47 +24,14 @@ export class OutboxMailRepository {
     await this.unitOfWork.run((m) => m.insert(OutboxMail, mail));
   }
 
-  /**
-   * Claims up to `limit` open mails that are due and not claimed by anyone whose claim still
-   * holds, and counts the attempt. The update re-checks the claim, so two senders that read the
-   * same rows (two processes on one SQLite file) cannot both win one; on PostgreSQL the read
-   * also skips rows another instance is claiming.
-   */
+  /** Claims up to `limit` open mails that are due (claimDueRows: the outbox's one claim). */
   claimDue(claim: MailClaim, limit: number): Promise<OutboxMail[]> {
-    return this.unitOfWork.transaction(async (m) => {
-      const due = m
-        .createQueryBuilder(OutboxMail, 'mail')
-        .select('mail.id')
-        .where('mail.state IN (:...states)', { states: OPEN_STATES })
-        .andWhere('mail.nextAttemptAt <= :now', { now: claim.now })
-        .andWhere('(mail.claimedUntil IS NULL OR mail.claimedUntil <= :now)', { now: claim.now })
-        .orderBy('mail.nextAttemptAt')
-        .addOrderBy('mail.id')
-        .limit(limit);
-      if (!this.unitOfWork.isSerialized) {
-        due.setLock('pessimistic_write').setOnLocked('skip_locked');
-      }
-      const ids = (await due.getMany()).map((mail) => mail.id);
-      if (ids.length === 0) {
-        return [];
-      }
-      await m
-        .createQueryBuilder()
-        .update(OutboxMail)
-        .set({
-          claimedBy: claim.id,
-          claimedUntil: claim.until,
-          attempts: () => '"attempts" + 1',
-        })
-        .where({ id: In(ids) })
-        .andWhere('("claimedUntil" IS NULL OR "claimedUntil" <= :now)', { now: claim.now })
-        .execute();
-      // The claimed rows are among `ids`: reading them by primary key needs no index on the claim.
-      return m.find(OutboxMail, {
-        where: { id: In(ids), claimedBy: claim.id },
-        order: { nextAttemptAt: 'ASC', id: 'ASC' },
-      });
-    });
+    return this.unitOfWork.transaction((m) =>
+      claimDueRows(m, OutboxMail, claim, limit, {
+        skipLocked: !this.unitOfWork.isSerialized,
+        open: (due) => due.where('row.state IN (:...states)', { states: OPEN_STATES }),
+      }),
+    );
   }
 
   /** A requested mail made ready, in the transaction that wrote its token. False: claim lost. */

@@ -115,6 +115,9 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'admin_totp_reset':
       case 'admin_audit_exported':
       case 'admin_audit_purged':
+      case 'admin_webhook_added':
+      case 'admin_webhook_removed':
+      case 'admin_webhook_replayed':
         // Admin actions run in the CLI's own short-lived process, which no one scrapes: the
         // audit trail is their record.
         return;

@@ -53,6 +53,9 @@ export const EMAIL_CODE_LOGIN_OUTCOMES = [
   'bad_mfa_code',
 ] as const;
 export type EmailCodeLoginOutcome = (typeof EMAIL_CODE_LOGIN_OUTCOMES)[number];
+/** What one webhook delivery attempt came to. */
+export const WEBHOOK_OUTCOMES = ['delivered', 'retried', 'dead'] as const;
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
 /** Finer around 0.1–0.3 s, where PBKDF2 at the OWASP cost lands on a server core. */
 const PASSWORD_HASH_BUCKETS = [0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2.5, 5];
@@ -209,6 +212,19 @@ export class KeygateMetrics {
     },
   });
 
+  readonly webhookDeliveries = new Counter<'outcome'>({
+    name: 'keygate_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by outcome: delivered (2xx), retried (scheduled again), dead (out of attempts, or a destination refused).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+
+  readonly webhookQueueAge = new Gauge({
+    name: 'keygate_webhook_queue_age_seconds',
+    help: "Age of the oldest pending webhook delivery (0 when none), as of this instance's last delivery round.",
+    registers: [this.registry],
+  });
+
   constructor(config: AppConfig) {
     this.enabled = config.management.enabled;
     if (!this.enabled) {
@@ -229,5 +245,6 @@ export class KeygateMetrics {
     PASSWORD_HASH_OPERATIONS.forEach((operation) => this.passwordHashDuration.zero({ operation }));
     EMAIL_CODE_LOGIN_OUTCOMES.forEach((outcome) => this.emailCodeLogins.inc({ outcome }, 0));
     this.emailCodesIssued.inc(0);
+    WEBHOOK_OUTCOMES.forEach((outcome) => this.webhookDeliveries.inc({ outcome }, 0));
   }
 }

@@ -19,6 +19,6 @@ import { SigningKeyMetrics } from './signing-key-metrics.js';
     { provide: PasswordHashObserver, useClass: PasswordHashMetrics },
     { provide: SigningKeyObserver, useClass: SigningKeyMetrics },
   ],
-  exports: [HttpMetrics, ManagementServer, PasswordHashObserver, SigningKeyObserver],
+  exports: [HttpMetrics, ManagementServer, PasswordHashObserver, SigningKeyObserver, KeygateMetrics],
 })
 export class MetricsModule {}

@@ -14,6 +14,8 @@ import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import { AuditSink } from '../events/audit-sink.js';
+import { DeliverySink } from '../events/delivery-sink.js';
+import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { AccessTokenService } from '../tokens/access-token.service.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
@@ -90,6 +92,8 @@ describe(SessionsService.name, () => {
         SessionRepository,
         AuditEventRepository,
         { provide: AuditSink, useExisting: AuditEventRepository },
+        WebhookDeliveryRepository,
+        { provide: DeliverySink, useExisting: WebhookDeliveryRepository },
         SessionsService,
         {
           provide: AccessTokenService,

@@ -8,6 +8,7 @@ import { RandomSource } from '../common/random/random-source.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import { RefreshTokenRepository, type RotationAudit } from './refresh-token.repository.js';
 import { SessionRepository, type SessionUse } from './session.repository.js';
+import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository.js';
 
 const USER: User = {
   id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
@@ -82,6 +83,7 @@ describe(RefreshTokenRepository.name, () => {
       dataSource,
       new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
       new SessionRepository(unitOfWork, dataSource),
+      new WebhookDeliveryRepository(unitOfWork, dataSource),
     );
   });
 

@@ -8,6 +8,7 @@ import { postgresTypeOf, typedParameters } from '../database/postgres-types.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
+import { DeliverySink, type ComputedFacts } from '../events/delivery-sink.js';
 import { User } from '../users/entities/user.entity.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { Session } from './entities/session.entity.js';
@@ -141,6 +142,7 @@ export class RefreshTokenRepository {
     private readonly dataSource: DataSource,
     private readonly audit: AuditEventRepository,
     private readonly sessions: SessionRepository,
+    private readonly deliveries: DeliverySink,
   ) {
     this.tokens = new EntityRows(dataSource, RefreshToken);
     this.owners = new EntityRows(dataSource, User);
@@ -300,7 +302,7 @@ export class RefreshTokenRepository {
       ...this.sessions.values(session),
       ...this.tokens.values(first),
       ...this.sessions.endOverLimitValues(session.userId, Math.max(0, limit - 1), ending),
-      ...this.audit.insertSelectValues(audit.record, {}),
+      ...this.eventValues(audit.record, {}, {}),
     ];
     let row: RawRow | undefined;
     try {
@@ -309,6 +311,7 @@ export class RefreshTokenRepository {
       throw account.translate(error);
     }
     if (row?.written === 1) {
+      this.deliveries.committed(Number(row.queued));
       return 'started';
     }
     return row?.allowed === false ? 'refused' : 'changed';
@@ -325,6 +328,7 @@ export class RefreshTokenRepository {
     const tokenFirst = sessionFirst + this.sessions.columnCount;
     const overFirst = tokenFirst + this.tokens.columns.length;
     const auditFirst = overFirst + 6;
+    const deliveriesFirst = auditFirst + this.audit.insertSelectValues(PROBE, {}).length;
     const allowed = requires === undefined ? 'TRUE' : `(${requires.sql(requiresFirst)})`;
     return [
       `WITH account AS (${account.sql(1, allowed)}),`,
@@ -332,9 +336,11 @@ export class RefreshTokenRepository {
       `first_token AS (INSERT INTO "${this.tokens.table}" (${this.tokens.names()})`,
       `  SELECT ${typedParameters(this.dataSource, this.tokens.columns, tokenFirst).join(', ')} FROM started),`,
       `over_limit AS (${this.sessions.endOverLimitSql(overFirst, 'EXISTS (SELECT 1 FROM account)')}),`,
-      `audited AS (${this.audit.insertSelectSql(auditFirst, {})} FROM account)`,
+      `audited AS (${this.audit.insertSelectSql(auditFirst, {})} FROM account),`,
+      `delivered AS (${this.deliveries.insertSelectSql(deliveriesFirst, 'account', {})} RETURNING 1)`,
       'SELECT (SELECT count(*) FROM account)::int AS "written",',
-      `  (SELECT count(*) FROM over_limit)::int AS "ended", ${allowed} AS "allowed"`,
+      `  (SELECT count(*) FROM over_limit)::int AS "ended", ${allowed} AS "allowed",`,
+      '  (SELECT count(*) FROM delivered)::int AS "queued"',
     ].join('\n');
   }
 
@@ -386,11 +392,12 @@ export class RefreshTokenRepository {
       tokenHash,
       userId,
       ...this.sessions.endValues(ending),
-      ...this.audit.insertSelectValues(revoked, REVOKE_AUDIT_COMPUTED),
+      ...this.eventValues(revoked, REVOKE_AUDIT_COMPUTED, REVOKE_FACTS),
     ]);
     if (row === undefined) {
       return null;
     }
+    this.deliveries.committed(Number(row.queued));
     return {
       sessionId: String(row.sessionId),
       generation: Number(row.generation),
@@ -416,10 +423,16 @@ export class RefreshTokenRepository {
         also: 'TRUE',
       })}),`,
       `audited AS (${this.audit.insertSelectSql(6, REVOKE_AUDIT_COMPUTED)}`,
-      '  FROM presented p, owned o)',
+      '  FROM presented p, owned o),',
+      `delivered AS (${this.deliveries.insertSelectSql(
+        6 + this.audit.insertSelectValues(PROBE, REVOKE_AUDIT_COMPUTED).length,
+        'presented p, owned o',
+        REVOKE_FACTS,
+      )} RETURNING 1)`,
       'SELECT o."id" AS "sessionId", p."generation" AS "generation",',
       '  COALESCE((SELECT "generation" FROM ended), o."generation") AS "sessionGeneration",',
-      '  (SELECT count(*) FROM ended)::int AS "ended"',
+      '  (SELECT count(*) FROM ended)::int AS "ended",',
+      '  (SELECT count(*) FROM delivered)::int AS "queued"',
       'FROM presented p, owned o',
     ].join('\n');
   }
@@ -497,8 +510,25 @@ export class RefreshTokenRepository {
         this.sessions,
         this.dataSource,
         this.audit,
+        this.deliveries,
       ),
     };
+  }
+
+  /**
+   * The parameters of an event written by a statement of its own: its audit row's, then its
+   * deliveries' (DeliverySink.insertSelectSql), which name the audit row's id.
+   */
+  private eventValues(
+    record: AuthEventRecord,
+    auditComputed: Partial<Record<string, string>>,
+    facts: ComputedFacts,
+  ): unknown[] {
+    const row = this.audit.rowOf(record);
+    return [
+      ...this.audit.insertSelectValues(record, auditComputed, row),
+      ...this.deliveries.insertSelectValues(record, row.id, facts),
+    ];
   }
 
   private rotateOnSqlite(
@@ -539,19 +569,27 @@ export class RefreshTokenRepository {
     this.postgresRotate ??= new NamedStatement(
       this.dataSource,
       'refresh_tokens_rotate',
-      postgresRotationSql(this.tokens, this.owners, this.sessions, this.dataSource, this.audit),
+      postgresRotationSql(
+        this.tokens,
+        this.owners,
+        this.sessions,
+        this.dataSource,
+        this.audit,
+        this.deliveries,
+      ),
     );
     const row = await this.postgresRotate.first([
       tokenHash,
       ...this.sessions.advanceValues(use),
       rules.ownerVerified,
       successorHash,
-      ...this.audit.insertSelectValues(refreshed, ROTATION_AUDIT_COMPUTED),
+      ...this.eventValues(refreshed, ROTATION_AUDIT_COMPUTED, ROTATION_FACTS),
     ]);
     // The statement has committed (it is its own transaction, and the driver answers after the
     // commit): the user agent's id it stored can be remembered.
     if (row !== undefined && row.rotated === 1) {
       this.audit.insertSelectCommitted(refreshed, row.a_userAgentId as number | null);
+      this.deliveries.committed(Number(row.queued));
     }
     const session = row === undefined ? null : this.sessions.hydrate(row, 's_');
     if (row === undefined || session === null) {
@@ -619,7 +657,9 @@ function postgresRotationSql(
   sessions: SessionRepository,
   dataSource: DataSource,
   audit: AuditEventRepository,
+  deliveries: DeliverySink,
 ): string {
+  const deliveriesFirst = 8 + audit.insertSelectValues(PROBE, ROTATION_AUDIT_COMPUTED).length;
   const successor: Record<string, string> = {
     tokenHash: `$7::${postgresTypeOf(dataSource, tokens.column('tokenHash'))}`,
     sessionId: 'a."id"',
@@ -648,10 +688,13 @@ function postgresRotationSql(
     `inserted AS (INSERT INTO ${table} (${tokens.names()})`,
     `  SELECT ${values.join(', ')} FROM advanced a RETURNING "sessionId"),`,
     `audited AS (${audit.insertSelectSql(8, ROTATION_AUDIT_COMPUTED)}`,
-    `  FROM advanced a, inserted i ${audit.insertSelectReturning})`,
+    `  FROM advanced a, inserted i ${audit.insertSelectReturning}),`,
+    `delivered AS (${deliveries.insertSelectSql(deliveriesFirst, 'advanced a, inserted i', ROTATION_FACTS)}`,
+    '  RETURNING 1)',
     `SELECT ${tokens.aliased('p', 't_')}, ${sessions.aliased('s', 's_')},`,
     `  ${owners.aliased('u', 'u_')}, (SELECT count(*) FROM inserted)::int AS "rotated",`,
-    '  (SELECT "userAgentId" FROM audited) AS "a_userAgentId"',
+    '  (SELECT "userAgentId" FROM audited) AS "a_userAgentId",',
+    '  (SELECT count(*) FROM delivered)::int AS "queued"',
     'FROM presented p LEFT JOIN session s ON true LEFT JOIN owner u ON true',
   ].join('\n');
 }
@@ -678,6 +721,22 @@ const REVOKE_AUDIT_COMPUTED = {
     `'{"familyId":"' || o."id" || '","generation":' || p."generation" || ` +
     `',"sessionEnded":' || (EXISTS (SELECT 1 FROM ended))::text || '}'`,
 } as const;
+
+/** The rotation's account and session, as its statement knows them: the advanced session's. */
+const ROTATION_FACTS: ComputedFacts = { accountId: 'a."userId"', sessionId: 'a."id"' };
+
+/** The revocation's account and session: the owned session's. */
+const REVOKE_FACTS: ComputedFacts = { accountId: 'o."userId"', sessionId: 'o."id"' };
+
+/**
+ * A record to count an audit row's parameters with (their number does not depend on the event),
+ * so a statement knows where the next fragment's parameters start.
+ */
+const PROBE: AuthEventRecord = {
+  event: { type: 'account_deleted', userId: '' },
+  origin: { ip: '', userAgent: null, requestId: '' },
+  at: new Date(0),
+};
 
 /** The advisory lock that makes the session starts of one account take turns on PostgreSQL. */
 function sessionsLockKey(userId: string): string {

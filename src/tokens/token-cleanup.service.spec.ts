@@ -12,6 +12,7 @@ import { Session } from './entities/session.entity.js';
 import { RefreshTokenRepository, type CleanedBatch } from './refresh-token.repository.js';
 import { SessionRepository } from './session.repository.js';
 import { TokenCleanupService } from './token-cleanup.service.js';
+import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository.js';
 
 const NOW = new Date('2026-03-01T00:00:00.000Z');
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -64,6 +65,7 @@ describe(TokenCleanupService.name, () => {
         dataSource,
         new AuditEventRepository(unitOfWork, dataSource, new RandomSource()),
         new SessionRepository(unitOfWork, dataSource),
+        new WebhookDeliveryRepository(unitOfWork, dataSource),
       ),
       unitOfWork,
       clock,

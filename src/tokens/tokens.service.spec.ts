@@ -16,6 +16,8 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEvent } from '../events/auth-event.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
 import { AuditSink } from '../events/audit-sink.js';
+import { DeliverySink } from '../events/delivery-sink.js';
+import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { User } from '../users/entities/user.entity.js';
 import { UserRepository } from '../users/user.repository.js';
@@ -111,6 +113,8 @@ describe(TokensService.name, () => {
         SessionRepository,
         AuditEventRepository,
         { provide: AuditSink, useExisting: AuditEventRepository },
+        WebhookDeliveryRepository,
+        { provide: DeliverySink, useExisting: WebhookDeliveryRepository },
         { provide: AccessTokenService, useValue: { sign } },
         { provide: Clock, useValue: clock },
         // Ids and token values are the sequence's, so a test can write them down.

@@ -15,6 +15,7 @@ import { LeanAuditEvents1797000000100 } from './1797000000100-LeanAuditEvents.js
 import { SingleColumnOwnerIndexes1797000000200 } from './1797000000200-SingleColumnOwnerIndexes.js';
 import { CreateSigningKeys1798100000000 } from './1798100000000-CreateSigningKeys.js';
 import { CreateEmailCodes1798400000000 } from './1798400000000-CreateEmailCodes.js';
+import { CreateWebhooks1798600000000 } from './1798600000000-CreateWebhooks.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -40,4 +41,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   SingleColumnOwnerIndexes1797000000200,
   CreateSigningKeys1798100000000,
   CreateEmailCodes1798400000000,
+  CreateWebhooks1798600000000,
 ];

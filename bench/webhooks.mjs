@@ -1,0 +1,216 @@
+// `npm run bench -- --webhooks [--pg] [--quick]`: what a webhook subscription costs the requests
+// that cause events. Two copies of the built service, each on its own fresh database, in the same
+// run: `none` without subscriptions, `subscribed` with one subscription to every event type (made
+// through the admin CLI, as an operator would), pointed at a receiver in this process that
+// answers 204 at once. Each round measures refresh and login throughput on both, the first of
+// the pair swapping each round, with the harness waiting until both are idle between runs; the
+// ratio subscribed/none is taken per round and its median reported (goal ≥ 0.9). Deliveries
+// counted at the receiver show the subscription was live. Writes
+// bench/results/latest-webhooks{,-pg}.md and .json.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
+import { URL, fileURLToPath } from 'node:url';
+import { postgresDatabase, sqliteDatabase } from './lib/databases.mjs';
+import { measureWindow, waitUntilIdle, warmUp } from './lib/load.mjs';
+import {
+  SERVICE_ENTRY,
+  freePort,
+  serviceEnv,
+  spawnNode,
+  stopAll,
+  waitForFirstAnswer,
+} from './lib/processes.mjs';
+import {
+  createState,
+  ensureRefreshTokens,
+  loginRequest,
+  refreshRequest,
+  seed,
+} from './lib/scenarios.mjs';
+import { median, round } from './lib/stats.mjs';
+
+const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+const CLI_ENTRY = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const GOAL = 0.9;
+
+const FULL = { rounds: 3, connections: 20, warmupMs: 1_000, refreshMs: 3_000, loginMs: 4_000 };
+const QUICK = { rounds: 1, connections: 10, warmupMs: 500, refreshMs: 1_000, loginMs: 1_000 };
+
+export async function runWebhooks({ pg: onPostgres = false, quick = false }) {
+  const plan = quick ? QUICK : FULL;
+  const tmp = await mkdtemp(join(tmpdir(), 'keygate-bench-webhooks-'));
+  const databases = [];
+  let delivered = 0;
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      delivered += 1;
+      response.writeHead(204).end();
+    });
+  });
+  receiver.listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+  const receiverUrl = `http://127.0.0.1:${receiver.address().port}/hooks`;
+  const webhookEnv = {
+    Webhooks__EncryptionKeys: randomBytes(32).toString('base64'),
+    Webhooks__AllowPrivateDestinations: 'true',
+  };
+  const loadBefore = loadavg();
+  try {
+    const suts = [];
+    for (const label of ['none', 'subscribed']) {
+      const database = onPostgres
+        ? await postgresDatabase(`webhooks_${label}`)
+        : sqliteDatabase(tmp, label);
+      databases.push(database);
+      const port = await freePort();
+      const env = {
+        ...serviceEnv({
+          port,
+          secret: randomBytes(36).toString('base64url'),
+          connectionString: database.connectionString,
+        }),
+        ...webhookEnv,
+      };
+      const handle = spawnNode({
+        name: label,
+        args: [SERVICE_ENTRY],
+        env,
+        cwd: tmp,
+        port,
+        logFile: join(tmp, `${label}.log`),
+      });
+      await waitForFirstAnswer(handle);
+      if (label === 'subscribed') {
+        const added = spawnSync(
+          process.execPath,
+          [CLI_ENTRY, 'webhooks:add', '--url', receiverUrl, '--events', 'all'],
+          { cwd: tmp, env, encoding: 'utf8' },
+        );
+        if (added.status !== 0) {
+          throw new Error(`webhooks:add failed: ${added.stderr}`);
+        }
+      }
+      const sut = {
+        label,
+        targets: [handle],
+        pids: [handle.pid],
+        usesPostgres: onPostgres,
+        state: createState(label),
+        url: handle.url,
+      };
+      await seed(sut.state, sut.url, 32);
+      await ensureRefreshTokens(sut.state, sut.url, 2 * plan.connections);
+      await warmUp(
+        sut,
+        { connections: plan.connections, requests: () => [refreshRequest(sut.state)] },
+        1_000,
+      );
+      suts.push(sut);
+    }
+
+    const endpoints = [
+      { name: 'refresh', windowMs: plan.refreshMs, requests: (state) => [refreshRequest(state)] },
+      { name: 'login', windowMs: plan.loginMs, requests: (state) => [loginRequest(state)] },
+    ];
+    const rounds = [];
+    for (let r = 0; r < plan.rounds; r++) {
+      const order = r % 2 === 0 ? suts : [...suts].reverse();
+      const runs = {};
+      for (const endpoint of endpoints) {
+        for (const sut of order) {
+          if (endpoint.name === 'refresh') {
+            await ensureRefreshTokens(sut.state, sut.url, 2 * plan.connections);
+          }
+          await Promise.all(suts.map((s) => waitUntilIdle(s)));
+          const window = await measureWindow(sut, {
+            loads: [
+              {
+                name: endpoint.name,
+                connections: plan.connections,
+                requests: () => endpoint.requests(sut.state),
+              },
+            ],
+            warmupMs: plan.warmupMs,
+            windowMs: endpoint.windowMs,
+          });
+          const load = window.loads[endpoint.name];
+          runs[`${endpoint.name}:${sut.label}`] = {
+            rps: load.rps,
+            p99: load.p99,
+            non2xx: load.non2xx,
+            cpuMsPerRequest: (window.cpuSeconds * 1000) / load.requests,
+          };
+          process.stdout.write(
+            `round ${r + 1} ${endpoint.name} ${sut.label}: ${round(load.rps, 1)} req/s, ` +
+              `p99 ${round(load.p99, 1)} ms, ${round((window.cpuSeconds * 1000) / load.requests, 3)} ms CPU/req\n`,
+          );
+        }
+      }
+      rounds.push(runs);
+    }
+    const ratio = (name) =>
+      median(rounds.map((runs) => runs[`${name}:subscribed`].rps / runs[`${name}:none`].rps));
+    const results = {
+      mode: onPostgres ? 'pg' : 'sqlite',
+      quick,
+      goal: GOAL,
+      ratios: { refresh: ratio('refresh'), login: ratio('login') },
+      deliveredWebhooks: delivered,
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadavg(),
+      rounds,
+    };
+    const suffix = onPostgres ? '-pg' : '';
+    writeFileSync(
+      join(RESULTS_DIR, `latest-webhooks${suffix}.json`),
+      `${JSON.stringify(results, null, 2)}\n`,
+    );
+    writeFileSync(join(RESULTS_DIR, `latest-webhooks${suffix}.md`), report(results));
+    process.stdout.write(report(results));
+    return results.ratios.refresh >= GOAL && results.ratios.login >= GOAL ? 0 : 1;
+  } finally {
+    await stopAll();
+    receiver.close();
+    for (const database of databases) {
+      await database.drop?.();
+    }
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+function report(results) {
+  const verdict = (value) =>
+    `${round(value, 3)} ${value >= GOAL ? 'pass' : 'FAIL'} (goal ≥ ${GOAL})`;
+  const lines = [
+    `# Webhooks: throughput with one subscription to every event (${results.mode}${results.quick ? ', quick' : ''})`,
+    '',
+    '| Endpoint | subscribed / none (median of rounds) |',
+    '| -------- | ------------------------------------ |',
+    `| refresh  | ${verdict(results.ratios.refresh)} |`,
+    `| login    | ${verdict(results.ratios.login)} |`,
+    '',
+    `Webhooks delivered to the receiver during the run: ${results.deliveredWebhooks}.`,
+    `Load average before: ${results.loadAverageBefore.map((v) => round(v, 2)).join(', ')}; after: ${results.loadAverageAfter.map((v) => round(v, 2)).join(', ')}.`,
+    '',
+    '| Round | Endpoint | none req/s | subscribed req/s | none ms CPU/req | subscribed ms CPU/req |',
+    '| ----- | -------- | ---------- | ---------------- | --------------- | --------------------- |',
+  ];
+  results.rounds.forEach((runs, i) => {
+    for (const name of ['refresh', 'login']) {
+      const none = runs[`${name}:none`];
+      const sub = runs[`${name}:subscribed`];
+      lines.push(
+        `| ${i + 1} | ${name} | ${round(none.rps, 1)} | ${round(sub.rps, 1)} | ${round(none.cpuMsPerRequest, 3)} | ${round(sub.cpuMsPerRequest, 3)} |`,
+      );
+    }
+  });
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,77 @@
+import { Logger } from '@nestjs/common';
+import { RandomSource } from '../common/random/random-source.js';
+import { Clock } from '../common/time/clock.js';
+import { DeliveryLoop, retryDelayMs, type DeliveryChannel } from './delivery-loop.js';
+import type { OutboxClaim } from './outbox-claim.js';
+
+class FixedClock extends Clock {
+  override now(): Date {
+    return new Date('2026-01-01T00:00:00.000Z');
+  }
+}
+
+describe(retryDelayMs.name, () => {
+  it('should double from the first delay after each failed attempt, up to the longest', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 60].map((n) => retryDelayMs(n, 10_000, 60_000))).toEqual([
+      10_000, 20_000, 40_000, 60_000, 60_000, 60_000, 60_000, 60_000,
+    ]);
+  });
+});
+
+describe(DeliveryLoop.name, () => {
+  const settings = { pollIntervalMs: 60_000, attemptTimeoutMs: 1_000, batchSize: 2 };
+
+  function loopOver(queue: string[], attempted: string[], claims: OutboxClaim[]) {
+    const channel: DeliveryChannel<string> = {
+      claimDue: (claim, limit) => {
+        claims.push(claim);
+        return Promise.resolve(queue.splice(0, limit));
+      },
+      attempt: (message, signal) => {
+        expect(signal.aborted).toBe(false);
+        attempted.push(message);
+        return Promise.resolve();
+      },
+    };
+    return new DeliveryLoop(
+      channel,
+      settings,
+      new FixedClock(),
+      new RandomSource(),
+      new Logger('test'),
+    );
+  }
+
+  it('should claim batch after batch until nothing is due, each claim its own id lasting two deadlines', async () => {
+    const attempted: string[] = [];
+    const claims: OutboxClaim[] = [];
+    const sut = loopOver(['a', 'b', 'c'], attempted, claims);
+
+    sut.wake();
+    await sut.idle();
+
+    expect(attempted).toEqual(['a', 'b', 'c']);
+    expect(claims).toHaveLength(3);
+    expect(new Set(claims.map((c) => c.id)).size).toBe(3);
+    expect(claims[0].until.getTime() - claims[0].now.getTime()).toBe(2_000);
+    await sut.stop();
+  });
+
+  it('should run another round when woken during one, and none once stopped', async () => {
+    const queue = ['a'];
+    const attempted: string[] = [];
+    const sut = loopOver(queue, attempted, []);
+
+    sut.wake();
+    queue.push('b');
+    sut.wake();
+    await sut.idle();
+    expect(attempted).toEqual(['a', 'b']);
+
+    await sut.stop();
+    queue.push('c');
+    sut.wake();
+    await sut.idle();
+    expect(attempted).toEqual(['a', 'b']);
+  });
+});

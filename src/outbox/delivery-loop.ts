@@ -1,0 +1,135 @@
+import type { Logger } from '@nestjs/common';
+import type { RandomSource } from '../common/random/random-source.js';
+import type { Clock } from '../common/time/clock.js';
+import type { OutboxClaim } from './outbox-claim.js';
+
+/** One kind of message on the outbox (mail, webhooks): how its rows are claimed and delivered. */
+export interface DeliveryChannel<M> {
+  /** Claims up to `limit` due messages under `claim`, counting the attempt (see claimDueRows). */
+  claimDue(claim: OutboxClaim, limit: number): Promise<readonly M[]>;
+  /**
+   * One attempt of a claimed message, which records its own outcome (delivered, retry at, given
+   * up) under the claim. `signal` aborts at the attempt's deadline and at shutdown.
+   */
+  attempt(message: M, signal: AbortSignal): Promise<void>;
+  /** After every attempt of a claimed batch ended: outcomes recorded together (one statement). */
+  afterBatch?(): Promise<void>;
+  /** Housekeeping after each round: deleting finished rows past their retention. */
+  afterRound?(): Promise<void>;
+}
+
+export interface DeliveryLoopSettings {
+  readonly pollIntervalMs: number;
+  /** An attempt is aborted after this; a claim lasts twice this, so it outlives its attempt. */
+  readonly attemptTimeoutMs: number;
+  /** Messages claimed, and attempted side by side, per round. */
+  readonly batchSize: number;
+}
+
+/**
+ * The outbox's one delivery loop (decision 0050), off every request path: at start, every poll
+ * interval, and at once when wake() says a request queued something. A round claims due messages
+ * (a claim is a fresh id and an expiry, so of several instances one holds a message at a time,
+ * and a claim whose holder died lapses), attempts them side by side, each bounded by the attempt
+ * deadline, and claims again until nothing is due. A round that fails is logged and the next
+ * one tries again; wake() during a round asks for one more.
+ */
+export class DeliveryLoop<M> {
+  private readonly stopping = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private round: Promise<void> | null = null;
+  private wantsAnotherRound = false;
+
+  constructor(
+    private readonly channel: DeliveryChannel<M>,
+    private readonly settings: DeliveryLoopSettings,
+    private readonly clock: Clock,
+    private readonly random: RandomSource,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Polls from now on, and starts a round at once. */
+  start(): void {
+    this.timer = setInterval(() => this.wake(), this.settings.pollIntervalMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Stops polling, aborts attempts in flight (their claims lapse) and waits for the round. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.stopping.abort();
+    await this.round;
+  }
+
+  /** Starts a round now, or another one right after the running one. */
+  wake(): void {
+    if (this.stopping.signal.aborted) {
+      return;
+    }
+    if (this.round !== null) {
+      this.wantsAnotherRound = true;
+      return;
+    }
+    this.round = this.rounds().finally(() => {
+      this.round = null;
+    });
+  }
+
+  /** Resolves once no round is running: for tests and the admin CLI. */
+  async idle(): Promise<void> {
+    while (this.round !== null) {
+      await this.round;
+    }
+  }
+
+  private async rounds(): Promise<void> {
+    do {
+      this.wantsAnotherRound = false;
+      try {
+        await this.deliverDue();
+        await this.channel.afterRound?.();
+      } catch (error: unknown) {
+        this.logger.error(
+          'A delivery round failed; the next round tries again',
+          error instanceof Error ? error.stack : String(error),
+        );
+      }
+    } while (this.wantsAnotherRound && !this.stopping.signal.aborted);
+  }
+
+  private async deliverDue(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      const now = this.clock.now();
+      const claim: OutboxClaim = {
+        id: this.random.uuid(),
+        now,
+        until: new Date(now.getTime() + 2 * this.settings.attemptTimeoutMs),
+      };
+      const due = await this.channel.claimDue(claim, this.settings.batchSize);
+      if (due.length === 0) {
+        return;
+      }
+      await Promise.all(
+        due.map((message) =>
+          this.channel.attempt(
+            message,
+            AbortSignal.any([
+              AbortSignal.timeout(this.settings.attemptTimeoutMs),
+              this.stopping.signal,
+            ]),
+          ),
+        ),
+      );
+      await this.channel.afterBatch?.();
+    }
+  }
+}
+
+/**
+ * The delay before attempt `attempts + 1`, after `attempts` failed ones: `first`, doubling each
+ * time, never above `longest`.
+ */
+export function retryDelayMs(attempts: number, first: number, longest: number): number {
+  return Math.min(first * 2 ** Math.max(0, Math.min(attempts - 1, 40)), longest);
+}

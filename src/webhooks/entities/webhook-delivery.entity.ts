@@ -1,0 +1,78 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { WebhookSubscription } from './webhook-subscription.entity.js';
+
+/** `pending`: to be delivered, maybe after failed attempts. `delivered` is final; `dead` waits for a replay. */
+export type WebhookDeliveryState = 'pending' | 'delivered' | 'dead';
+
+/** Room for `msg_`, an event id, `_` and a subscription id. */
+export const WEBHOOK_ID_MAX_LENGTH = 80;
+
+/**
+ * One event to deliver to one subscription (table `webhook_deliveries`), written in the
+ * transaction of the change the event records. Holds the event's public facts only; its body is
+ * made from them at each attempt, the same bytes every time.
+ */
+@Entity('webhook_deliveries')
+@Index('IDX_webhook_deliveries_state_nextAttemptAt', ['state', 'nextAttemptAt'])
+@Index('IDX_webhook_deliveries_state_eventId', ['state', 'eventId'])
+@Index('IDX_webhook_deliveries_order', ['subscriptionId', 'accountId', 'state', 'eventId'])
+export class WebhookDelivery {
+  /** The `webhook-id` header: `msg_<event id>_<subscription id>`, the same at every attempt. */
+  @PrimaryColumn({ type: String, length: WEBHOOK_ID_MAX_LENGTH })
+  id: string;
+
+  @Column({ type: String, length: 36 })
+  subscriptionId: string;
+
+  /** Declared for the foreign key (removing a subscription removes its deliveries); never loaded. */
+  @ManyToOne(() => WebhookSubscription, { onDelete: 'CASCADE' })
+  @JoinColumn({
+    name: 'subscriptionId',
+    foreignKeyConstraintName: 'FK_webhook_deliveries_subscriptionId',
+  })
+  subscription?: WebhookSubscription;
+
+  /** The audit event's id (UUIDv7): its text sorts in the order events were recorded. */
+  @Column({ type: String, length: 36 })
+  eventId: string;
+
+  @Column({ type: String, length: 64 })
+  type: string;
+
+  /** Not a foreign key: `account_deleted` must still be delivered once the account is gone. */
+  @Column({ type: String, length: 36, nullable: true })
+  accountId: string | null;
+
+  @Column({ type: String, length: 36, nullable: true })
+  sessionId: string | null;
+
+  @Column({ type: String, length: 64 })
+  ip: string;
+
+  @Column({ type: Date })
+  occurredAt: Date;
+
+  @Column({ type: String, length: 16 })
+  state: WebhookDeliveryState;
+
+  // Written as the migration wrote it, so entities and schema match (test/schema.e2e-spec.ts).
+  @Column({ type: Number, default: 0 })
+  attempts: number;
+
+  @Column({ type: Date })
+  nextAttemptAt: Date;
+
+  /** The claim of the sender delivering it, and until when that claim holds. */
+  @Column({ type: String, length: 36, nullable: true })
+  claimedBy: string | null;
+
+  @Column({ type: Date, nullable: true })
+  claimedUntil: Date | null;
+
+  @Column({ type: Date, nullable: true })
+  finishedAt: Date | null;
+
+  /** The last failure: a code and an HTTP status, never the receiver's text. */
+  @Column({ type: String, length: 100, nullable: true })
+  lastError: string | null;
+}

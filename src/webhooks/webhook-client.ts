@@ -1,0 +1,179 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { isPublicAddress } from './destination-guard.js';
+
+/** Bytes of a receiver's answer read at most; the rest is not waited for. */
+export const RESPONSE_READ_LIMIT = 4096;
+
+/**
+ * Connections are kept open between deliveries to one receiver (a connection per delivery cost
+ * more than the rest of it). A kept connection was opened to an address the guard accepted.
+ */
+const KEEP_ALIVE = { keepAlive: true, maxSockets: 16, timeout: 30_000 };
+const httpAgent = new HttpAgent(KEEP_ALIVE);
+const httpsAgent = new HttpsAgent(KEEP_ALIVE);
+
+export interface WebhookPost {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+export interface WebhookClientOptions {
+  readonly connectTimeoutMs: number;
+  readonly allowPrivateDestinations: boolean;
+  /** Aborts the whole exchange: the attempt's deadline and shutdown. */
+  readonly signal: AbortSignal;
+}
+
+/** Why an attempt failed: a short code (and HTTP status), never the receiver's text. */
+export class WebhookCallError extends Error {
+  constructor(
+    readonly code: string,
+    /** False when trying again cannot help (a refused destination). */
+    readonly isRetryable = true,
+  ) {
+    super(code);
+    this.name = 'WebhookCallError';
+  }
+}
+
+/**
+ * POSTs one delivery and resolves to the answer's status once its first RESPONSE_READ_LIMIT bytes
+ * are read. Redirects are not followed (a 3xx is an answer like any other). The connection must
+ * open within `connectTimeoutMs`; `signal` bounds the rest. The destination is checked after name
+ * resolution, on the address actually connected to, so a name that resolves to a private address
+ * (or changes its answer between two look-ups) is refused all the same.
+ */
+export function postWebhook(post: WebhookPost, options: WebhookClientOptions): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let url: URL;
+    try {
+      url = new URL(post.url);
+    } catch {
+      reject(new WebhookCallError('EURL', false));
+      return;
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) !== 0 && !options.allowPrivateDestinations && !isPublicAddress(host)) {
+      reject(new WebhookCallError('EDESTINATION', false));
+      return;
+    }
+    const isHttps = url.protocol === 'https:';
+    const request = isHttps ? httpsRequest : httpRequest;
+    let settled = false;
+    const fail = (error: WebhookCallError) => {
+      if (!settled) {
+        settled = true;
+        reject(error);
+      }
+      req.destroy();
+    };
+    const req: ClientRequest = request(
+      {
+        protocol: url.protocol,
+        hostname: host,
+        port: url.port === '' ? undefined : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers: {
+          ...post.headers,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(post.body)),
+          'user-agent': 'Keygate-Webhooks/1',
+        },
+        agent: isHttps ? httpsAgent : httpAgent,
+        lookup: guardedLookup(options.allowPrivateDestinations),
+        signal: options.signal,
+      },
+      (response: IncomingMessage) => readStatus(response, resolveOnce, fail),
+    );
+    const resolveOnce = (status: number, isWhole: boolean) => {
+      if (!settled) {
+        settled = true;
+        resolve(status);
+      }
+      // A whole answer leaves the connection reusable; one cut at the limit does not.
+      if (!isWhole) {
+        req.destroy();
+      }
+    };
+    const connectTimer = setTimeout(
+      () => fail(new WebhookCallError('ECONNECTTIMEOUT')),
+      options.connectTimeoutMs,
+    );
+    req.on('socket', (socket) => {
+      const connected = () => clearTimeout(connectTimer);
+      if (!socket.connecting) {
+        // A kept connection: already open.
+        connected();
+        return;
+      }
+      socket.once(isHttps ? 'secureConnect' : 'connect', connected);
+      socket.once('close', connected);
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(connectTimer);
+      if (error instanceof WebhookCallError) {
+        fail(error);
+      } else if (options.signal.aborted) {
+        fail(new WebhookCallError('ETIMEOUT'));
+      } else {
+        fail(new WebhookCallError(typeof error.code === 'string' ? error.code : 'ENETWORK'));
+      }
+    });
+    req.on('close', () => clearTimeout(connectTimer));
+    req.end(post.body);
+  });
+}
+
+/** Reads at most RESPONSE_READ_LIMIT bytes of the answer, then settles with its status. */
+function readStatus(
+  response: IncomingMessage,
+  resolve: (status: number, isWhole: boolean) => void,
+  fail: (error: WebhookCallError) => void,
+): void {
+  const status = response.statusCode ?? 0;
+  let read = 0;
+  response.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read >= RESPONSE_READ_LIMIT) {
+      resolve(status, false);
+    }
+  });
+  response.on('end', () => resolve(status, true));
+  response.on('error', () => fail(new WebhookCallError('ERESPONSE')));
+}
+
+/** dns.lookup, refusing names any of whose addresses is not public (unless allowed). */
+function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error !== null) {
+        callback(error, '', 0);
+        return;
+      }
+      if (!allowPrivate && addresses.some((a) => !isPublicAddress(a.address))) {
+        callback(new WebhookCallError('EDESTINATION', false), '', 0);
+        return;
+      }
+      if (options.all === true) {
+        (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
+        return;
+      }
+      const first = addresses[0];
+      if (first === undefined) {
+        callback(new WebhookCallError('ENOTFOUND'), '', 0);
+        return;
+      }
+      callback(null, first.address, first.family);
+    });
+  };
+}

@@ -1,0 +1,309 @@
+import { Injectable } from '@nestjs/common';
+import type { Database, Statement } from 'better-sqlite3';
+import { DataSource, In, IsNull, LessThan, type EntityManager } from 'typeorm';
+import { sqliteConnectionOf } from '../database/driver-handle.js';
+import { EntityRows } from '../database/entity-rows.js';
+import { postgresTypeOf } from '../database/postgres-types.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import type { AuthEventRecord } from '../events/auth-event.js';
+import { DeliverySink, type ComputedFacts } from '../events/delivery-sink.js';
+import { claimDueRows, type OutboxClaim } from '../outbox/outbox-claim.js';
+import { WebhookDelivery } from './entities/webhook-delivery.entity.js';
+import { ALL_EVENTS, WebhookSubscription } from './entities/webhook-subscription.entity.js';
+import { webhookFactsOf } from './webhook-events.js';
+
+/** The columns the statement computes from the subscription row rather than take as values. */
+const FROM_SUBSCRIPTION = new Set(['id', 'subscriptionId']);
+
+/**
+ * The queries on `webhook_deliveries`, on both engines; the only code that names the table. As
+ * the DeliverySink, it queues an event for the subscriptions that want it inside the event's own
+ * transaction: one `INSERT … SELECT` over `webhook_subscriptions`, which the database matches
+ * (enabled, and `*` or the type among the wanted ones), so a subscription committed before the
+ * event's statement is always seen and no cache can be stale (decision 0050). When no
+ * subscription wants the event the statement inserts nothing.
+ */
+@Injectable()
+export class WebhookDeliveryRepository implements DeliverySink {
+  private readonly rows: EntityRows<WebhookDelivery>;
+  private readonly subscriptionsTable: string;
+  private sqliteInsert: Statement<unknown[]> | undefined;
+  private postgresInsert: string | undefined;
+  private readonly queuedListeners: (() => void)[] = [];
+
+  constructor(
+    private readonly unitOfWork: UnitOfWork,
+    private readonly dataSource: DataSource,
+  ) {
+    this.rows = new EntityRows(dataSource, WebhookDelivery);
+    this.subscriptionsTable = dataSource.getMetadata(WebhookSubscription).tableName;
+  }
+
+  /** `listener` runs after a transaction that queued deliveries committed (the sender's wake). */
+  onQueued(listener: () => void): void {
+    this.queuedListeners.push(listener);
+  }
+
+  async insertWithin(
+    manager: EntityManager,
+    record: AuthEventRecord,
+    eventId: string,
+  ): Promise<void> {
+    if (this.unitOfWork.isSerialized) {
+      this.insertOnSqlite(sqliteConnectionOf(this.dataSource), record, eventId);
+      return;
+    }
+    this.postgresInsert ??= `${this.insertSelectSql(1, '', {})} RETURNING 1 AS "queued"`;
+    const queued = await manager.query<unknown[]>(
+      this.postgresInsert,
+      this.insertSelectValues(record, eventId, {}),
+    );
+    if (queued.length > 0) {
+      this.unitOfWork.afterCommit(manager, () => this.queued());
+    }
+  }
+
+  insertOnSqlite(db: Database, record: AuthEventRecord, eventId: string): void {
+    const statement = (this.sqliteInsert ??= db.prepare(this.sqliteInsertSql()));
+    // In the statement's order: the id's event id where the id is, the facts, then the type.
+    const facts = this.valuesOf(record, eventId, {});
+    const values = this.rows.columns.flatMap((column) =>
+      column.propertyName === 'id'
+        ? [eventId]
+        : column.propertyName === 'subscriptionId'
+          ? []
+          : [facts.shift()],
+    );
+    const { changes } = statement.run(...values, `,${record.event.type},`);
+    if (changes > 0) {
+      this.unitOfWork.afterCommit(null, () => this.queued());
+    }
+  }
+
+  /**
+   * PostgreSQL: `INSERT … SELECT … FROM <source>, subscriptions WHERE …`, parameters from
+   * `$first`: the facts not `computed`, then the type to match. The delivery's id is made of the
+   * event id (its parameter) and the subscription's.
+   */
+  insertSelectSql(first: number, source: string, computed: ComputedFacts): string {
+    let next = first;
+    let eventIdParameter = '';
+    const expressions = this.rows.columns.map((column) => {
+      const property = column.propertyName;
+      if (property === 'subscriptionId') {
+        return 'ws."id"';
+      }
+      if (property === 'id') {
+        return null;
+      }
+      const given = computed[property as keyof ComputedFacts];
+      if (given !== undefined) {
+        return given;
+      }
+      const parameter = `$${next++}::${postgresTypeOf(this.dataSource, column)}`;
+      if (property === 'eventId') {
+        eventIdParameter = parameter;
+      }
+      return parameter;
+    });
+    const typeParameter = `$${next}::text`;
+    const select = expressions.map((expression) =>
+      expression === null ? `'msg_' || ${eventIdParameter} || '_' || ws."id"` : expression,
+    );
+    const from = source === '' ? '' : `${source}, `;
+    return (
+      `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${select.join(', ')} ` +
+      `FROM ${from}"${this.subscriptionsTable}" ws WHERE ws."isEnabled" ` +
+      `AND (ws."events" = '${ALL_EVENTS}' OR strpos(ws."events", ${typeParameter}) > 0)`
+    );
+  }
+
+  insertSelectValues(record: AuthEventRecord, eventId: string, computed: ComputedFacts): unknown[] {
+    return [...this.valuesOf(record, eventId, computed), `,${record.event.type},`];
+  }
+
+  /** Tells the sender once a statement that queued deliveries (its `queued` count) committed. */
+  committed(queued: number): void {
+    if (queued > 0) {
+      this.queued();
+    }
+  }
+
+  private queued(): void {
+    for (const listener of this.queuedListeners) {
+      listener();
+    }
+  }
+
+  /** The SQLite statement: the id as `'msg_' || ? || '_' || ws.id`, then the facts, then the type. */
+  private sqliteInsertSql(): string {
+    const select = this.rows.columns.map((column) => {
+      if (column.propertyName === 'id') {
+        return `'msg_' || ? || '_' || ws."id"`;
+      }
+      return column.propertyName === 'subscriptionId' ? 'ws."id"' : '?';
+    });
+    return (
+      `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${select.join(', ')} ` +
+      `FROM "${this.subscriptionsTable}" ws WHERE ws."isEnabled" = 1 ` +
+      `AND (ws."events" = '${ALL_EVENTS}' OR instr(ws."events", ?) > 0)`
+    );
+  }
+
+  /** The driver's values of the columns taken as values (not computed, not the subscription's). */
+  private valuesOf(record: AuthEventRecord, eventId: string, computed: ComputedFacts): unknown[] {
+    const facts = webhookFactsOf(record);
+    const delivery = Object.assign(new WebhookDelivery(), {
+      id: '',
+      subscriptionId: '',
+      eventId,
+      type: facts.type,
+      accountId: facts.accountId,
+      sessionId: facts.sessionId,
+      ip: facts.ip,
+      occurredAt: facts.occurredAt,
+      state: 'pending',
+      attempts: 0,
+      nextAttemptAt: facts.occurredAt,
+      claimedBy: null,
+      claimedUntil: null,
+      finishedAt: null,
+      lastError: null,
+    } satisfies WebhookDelivery);
+    const values = this.rows.values(delivery);
+    return values.filter((_value, i) => {
+      const property = this.rows.columns[i].propertyName;
+      return !FROM_SUBSCRIPTION.has(property) && !(property in computed);
+    });
+  }
+
+  /**
+   * Claims up to `limit` pending deliveries that are due, of enabled subscriptions, each the
+   * oldest pending one of its subscription and account: a later event of an account waits while
+   * an earlier one to the same subscription is pending (retrying), so one receiver sees an
+   * account's events in the order they were recorded. Dead ones no longer hold the line.
+   */
+  claimDue(claim: OutboxClaim, limit: number): Promise<WebhookDelivery[]> {
+    const enabled = this.unitOfWork.isSerialized ? '1' : 'TRUE';
+    const table = `"${this.rows.table}"`;
+    return this.unitOfWork.transaction((m) =>
+      claimDueRows(m, WebhookDelivery, claim, limit, {
+        skipLocked: !this.unitOfWork.isSerialized,
+        open: (due) =>
+          due
+            .where("row.state = 'pending'")
+            .andWhere(
+              `NOT EXISTS (SELECT 1 FROM ${table} earlier ` +
+                'WHERE earlier."subscriptionId" = "row"."subscriptionId" ' +
+                'AND earlier."accountId" = "row"."accountId" ' +
+                `AND earlier."state" = 'pending' AND earlier."eventId" < "row"."eventId")`,
+            )
+            .andWhere(
+              `EXISTS (SELECT 1 FROM "${this.subscriptionsTable}" ws ` +
+                `WHERE ws."id" = "row"."subscriptionId" AND ws."isEnabled" = ${enabled})`,
+            ),
+      }),
+    );
+  }
+
+  /**
+   * Delivered: final, for a batch of one claim in one statement. Returns how many were still held
+   * (one whose claim lapsed meanwhile is another instance's now, which delivers it again).
+   */
+  async deliveredAll(deliveries: readonly WebhookDelivery[], at: Date): Promise<number> {
+    const claims = [...new Set(deliveries.map((d) => d.claimedBy ?? ''))];
+    let recorded = 0;
+    for (const claim of claims) {
+      const result = await this.unitOfWork.run((m) =>
+        m.update(
+          WebhookDelivery,
+          {
+            id: In(deliveries.filter((d) => (d.claimedBy ?? '') === claim).map((d) => d.id)),
+            claimedBy: claim,
+          },
+          {
+            state: 'delivered',
+            finishedAt: at,
+            lastError: null,
+            claimedBy: null,
+            claimedUntil: null,
+          },
+        ),
+      );
+      recorded += result.affected ?? 0;
+    }
+    return recorded;
+  }
+
+  /** Given up after the last attempt (or at once, for a destination that cannot work): dead. */
+  async dead(delivery: WebhookDelivery, at: Date, lastError: string): Promise<boolean> {
+    return this.finish(delivery, { state: 'dead', finishedAt: at, lastError });
+  }
+
+  /** Releases the claim and sets the next attempt. */
+  async retryAt(delivery: WebhookDelivery, at: Date, lastError: string): Promise<boolean> {
+    return this.finish(delivery, { nextAttemptAt: at, lastError });
+  }
+
+  private async finish(
+    delivery: WebhookDelivery,
+    fields: Partial<Pick<WebhookDelivery, 'state' | 'finishedAt' | 'nextAttemptAt' | 'lastError'>>,
+  ): Promise<boolean> {
+    const result = await this.unitOfWork.run((m) =>
+      m.update(
+        WebhookDelivery,
+        { id: delivery.id, claimedBy: delivery.claimedBy ?? IsNull() },
+        { ...fields, claimedBy: null, claimedUntil: null },
+      ),
+    );
+    return result.affected === 1;
+  }
+
+  /** Dead deliveries, oldest event first (IDX_webhook_deliveries_state_eventId). */
+  deadOnes(limit: number): Promise<WebhookDelivery[]> {
+    return this.unitOfWork.run((m) =>
+      m.find(WebhookDelivery, { where: { state: 'dead' }, order: { eventId: 'ASC' }, take: limit }),
+    );
+  }
+
+  /**
+   * Makes dead deliveries pending again, due at `at`, with a fresh count of attempts: the one
+   * with `id`, or every one (null). Returns how many, inside the caller's transaction.
+   */
+  async replayWithin(manager: EntityManager, id: string | null, at: Date): Promise<number> {
+    const result = await manager.update(
+      WebhookDelivery,
+      id === null ? { state: 'dead' } : { id, state: 'dead' },
+      {
+        state: 'pending',
+        attempts: 0,
+        nextAttemptAt: at,
+        finishedAt: null,
+        lastError: null,
+        claimedBy: null,
+        claimedUntil: null,
+      },
+    );
+    return result.affected ?? 0;
+  }
+
+  /** When the oldest pending delivery's event happened, or null when none is pending. */
+  async oldestPendingAt(): Promise<Date | null> {
+    const oldest = await this.unitOfWork.run((m) =>
+      m.findOne(WebhookDelivery, {
+        select: { id: true, occurredAt: true, eventId: true },
+        where: { state: 'pending' },
+        order: { eventId: 'ASC' },
+      }),
+    );
+    return oldest?.occurredAt ?? null;
+  }
+
+  /** Deletes deliveries delivered before `cutoff`; returns how many. */
+  async purgeDeliveredBefore(cutoff: Date): Promise<number> {
+    const result = await this.unitOfWork.run((m) =>
+      m.delete(WebhookDelivery, { state: In(['delivered']), finishedAt: LessThan(cutoff) }),
+    );
+    return result.affected ?? 0;
+  }
+}

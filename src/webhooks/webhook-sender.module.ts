@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { WebhookSender } from './webhook-sender.js';
+import { WebhooksModule } from './webhooks.module.js';
+
+/** The delivery of webhooks, in the service's processes (never in the admin CLI's). */
+@Module({
+  imports: [WebhooksModule],
+  providers: [WebhookSender],
+  exports: [WebhookSender],
+})
+export class WebhookSenderModule {}

@@ -1,0 +1,213 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { RandomSource } from '../common/random/random-source.js';
+import { Clock } from '../common/time/clock.js';
+import { AppConfig } from '../config/app-config.js';
+import type { WebhooksConfig } from '../config/webhook-settings.js';
+import { KeygateMetrics, type WebhookOutcome } from '../metrics/keygate-metrics.js';
+import { DeliveryLoop, retryDelayMs } from '../outbox/delivery-loop.js';
+import type { WebhookDelivery } from './entities/webhook-delivery.entity.js';
+import type { WebhookSubscription } from './entities/webhook-subscription.entity.js';
+import { postWebhook, WebhookCallError } from './webhook-client.js';
+import { WebhookDeliveryRepository } from './webhook-delivery.repository.js';
+import { webhookBody } from './webhook-events.js';
+import { WebhookSecrets } from './webhook-secrets.js';
+import { webhookHeaders } from './webhook-signer.js';
+import { WebhookSubscriptionRepository } from './webhook-subscription.repository.js';
+
+/** Deliveries claimed, and sent side by side, per batch. */
+const CLAIM_BATCH = 32;
+const PURGE_EVERY_MS = 10 * 60_000;
+const DAY_MS = 24 * 60 * 60_000;
+
+/**
+ * Delivers webhooks on the outbox's delivery loop (DeliveryLoop, decision 0050), off every
+ * request path: at start, every Webhooks__PollIntervalSeconds, and at once after a transaction
+ * queued deliveries. Each delivery is claimed first (of several instances one holds it), signed
+ * at the attempt (Standard Webhooks), and POSTed through postWebhook's guarded client. A 2xx
+ * answer delivers it; anything else is retried with a doubling delay up to
+ * Webhooks__MaxAttempts, then it is dead until `webhooks:replay`. A destination refused as
+ * private, or a secret no key opens, is dead at once. A process that dies mid-attempt leaves its
+ * claim to lapse, and the delivery is attempted again, with the same `webhook-id`.
+ */
+@Injectable()
+export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(WebhookSender.name);
+  private readonly settings: WebhooksConfig;
+  private readonly loop: DeliveryLoop<WebhookDelivery>;
+  private lastPurge = 0;
+  /** Deliveries of the running batch that were delivered: recorded in one statement after it. */
+  private delivered: WebhookDelivery[] = [];
+
+  constructor(
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly subscriptions: WebhookSubscriptionRepository,
+    private readonly secrets: WebhookSecrets,
+    private readonly metrics: KeygateMetrics,
+    private readonly clock: Clock,
+    random: RandomSource,
+    config: AppConfig,
+  ) {
+    this.settings = config.webhooks;
+    let round = new Map<string, WebhookSubscription>();
+    this.loop = new DeliveryLoop(
+      {
+        claimDue: async (claim, limit) => {
+          const due = await this.deliveries.claimDue(claim, limit);
+          const wanted = [...new Set(due.map((d) => d.subscriptionId))];
+          round = new Map((await this.subscriptions.byIds(wanted)).map((s) => [s.id, s]));
+          return due;
+        },
+        attempt: (delivery, signal) =>
+          this.attempt(delivery, round.get(delivery.subscriptionId), signal),
+        afterBatch: () => this.recordDelivered(),
+        afterRound: () => this.afterRound(),
+      },
+      {
+        pollIntervalMs: this.settings.pollIntervalMs,
+        attemptTimeoutMs: this.settings.timeoutMs,
+        batchSize: CLAIM_BATCH,
+      },
+      clock,
+      random,
+      this.logger,
+    );
+    this.deliveries.onQueued(() => this.loop.wake());
+  }
+
+  onApplicationBootstrap(): void {
+    this.loop.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.loop.stop();
+  }
+
+  /** Starts a round now (replays, tests). */
+  wake(): void {
+    this.loop.wake();
+  }
+
+  /** Resolves once no round is running. */
+  idle(): Promise<void> {
+    return this.loop.idle();
+  }
+
+  private async attempt(
+    delivery: WebhookDelivery,
+    subscription: WebhookSubscription | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (subscription === undefined) {
+      // Removed since the claim: its deliveries went with it.
+      return;
+    }
+    const secret = this.secrets.open(subscription.id, subscription.secret);
+    if (secret === null) {
+      await this.settle(delivery, 'dead', 'ESECRET');
+      return;
+    }
+    const body = webhookBody(delivery);
+    let failure: WebhookCallError;
+    try {
+      const status = await postWebhook(
+        {
+          url: subscription.url,
+          headers: webhookHeaders(secret, delivery.id, this.clock.now(), body),
+          body,
+        },
+        {
+          connectTimeoutMs: this.settings.connectTimeoutMs,
+          allowPrivateDestinations: this.settings.allowPrivateDestinations,
+          signal,
+        },
+      );
+      if (status >= 200 && status < 300) {
+        this.delivered.push(delivery);
+        return;
+      }
+      failure = new WebhookCallError(`HTTP ${status}`);
+    } catch (error: unknown) {
+      failure = error instanceof WebhookCallError ? error : new WebhookCallError('EUNKNOWN');
+    }
+    const isLast = !failure.isRetryable || delivery.attempts >= this.settings.maxAttempts;
+    await this.settle(delivery, isLast ? 'dead' : 'retried', failure.code);
+  }
+
+  private async recordDelivered(): Promise<void> {
+    const done = this.delivered;
+    this.delivered = [];
+    if (done.length === 0) {
+      return;
+    }
+    const recorded = await this.deliveries.deliveredAll(done, this.clock.now());
+    if (this.metrics.enabled) {
+      this.metrics.webhookDeliveries.inc({ outcome: 'delivered' }, done.length);
+    }
+    if (recorded < done.length) {
+      this.logger.warn(
+        `${done.length - recorded} webhook(s) were delivered after their claim had lapsed`,
+      );
+    }
+    this.logger.debug(`${done.length} webhook(s) delivered`);
+  }
+
+  private async settle(
+    delivery: WebhookDelivery,
+    outcome: Exclude<WebhookOutcome, 'delivered'>,
+    error: string | null,
+  ): Promise<void> {
+    const now = this.clock.now();
+    let held: boolean;
+    if (outcome === 'dead') {
+      held = await this.deliveries.dead(delivery, now, error ?? 'EUNKNOWN');
+    } else {
+      const delay = retryDelayMs(
+        delivery.attempts,
+        this.settings.retryDelayMs,
+        this.settings.maxRetryDelayMs,
+      );
+      held = await this.deliveries.retryAt(
+        delivery,
+        new Date(now.getTime() + delay),
+        error ?? 'EUNKNOWN',
+      );
+    }
+    if (this.metrics.enabled) {
+      this.metrics.webhookDeliveries.inc({ outcome });
+    }
+    const what = `Webhook ${delivery.id} (${delivery.type}) attempt ${delivery.attempts}`;
+    if (!held) {
+      this.logger.warn(`${what}: ${outcome} after its claim had lapsed`);
+    } else if (outcome === 'dead') {
+      this.logger.error(`${what}: dead (${error}); webhooks:replay sends it again`);
+    } else {
+      this.logger.warn(`${what}: failed (${error}); retried later`);
+    }
+  }
+
+  private async afterRound(): Promise<void> {
+    if (this.metrics.enabled) {
+      const oldest = await this.deliveries.oldestPendingAt();
+      const now = this.clock.now().getTime();
+      this.metrics.webhookQueueAge.set(
+        oldest === null ? 0 : Math.max(0, (now - oldest.getTime()) / 1000),
+      );
+    }
+    const now = this.clock.now().getTime();
+    if (now - this.lastPurge < PURGE_EVERY_MS) {
+      return;
+    }
+    this.lastPurge = now;
+    const deleted = await this.deliveries.purgeDeliveredBefore(
+      new Date(now - this.settings.retentionDays * DAY_MS),
+    );
+    if (deleted > 0) {
+      this.logger.log(`Deleted ${deleted} delivered webhook(s)`);
+    }
+  }
+}
