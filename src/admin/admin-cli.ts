@@ -108,6 +108,8 @@ function execute(
       return admin.purgeAudit(origin).then(CliOutput.auditPurged);
     case 'audit:export':
       return exportAudit(admin, invocation, origin, streams);
+    case 'users:passkeys-remove':
+      return admin.removePasskeys(invocation.email, origin).then(CliOutput.passkeysRemoved);
   }
 }
 

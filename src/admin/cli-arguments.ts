@@ -47,6 +47,10 @@ export const CLI_COMMANDS = {
     usage: 'audit:purge',
     summary: 'Delete the audit events older than Audit__RetentionDays, once.',
   },
+  'users:passkeys-remove': {
+    usage: 'users:passkeys-remove <email>',
+    summary: 'Remove every passkey of an account (lost or stolen devices); sessions stay.',
+  },
 } as const;
 
 export type CliCommand = keyof typeof CLI_COMMANDS;

@@ -3,6 +3,7 @@ import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MailModule } from '../mail/mail.module.js';
 import { MfaModule } from '../mfa/mfa.module.js';
+import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccountLock } from './account-lock.js';
@@ -31,6 +32,7 @@ import { TwoFactorService } from './two-factor.service.js';
     TokensModule,
     MailModule,
     MfaModule,
+    PasskeysModule,
   ],
   controllers: [AuthController, AccountController, TwoFactorController],
   providers: [
@@ -48,6 +50,6 @@ import { TwoFactorService } from './two-factor.service.js';
     JwtStrategy,
     JwtAuthGuard,
   ],
-  exports: [JwtAuthGuard],
+  exports: [JwtAuthGuard, PasswordConfirmation],
 })
 export class AuthModule {}

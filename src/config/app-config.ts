@@ -11,6 +11,7 @@ import {
   type MailConfig,
 } from './mail-settings.js';
 import { checkMfa, type MfaConfig } from './mfa-settings.js';
+import { checkPasskeys, type PasskeysConfig } from './passkeys-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -124,6 +125,8 @@ export class AppConfig {
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
   readonly warnings: readonly string[];
+  /** Passkeys (WebAuthn): the relying party and its origins; null when off (the default). */
+  readonly passkeys: PasskeysConfig | null;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -174,6 +177,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     allowedOrigins: checked.allowedOrigins,
     threadPoolSize: raw.UV_THREADPOOL_SIZE,
     warnings: [...secret.warnings, ...checked.warnings, ...costWarnings(env)],
+    passkeys: checked.passkeys,
   });
 }
 
@@ -225,6 +229,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   allowedOrigins: AllowedOrigins;
   problems: string[];
   warnings: readonly string[];
+  passkeys: PasskeysConfig | null;
 } {
   const problems: string[] = [];
   let target: DatabaseTarget | undefined;
@@ -259,6 +264,11 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   problems.push(...mailProblems);
   const { mfa, problems: mfaProblems } = checkMfa(env);
   problems.push(...mfaProblems);
+  const { passkeys, problems: passkeyProblems } = checkPasskeys(
+    env,
+    env.NODE_ENV === 'development',
+  );
+  problems.push(...passkeyProblems);
   return {
     target,
     mail,
@@ -268,6 +278,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     allowedOrigins: allowedOrigins.origins,
     problems,
     warnings: allowedOrigins.warnings,
+    passkeys,
   };
 }
 
@@ -292,6 +303,7 @@ function assemble(
     readonly allowedOrigins: AllowedOrigins;
     readonly threadPoolSize: unknown;
     readonly warnings: readonly string[];
+    readonly passkeys: PasskeysConfig | null;
   },
 ): AppConfig {
   return Object.assign(new AppConfig(), {
@@ -355,6 +367,7 @@ function assemble(
     },
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
+    passkeys: checked.passkeys,
   });
 }
 

@@ -1,11 +1,20 @@
 /**
  * How a session was authenticated, as RFC 8176 names it in the `amr` claim: `pwd` (a password),
- * and `otp` as well once a second-factor code (a TOTP or a recovery code) was given.
+ * and `otp` as well once a second-factor code (a TOTP or a recovery code) was given. A passkey
+ * adds `hwk` (a key bound to one device) or `swk` (a synced passkey, whose key can leave the
+ * device), and `user`, since every passkey ceremony requires user verification.
  */
-export type AuthMethod = 'pwd' | 'otp';
+export type AuthMethod = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user';
+
+const AUTH_METHODS: ReadonlySet<string> = new Set<AuthMethod>(['pwd', 'otp', 'hwk', 'swk', 'user']);
 
 export const PASSWORD_ONLY: readonly AuthMethod[] = ['pwd'];
 export const PASSWORD_AND_OTP: readonly AuthMethod[] = ['pwd', 'otp'];
+
+/** What a passkey adds to `amr`: its kind of key, and the user verification it performed. */
+export function passkeyMethods(isBackupEligible: boolean): readonly AuthMethod[] {
+  return [isBackupEligible ? 'swk' : 'hwk', 'user'];
+}
 
 /** Stored on each refresh token as space-separated names; null (older tokens) reads as `pwd`. */
 export function storedAuthMethods(methods: readonly AuthMethod[]): string {
@@ -16,6 +25,6 @@ export function parseAuthMethods(stored: string | null): readonly AuthMethod[] {
   if (stored === null) {
     return PASSWORD_ONLY;
   }
-  const methods = stored.split(' ').filter((m): m is AuthMethod => m === 'pwd' || m === 'otp');
+  const methods = stored.split(' ').filter((m): m is AuthMethod => AUTH_METHODS.has(m));
   return methods.length > 0 ? methods : PASSWORD_ONLY;
 }
