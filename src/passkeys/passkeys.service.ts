@@ -402,9 +402,17 @@ export class Passkeys {
     return this.config;
   }
 
-  /** A new random challenge (32 bytes, base64url), stored as a digest until used or expired. */
-  private async newChallenge(ceremony: PasskeyCeremony, userId: string | null): Promise<string> {
-    const challenge = this.random.bytes(32).toString('base64url');
+  /**
+   * A new random challenge of 32 bytes, stored as the digest of its base64url form (what the
+   * browser's client data echoes) until used or expired. Bytes, since the library would encode
+   * a string once more.
+   */
+  private async newChallenge(
+    ceremony: PasskeyCeremony,
+    userId: string | null,
+  ): Promise<Uint8Array> {
+    const bytes = new Uint8Array(this.random.bytes(32));
+    const challenge = Buffer.from(bytes).toString('base64url');
     const now = this.clock.now();
     await this.challenges.insert(
       Object.assign(new PasskeyChallenge(), {
@@ -415,7 +423,7 @@ export class Passkeys {
       }),
       now,
     );
-    return challenge;
+    return bytes;
   }
 
   /**
