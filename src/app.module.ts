@@ -19,7 +19,6 @@ import { SessionsModule } from './sessions/sessions.module.js';
 import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
-import { PasskeyRoutesModule } from './passkeys/passkey-routes.module.js';
 
 export interface AppModuleOptions extends AppConfigOptions, LoggingOptions {
   /** Modules a team adds, with the migrations of their tables (src/extensions.ts lists them). */
@@ -49,7 +48,6 @@ export class AppModule {
         AuditModule,
         ...extensions.map((extension) => extension.module),
         AuditRetentionModule,
-        PasskeyRoutesModule,
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -22,6 +22,8 @@ import { PasswordConfirmation } from './password-confirmation.js';
 import { PasswordHasher } from './password-hasher.js';
 import { PasswordResetService } from './password-reset.service.js';
 import { TwoFactorController } from './two-factor.controller.js';
+import { PasskeyFlowsService } from './passkey-flows.service.js';
+import { PasskeysController } from './passkeys.controller.js';
 import { TwoFactorService } from './two-factor.service.js';
 
 @Module({
@@ -34,7 +36,7 @@ import { TwoFactorService } from './two-factor.service.js';
     MfaModule,
     PasskeysModule,
   ],
-  controllers: [AuthController, AccountController, TwoFactorController],
+  controllers: [AuthController, AccountController, TwoFactorController, PasskeysController],
   providers: [
     AuthService,
     AccountService,
@@ -49,7 +51,8 @@ import { TwoFactorService } from './two-factor.service.js';
     AccountLock,
     JwtStrategy,
     JwtAuthGuard,
+    PasskeyFlowsService,
   ],
-  exports: [JwtAuthGuard, PasswordConfirmation],
+  exports: [JwtAuthGuard],
 })
 export class AuthModule {}

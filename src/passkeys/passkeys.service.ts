@@ -410,8 +410,9 @@ export class Passkeys {
   private async newChallenge(
     ceremony: PasskeyCeremony,
     userId: string | null,
-  ): Promise<Uint8Array> {
-    const bytes = new Uint8Array(this.random.bytes(32));
+  ): Promise<Uint8Array<ArrayBuffer>> {
+    const bytes = new Uint8Array(new ArrayBuffer(32));
+    bytes.set(this.random.bytes(32));
     const challenge = Buffer.from(bytes).toString('base64url');
     const now = this.clock.now();
     await this.challenges.insert(

@@ -3,7 +3,7 @@ import type {
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/server';
-import { PasswordConfirmation } from '../auth/password-confirmation.js';
+import { PasswordConfirmation } from './password-confirmation.js';
 import {
   InvalidArgumentError,
   NotFoundError,
@@ -20,12 +20,12 @@ import { TokensService } from '../tokens/tokens.service.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
-import type { PasskeyLoginDto } from './dto/passkey-login.dto.js';
+import type { PasskeyLoginDto } from '../passkeys/dto/passkey-login.dto.js';
 import type { PasskeyRegistrationOptionsDto } from './dto/passkey-registration-options.dto.js';
-import { PasskeyListResponseDto, PasskeyResponseDto } from './dto/passkey-response.dto.js';
-import type { RegisterPasskeyDto } from './dto/register-passkey.dto.js';
-import { PasskeyRefusal, Passkeys } from './passkeys.service.js';
-import { PasskeysMessages } from './passkeys.messages.js';
+import { PasskeyListResponseDto, PasskeyResponseDto } from '../passkeys/dto/passkey-response.dto.js';
+import type { RegisterPasskeyDto } from '../passkeys/dto/register-passkey.dto.js';
+import { PasskeyRefusal, Passkeys } from '../passkeys/passkeys.service.js';
+import { PasskeysMessages } from '../passkeys/passkeys.messages.js';
 
 /**
  * The passkey routes (beyond the interface): adding one after a recent proof, listing, renaming

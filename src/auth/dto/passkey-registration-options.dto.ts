@@ -1,7 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsObject, IsOptional, ValidateNested } from 'class-validator';
-import { ConfirmingPassword } from '../../auth/dto/password-confirmation.js';
-import { AuthenticationResponseDto } from './authentication-response.dto.js';
+import { ConfirmingPassword } from './password-confirmation.js';
+import { AuthenticationResponseDto } from '../../passkeys/dto/authentication-response.dto.js';
 
 /** The recent proof that adding a passkey asks for: the password, or one of the account's passkeys. */
 export class PasskeyRegistrationOptionsDto {

@@ -20,8 +20,8 @@ import type {
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/server';
-import { AuthMessages } from '../auth/auth.messages.js';
-import { FRESH_LOCKOUT_MINUTES } from '../auth/lockout.js';
+import { AuthMessages } from './auth.messages.js';
+import { FRESH_LOCKOUT_MINUTES } from './lockout.js';
 import {
   CurrentUser,
   type AccessTokenClaims,
@@ -35,14 +35,14 @@ import { UsersMessages } from '../users/users.messages.js';
 import {
   PasskeyCreationOptionsResponseDto,
   PasskeyRequestOptionsResponseDto,
-} from './dto/passkey-options-response.dto.js';
-import { PasskeyLoginDto } from './dto/passkey-login.dto.js';
+} from '../passkeys/dto/passkey-options-response.dto.js';
+import { PasskeyLoginDto } from '../passkeys/dto/passkey-login.dto.js';
 import { PasskeyRegistrationOptionsDto } from './dto/passkey-registration-options.dto.js';
-import { PasskeyListResponseDto, PasskeyResponseDto } from './dto/passkey-response.dto.js';
-import { RegisterPasskeyDto } from './dto/register-passkey.dto.js';
-import { RenamePasskeyDto } from './dto/rename-passkey.dto.js';
+import { PasskeyListResponseDto, PasskeyResponseDto } from '../passkeys/dto/passkey-response.dto.js';
+import { RegisterPasskeyDto } from '../passkeys/dto/register-passkey.dto.js';
+import { RenamePasskeyDto } from '../passkeys/dto/rename-passkey.dto.js';
 import { PasskeyFlowsService } from './passkey-flows.service.js';
-import { PasskeysMessages } from './passkeys.messages.js';
+import { PasskeysMessages } from '../passkeys/passkeys.messages.js';
 
 const NOT_CONFIGURED = {
   status: HttpStatus.SERVICE_UNAVAILABLE,
@@ -60,7 +60,10 @@ const ASSERTION_REFUSALS = {
   counterRegressed: PasskeysMessages.counterRegressed,
 } as const;
 
-/** Passkeys (beyond the interface); see docs/passkeys.md. */
+/**
+ * Passkeys (beyond the interface); see docs/passkeys.md. Their ceremonies and storage are the
+ * passkeys module's; the routes are here, as TOTP's are, since adding one asks for the password.
+ */
 @ApiTags('passkeys')
 @Controller('auth/passkeys')
 export class PasskeysController {
