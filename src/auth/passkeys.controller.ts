@@ -125,7 +125,7 @@ export class PasskeysController {
       status: HttpStatus.CONFLICT,
       messages: {
         alreadyRegistered: PasskeysMessages.alreadyRegistered,
-        tooMany: PasskeysMessages.tooMany(20),
+        tooMany: PasskeysMessages.tooMany,
       },
     },
     NOT_CONFIGURED,

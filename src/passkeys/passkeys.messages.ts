@@ -9,7 +9,7 @@ export const PasskeysMessages = {
   notFound: 'Llave de acceso no encontrada.',
   proofRequired: 'Se requiere la contraseña o una llave de acceso.',
   proofAmbiguous: 'Envía la contraseña o una llave de acceso, no ambas.',
-  tooMany: (max: number) => `La cuenta ya tiene el máximo de ${max} llaves de acceso.`,
+  tooMany: 'La cuenta ya tiene el máximo de 20 llaves de acceso.',
   /** The name of a passkey registered without one. */
   defaultName: 'Llave de acceso',
 } as const;

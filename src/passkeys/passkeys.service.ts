@@ -34,7 +34,7 @@ import { PasskeysMessages } from './passkeys.messages.js';
 
 /** How long a challenge may be answered, and the timeout the options give the browser. */
 export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60 * 1000;
-/** An account holds at most this many passkeys: enough for every device, bounded for storage. */
+/** An account holds at most this many passkeys (PasskeysMessages.tooMany says it): enough for every device, bounded for storage. */
 export const MAX_PASSKEYS_PER_ACCOUNT = 20;
 /** EdDSA, ES256, RS256: what authenticators make; no post-quantum keys (their size is unbounded here). */
 const ALGORITHMS = [-8, -7, -257];
@@ -222,7 +222,7 @@ export class Passkeys {
     if (stored === 'too_many') {
       throw await refuse(
         'too_many',
-        new ConflictError(PasskeysMessages.tooMany(MAX_PASSKEYS_PER_ACCOUNT)),
+        new ConflictError(PasskeysMessages.tooMany),
       );
     }
     if (stored === 'already_registered') {

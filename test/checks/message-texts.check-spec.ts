@@ -11,6 +11,7 @@ import { BodyMessages } from '../../src/http/body-problems.js';
 import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
 import { MailMessages } from '../../src/mail/mail.messages.js';
 import { MfaMessages } from '../../src/mfa/mfa.messages.js';
+import { PasskeysMessages } from '../../src/passkeys/passkeys.messages.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import { UsersMessages } from '../../src/users/users.messages.js';
@@ -35,6 +36,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ['VALIDATION_PROBLEM_TITLE', VALIDATION_PROBLEM_TITLE],
   ['BODY_NOT_AN_OBJECT_MESSAGE', BODY_NOT_AN_OBJECT_MESSAGE],
   ...prefixed('BodyMessages', BodyMessages),
+  ...prefixed('PasskeysMessages', PasskeysMessages),
 ]);
 
 /** Texts of other answers that the pages may quote: the readiness probe's. */
@@ -49,6 +51,7 @@ const PAGES = [
   'docs/deployment.md',
   'docs/front-end-flows.md',
   'docs/two-factor.md',
+  'docs/passkeys.md',
 ];
 
 /** The placeholder docs/api.md writes for the minutes of the lockout message. */
