@@ -30,15 +30,21 @@ import { Origin } from '../common/decorators/origin.decorator.js';
 import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
-import { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
+import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { UsersMessages } from '../users/users.messages.js';
 import {
+  CREATION_OPTIONS_EXAMPLE,
+  REQUEST_OPTIONS_EXAMPLE,
   PasskeyCreationOptionsResponseDto,
   PasskeyRequestOptionsResponseDto,
 } from '../passkeys/dto/passkey-options-response.dto.js';
 import { PasskeyLoginDto } from '../passkeys/dto/passkey-login.dto.js';
 import { PasskeyRegistrationOptionsDto } from './dto/passkey-registration-options.dto.js';
-import { PasskeyListResponseDto, PasskeyResponseDto } from '../passkeys/dto/passkey-response.dto.js';
+import {
+  PASSKEY_RESPONSE_EXAMPLE,
+  PasskeyListResponseDto,
+  PasskeyResponseDto,
+} from '../passkeys/dto/passkey-response.dto.js';
 import { RegisterPasskeyDto } from '../passkeys/dto/register-passkey.dto.js';
 import { RenamePasskeyDto } from '../passkeys/dto/rename-passkey.dto.js';
 import { PasskeyFlowsService } from './passkey-flows.service.js';
@@ -50,7 +56,7 @@ const NOT_CONFIGURED = {
 } as const;
 const NOT_FOUND = {
   status: HttpStatus.NOT_FOUND,
-  messages: { notFound: PasskeysMessages.notFound },
+  messages: { passkeyNotFound: PasskeysMessages.notFound },
 } as const;
 /** An assertion refused, wherever one is checked. */
 const ASSERTION_REFUSALS = {
@@ -78,6 +84,7 @@ export class PasskeysController {
       'WebAuthn creation options (JSON form) for `navigator.credentials.create()`; the ' +
       'challenge is valid once, for five minutes, for this account.',
     type: PasskeyCreationOptionsResponseDto,
+    examples: { options: { summary: 'Creation options', value: CREATION_OPTIONS_EXAMPLE } },
   })
   @ApiErrorResponses(
     {
@@ -99,7 +106,7 @@ export class PasskeysController {
     { status: HttpStatus.NOT_FOUND, messages: { notFound: UsersMessages.notFound } },
     NOT_CONFIGURED,
   )
-  registrationOptions(
+  passkeyRegistrationOptions(
     @Body() body: PasskeyRegistrationOptionsDto,
     @CurrentUser() user: AccessTokenClaims,
     @Origin() origin: RequestOrigin,
@@ -111,7 +118,16 @@ export class PasskeysController {
   @Post('register/verify')
   @HttpCode(HttpStatus.CREATED)
   @ApiBearerAuth()
-  @ApiCreatedResponse({ description: 'The new passkey.', type: PasskeyResponseDto })
+  @ApiCreatedResponse({
+    description: 'The new passkey.',
+    type: PasskeyResponseDto,
+    examples: {
+      passkey: {
+        summary: 'A new passkey',
+        value: { ...PASSKEY_RESPONSE_EXAMPLE, name: 'Llave de acceso', lastUsedAt: null },
+      },
+    },
+  })
   @ApiErrorResponses(
     {
       status: HttpStatus.BAD_REQUEST,
@@ -130,7 +146,7 @@ export class PasskeysController {
     },
     NOT_CONFIGURED,
   )
-  register(
+  registerPasskey(
     @Body() body: RegisterPasskeyDto,
     @CurrentUser() user: AccessTokenClaims,
     @Origin() origin: RequestOrigin,
@@ -144,9 +160,12 @@ export class PasskeysController {
   @ApiOkResponse({
     description: "The bearer's passkeys, oldest first.",
     type: PasskeyListResponseDto,
+    examples: {
+      passkeys: { summary: 'One passkey', value: { passkeys: [PASSKEY_RESPONSE_EXAMPLE] } },
+    },
   })
   @ApiErrorResponses(HttpStatus.UNAUTHORIZED, NOT_CONFIGURED)
-  list(@CurrentUser() user: AccessTokenClaims): Promise<PasskeyListResponseDto> {
+  listPasskeys(@CurrentUser() user: AccessTokenClaims): Promise<PasskeyListResponseDto> {
     return this.flows.list(user.sub);
   }
 
@@ -154,9 +173,13 @@ export class PasskeysController {
   @Patch(':id')
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()
-  @ApiOkResponse({ description: 'The renamed passkey.', type: PasskeyResponseDto })
+  @ApiOkResponse({
+    description: 'The renamed passkey.',
+    type: PasskeyResponseDto,
+    examples: { renamed: { summary: 'Renamed', value: PASSKEY_RESPONSE_EXAMPLE } },
+  })
   @ApiErrorResponses(HttpStatus.BAD_REQUEST, HttpStatus.UNAUTHORIZED, NOT_FOUND, NOT_CONFIGURED)
-  rename(
+  renamePasskey(
     @Param('id') id: string,
     @Body() body: RenamePasskeyDto,
     @CurrentUser() user: AccessTokenClaims,
@@ -171,7 +194,7 @@ export class PasskeysController {
   @ApiBearerAuth()
   @ApiNoContentResponse({ description: 'Removed.' })
   @ApiErrorResponses(HttpStatus.UNAUTHORIZED, NOT_FOUND, NOT_CONFIGURED)
-  remove(
+  removePasskey(
     @Param('id') id: string,
     @CurrentUser() user: AccessTokenClaims,
     @Origin() origin: RequestOrigin,
@@ -188,9 +211,10 @@ export class PasskeysController {
       'WebAuthn request options (JSON form) for `navigator.credentials.get()`, with ' +
       '`mediation: "conditional"` for autofill; the challenge is valid once, for five minutes.',
     type: PasskeyRequestOptionsResponseDto,
+    examples: { options: { summary: 'Request options', value: REQUEST_OPTIONS_EXAMPLE } },
   })
   @ApiErrorResponses(NOT_CONFIGURED)
-  loginOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  passkeyLoginOptions(): Promise<PublicKeyCredentialRequestOptionsJSON> {
     return this.flows.loginOptions();
   }
 
@@ -198,7 +222,11 @@ export class PasskeysController {
   @Public()
   @Post('login/verify')
   @HttpCode(HttpStatus.OK)
-  @ApiOkResponse({ description: 'Signed in: the auth response of login.', type: AuthResponseDto })
+  @ApiOkResponse({
+    description: 'Signed in: the auth response of login.',
+    type: AuthResponseDto,
+    examples: { signedIn: { summary: 'A new session', value: AUTH_RESPONSE_EXAMPLE } },
+  })
   @ApiErrorResponses(
     HttpStatus.BAD_REQUEST,
     {
@@ -211,7 +239,10 @@ export class PasskeysController {
     },
     NOT_CONFIGURED,
   )
-  login(@Body() body: PasskeyLoginDto, @Origin() origin: RequestOrigin): Promise<AuthResponseDto> {
+  loginWithPasskey(
+    @Body() body: PasskeyLoginDto,
+    @Origin() origin: RequestOrigin,
+  ): Promise<AuthResponseDto> {
     return this.flows.login(body, origin);
   }
 }

@@ -10,6 +10,4 @@ export const PasskeysMessages = {
   proofRequired: 'Se requiere la contraseña o una llave de acceso.',
   proofAmbiguous: 'Envía la contraseña o una llave de acceso, no ambas.',
   tooMany: 'La cuenta ya tiene el máximo de 20 llaves de acceso.',
-  /** The name of a passkey registered without one. */
-  defaultName: 'Llave de acceso',
 } as const;

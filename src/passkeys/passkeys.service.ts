@@ -27,7 +27,7 @@ import { passkeyMethods, type AuthMethod } from '../tokens/auth-methods.js';
 import type { AuthenticationResponseDto } from './dto/authentication-response.dto.js';
 import type { RegistrationResponseDto } from './dto/registration-response.dto.js';
 import { PasskeyChallenge, type PasskeyCeremony } from './entities/passkey-challenge.entity.js';
-import { Passkey } from './entities/passkey.entity.js';
+import { DEFAULT_PASSKEY_NAME, Passkey } from './entities/passkey.entity.js';
 import { PasskeyChallengeRepository } from './passkey-challenge.repository.js';
 import { PasskeyRepository } from './passkey.repository.js';
 import { PasskeysMessages } from './passkeys.messages.js';
@@ -194,7 +194,7 @@ export class Passkeys {
       transports: storedTransports(response.response.transports),
       isBackupEligible: info.credentialDeviceType === 'multiDevice',
       isBackedUp: info.credentialBackedUp,
-      name: name ?? PasskeysMessages.defaultName,
+      name: name ?? DEFAULT_PASSKEY_NAME,
       createdAt: this.clock.now(),
       lastUsedAt: null,
     });

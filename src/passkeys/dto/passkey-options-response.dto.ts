@@ -1,3 +1,35 @@
+export const CREATION_OPTIONS_EXAMPLE = {
+  challenge: 'q8aR0hYQ0V5cD4P1m2w3e4r5t6y7u8i9o0pAsDfGhJk',
+  rp: { name: 'Keygate', id: 'example.com' },
+  user: {
+    id: 'M2YyNTA0ZTAtNGY4OS00MWQzLTlhMGMtMDMwNWU4MmMzMzAx',
+    name: 'alice@example.com',
+    displayName: 'alice',
+  },
+  pubKeyCredParams: [
+    { alg: -8, type: 'public-key' },
+    { alg: -7, type: 'public-key' },
+    { alg: -257, type: 'public-key' },
+  ],
+  timeout: 300000,
+  attestation: 'none',
+  excludeCredentials: [],
+  authenticatorSelection: {
+    residentKey: 'required',
+    userVerification: 'required',
+    requireResidentKey: true,
+  },
+  extensions: { credProps: true },
+  hints: [],
+} as const;
+
+export const REQUEST_OPTIONS_EXAMPLE = {
+  rpId: 'example.com',
+  challenge: 'Zx8bY7cX6dW5eV4fU3gT2hS1iR0jQ9kP8lO7mN6nM5o',
+  timeout: 300000,
+  userVerification: 'required',
+} as const;
+
 /**
  * WebAuthn creation options in their JSON form, for
  * `PublicKeyCredential.parseCreationOptionsFromJSON()` and `navigator.credentials.create()`.

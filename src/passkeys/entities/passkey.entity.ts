@@ -3,6 +3,8 @@ import { User } from '../../users/entities/user.entity.js';
 
 /** The longest name a person may give a passkey, in characters. */
 export const PASSKEY_NAME_MAX_LENGTH = 64;
+/** The name of a passkey registered without one. */
+export const DEFAULT_PASSKEY_NAME = 'Llave de acceso';
 
 /**
  * One WebAuthn credential of an account: what verifying its assertions needs, and what its owner
