@@ -443,6 +443,37 @@ describe('passkeys', () => {
       expect(response.json()).toEqual(errorBody(401, VERIFICATION_FAILED));
     });
 
+    it('should keep unexpired challenges while new ones are made, and drop expired ones', async () => {
+      const user = await registerUser(t);
+      const authenticator = new SoftwareAuthenticator(RP_ID, ORIGIN);
+      await addPasskey(t, user, authenticator);
+      const first = await requestOptions(t);
+      t.clock.advance(4 * 60 * 1000);
+      const second = await requestOptions(t);
+      t.clock.advance(60 * 1000);
+      await requestOptions(t);
+      const count = async () =>
+        Number(
+          (
+            await t.database.query<{ n: number | string }>(
+              'SELECT COUNT(*) AS "n" FROM "passkey_challenges"',
+            )
+          )[0].n,
+        );
+      const before = await count();
+
+      const late = await t.post(PASSKEY_LOGIN_VERIFY, { response: authenticator.get(first) });
+      const inTime = await t.post(PASSKEY_LOGIN_VERIFY, { response: authenticator.get(second) });
+
+      expect(late.json()).toEqual(errorBody(401, CHALLENGE_INVALID));
+      expect(inTime.status).toBe(200);
+      // The third options call deleted the first challenge (expired), not the second.
+      expect(before).toBeGreaterThanOrEqual(2);
+      t.clock.advance(10 * 60 * 1000);
+      await requestOptions(t);
+      expect(await count()).toBe(1);
+    });
+
     it('should refuse an expired challenge', async () => {
       const user = await registerUser(t);
       const authenticator = new SoftwareAuthenticator(RP_ID, ORIGIN);
