@@ -132,6 +132,8 @@ function execute(
       return app.get(WebhooksService).dead().then(WebhookCliOutput.dead);
     case 'webhooks:replay':
       return app.get(WebhooksService).replay(invocation.id, origin).then(WebhookCliOutput.replayed);
+    case 'users:passkeys-remove':
+      return admin.removePasskeys(invocation.email, origin).then(CliOutput.passkeysRemoved);
   }
 }
 

@@ -108,6 +108,7 @@ describe(loadAppConfig.name, () => {
         pollIntervalMs: 5_000,
         retentionDays: 7,
       },
+      passkeys: null,
     });
   });
 

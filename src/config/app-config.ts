@@ -13,6 +13,7 @@ import {
 import { checkMfa, type MfaConfig } from './mfa-settings.js';
 import { checkKeys, type KeysConfig } from './keys-settings.js';
 import { checkWebhooks, type WebhooksConfig } from './webhook-settings.js';
+import { checkPasskeys, type PasskeysConfig } from './passkeys-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -145,6 +146,8 @@ export class AppConfig {
   readonly emailCode: EmailCodeConfig;
   /** Webhook subscriptions' secrets at rest and their delivery. */
   readonly webhooks: WebhooksConfig;
+  /** Passkeys (WebAuthn): the relying party and its origins; null when off (the default). */
+  readonly passkeys: PasskeysConfig | null;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -201,6 +204,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     threadPoolSize: raw.UV_THREADPOOL_SIZE,
     warnings: [...secret.warnings, ...checked.warnings, ...costWarnings(env)],
     webhooks: checked.webhooks,
+    passkeys: checked.passkeys,
   });
 }
 
@@ -254,6 +258,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   problems: string[];
   warnings: readonly string[];
   webhooks?: WebhooksConfig;
+  passkeys: PasskeysConfig | null;
 } {
   const problems: string[] = [];
   let target: DatabaseTarget | undefined;
@@ -292,6 +297,11 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   problems.push(...keysProblems);
   const { webhooks, problems: webhookProblems } = checkWebhooks(env);
   problems.push(...webhookProblems);
+  const { passkeys, problems: passkeyProblems } = checkPasskeys(
+    env,
+    env.NODE_ENV === 'development',
+  );
+  problems.push(...passkeyProblems);
   return {
     target,
     mail,
@@ -303,6 +313,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     problems,
     warnings: allowedOrigins.warnings,
     webhooks,
+    passkeys,
   };
 }
 
@@ -329,6 +340,7 @@ function assemble(
     readonly threadPoolSize: unknown;
     readonly warnings: readonly string[];
     readonly webhooks: WebhooksConfig;
+    readonly passkeys: PasskeysConfig | null;
   },
 ): AppConfig {
   return Object.assign(new AppConfig(), {
@@ -401,6 +413,7 @@ function assemble(
       maxAttempts: env.EmailCode__MaxAttempts,
     },
     webhooks: checked.webhooks,
+    passkeys: checked.passkeys,
   });
 }
 
