@@ -96,6 +96,13 @@ describe(loadAppConfig.name, () => {
       hsts: { enabled: false, maxAgeSeconds: 31_536_000, includeSubDomains: false },
       trustedProxies: [],
       warnings: [],
+      keys: {
+        signingAlgorithm: 'HS256',
+        encryptionKeys: [],
+        jwksMaxAgeSeconds: 300,
+        refreshIntervalSeconds: 30,
+        rotationIntervalDays: 0,
+      },
       emailCode: { enabled: false, codeLength: 6, lifetimeMinutes: 10, maxAttempts: 5 },
       webhooks: {
         keys: [],

@@ -129,8 +129,8 @@ describe(AppValidationPipe.name, () => {
 
     expect(result).toBeInstanceOf(LoginDto);
     expect(result).toEqual({ email: 'alice@example.com', password: 'S3cure!pass' });
-    // `code` is LoginDto's own optional field (the second factor), left undefined.
-    expect(Object.keys(result as object).sort()).toEqual(['code', 'email', 'password']);
+    // `code` and `passkey` are LoginDto's own optional fields (the second step), left undefined.
+    expect(Object.keys(result as object).sort()).toEqual(['code', 'email', 'passkey', 'password']);
   });
 
   it('should apply the DTO transformations (trimmed e-mail, untouched password)', async () => {
