@@ -55,9 +55,9 @@ export class NamedStatement {
     let rows: RawRow[];
     try {
       rows = await new Promise<RawRow[]>((resolve, reject) => {
-        void client.query(
-          new Execution(this.name, this.text, values, this.shape!, resolve, reject),
-        );
+        const execution = new Execution(this.name, this.text, [...values], this.shape!);
+        execution.callback = (error, result) => (error === null ? resolve(result) : reject(error));
+        void client.query(execution);
       });
     } catch (error: unknown) {
       // As pool.query does: a client whose query failed is not given to anyone else.
@@ -122,25 +122,30 @@ interface Connection {
  * handle* methods as the answer's messages arrive, and handleReadyForQuery last.
  */
 class Execution implements Submittable {
+  /**
+   * Called once, with the rows or the first error. `pg` wraps it when the pool has a
+   * `query_timeout` (the data source sets one): the wrapper clears that timer, so it must be
+   * called on every outcome, as pg's own Query calls it.
+   */
+  callback: ((error: Error | null, rows: RawRow[]) => void) | undefined;
   private readonly rows: RawRow[] = [];
-  private failure: Error | undefined;
+  private settled = false;
 
   constructor(
     /** `pg` records a parsed statement under the active query's name and text. */
     readonly name: string,
     readonly text: string,
-    private readonly parameters: readonly unknown[],
+    /** Public under pg's name for them, so whatever inspects the queries a client runs sees them. */
+    readonly values: unknown[],
     private readonly shape: RowShape,
-    private readonly resolve: (rows: RawRow[]) => void,
-    private readonly reject: (error: Error) => void,
   ) {}
 
-  submit(pgConnection: PgConnection): void {
+  /** An error returned (as pg's Query does) is handed back to handleError by the client. */
+  submit(pgConnection: PgConnection): Error | undefined {
     const connection = pgConnection as unknown as Connection;
     const parsed = connection.parsedStatements[this.name];
     if (parsed !== undefined && parsed !== this.text) {
-      this.fail(new Error(`Prepared statements must be unique - '${this.name}' differs`));
-      return;
+      return new Error(`Prepared statements must be unique - '${this.name}' differs`);
     }
     // One write for the whole run, as pg's own Query does.
     connection.stream.cork?.();
@@ -150,7 +155,7 @@ class Execution implements Submittable {
       }
       connection.bind({
         statement: this.name,
-        values: [...this.parameters],
+        values: this.values,
         valueMapper: prepareValue,
       });
       connection.execute({ portal: '', rows: 0 });
@@ -158,6 +163,7 @@ class Execution implements Submittable {
     } finally {
       connection.stream.uncork?.();
     }
+    return undefined;
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
@@ -183,19 +189,19 @@ class Execution implements Submittable {
 
   handleCopyData(): void {}
 
+  /** An ErrorResponse, or the client's own failure; ReadyForQuery may still follow. */
   handleError(error: Error): void {
-    this.fail(error);
+    this.settle(error, []);
   }
 
   handleReadyForQuery(): void {
-    if (this.failure === undefined) {
-      this.resolve(this.rows);
-    }
+    this.settle(null, this.rows);
   }
 
-  private fail(error: Error): void {
-    // The first failure is the one to report; a settled promise ignores the rest anyway.
-    this.failure ??= error;
-    this.reject(this.failure);
+  private settle(error: Error | null, rows: RawRow[]): void {
+    if (!this.settled) {
+      this.settled = true;
+      this.callback?.(error, rows);
+    }
   }
 }
