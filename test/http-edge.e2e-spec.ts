@@ -2,6 +2,7 @@ import { DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import { startDevelopmentServer, type DevelopmentServer } from './utils/development-server.js';
 import { errorBody } from './utils/expected-bodies.js';
+import { httpRequest } from './utils/http.js';
 import { isRequestLine } from './utils/log-capture.js';
 import {
   openSocket,
@@ -396,6 +397,105 @@ describe('slow clients', () => {
     await expect(reading).resolves.toMatchObject({ status: 200 });
     socket.destroy();
   });
+});
+
+describe('slow readers', () => {
+  // The largest answer the service gives: the Swagger UI's bundle, served in development only.
+  const BUNDLE = '/swagger-ui-bundle.js';
+  const READERS = 24;
+  // Four bundles (6 MB) per connection: more than the socket buffers of both ends hold (about
+  // 4 MB on Linux's loopback for a client that does not read), so the server cannot finish.
+  const PIPELINED = 4;
+  let development: DevelopmentServer;
+  let bundleLength: number;
+
+  beforeAll(async () => {
+    development = await startDevelopmentServer({ Http__ResponseTimeoutSeconds: '1' });
+    const bundle = await httpRequest(development.server.baseUrl, BUNDLE);
+    expect(bundle.status).toBe(200);
+    bundleLength = Buffer.byteLength(bundle.text);
+    expect(bundleLength).toBeGreaterThan(1_000_000);
+  });
+
+  afterAll(async () => {
+    await development.stop();
+  });
+
+  /** The readers (by number) of which the process logged an answer cut after its status. */
+  function cutReaders(): Set<string> {
+    const cut = development.server
+      .stdout()
+      .split('\n')
+      .filter((line) => / INFO: request aborted \{.*"statusCode":200,/.test(line))
+      .map((line) => /"requestId":"slow-(\d+)-\d+"/.exec(line)?.[1])
+      .filter((reader) => reader !== undefined);
+    return new Set(cut);
+  }
+
+  it('should close the connection of an answer not taken within the send deadline, while others are served', async () => {
+    const { baseUrl } = development.server;
+    const readers = await Promise.all(
+      Array.from({ length: READERS }, async (_, reader) => {
+        const socket = await openSocket(baseUrl);
+        // Never read: the answers pile up in the socket buffers until the server must wait.
+        socket.pause();
+        for (let i = 0; i < PIPELINED; i += 1) {
+          socket.write(
+            `GET ${BUNDLE} HTTP/1.1\r\nHost: a\r\nX-Request-Id: slow-${reader}-${i}\r\n\r\n`,
+          );
+        }
+        return socket;
+      }),
+    );
+
+    // Meanwhile ordinary requests are answered, a whole bundle included.
+    for (let i = 0; i < 5; i += 1) {
+      const registration = await httpRequest(baseUrl, REGISTER, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          username: `reader${i}`,
+          email: `reader${i}@example.com`,
+          password: DEFAULT_PASSWORD,
+        }),
+      });
+      expect(registration.status).toBe(201);
+      const { accessToken, user } = registration.json<{ accessToken: string; user: unknown }>();
+      const me = await httpRequest(baseUrl, '/api/auth/me', {
+        headers: { authorization: `Bearer ${accessToken}` },
+      });
+      expect(me.status).toBe(200);
+      expect(me.json()).toEqual(user);
+      const live = await httpRequest(baseUrl, '/health/live');
+      expect(live.status).toBe(200);
+      const bundle = await httpRequest(baseUrl, BUNDLE);
+      expect(bundle.status).toBe(200);
+      expect(Buffer.byteLength(bundle.text)).toBe(bundleLength);
+    }
+
+    // Each reader's connection is cut while an answer is going out, logged at info as aborted.
+    // The wait is bounded far beyond the deadline, only so a failure ends.
+    const giveUpAt = Date.now() + 20_000;
+    while (cutReaders().size < READERS && Date.now() < giveUpAt) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(cutReaders().size).toBe(READERS);
+
+    // What the readers find when they read at last: less than they asked for, then the end.
+    const endings = await Promise.all(
+      readers.map((socket) => {
+        const reading = readUntilClosed(socket);
+        socket.resume();
+        return reading;
+      }),
+    );
+    for (const { text, closed } of endings) {
+      expect(closed).toBe(true);
+      expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(Buffer.byteLength(text)).toBeLessThan(PIPELINED * bundleLength);
+    }
+    expect(development.server.stdout()).not.toMatch(/ (ERROR|FATAL): /);
+  }, 60_000);
 });
 
 describe('the HTTP edge in development, beside the Swagger UI', () => {

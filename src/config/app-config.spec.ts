@@ -90,7 +90,7 @@ describe(loadAppConfig.name, () => {
         retentionDays: 7,
       },
       mfa: { issuer: 'Keygate', keys: [] },
-      http: { requestTimeoutMs: 30_000 },
+      http: { requestTimeoutMs: 30_000, responseTimeoutMs: 30_000 },
       sessions: { maxActivePerUser: 100 },
       allowedOrigins: { exact: [], anyPortOf: [], any: false },
       hsts: { enabled: false, maxAgeSeconds: 31_536_000, includeSubDomains: false },

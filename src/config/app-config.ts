@@ -95,6 +95,8 @@ export interface HstsConfig {
 export interface HttpConfig {
   /** Longest a client may take to send a whole request (headers and body) before a 408. */
   readonly requestTimeoutMs: number;
+  /** Longest an answer may take to go out once started; then its connection is closed. */
+  readonly responseTimeoutMs: number;
 }
 
 export interface SessionsConfig {
@@ -395,7 +397,10 @@ function assemble(
     accountFlows: accountFlows(env),
     mail: checked.mail,
     mfa: checked.mfa,
-    http: { requestTimeoutMs: env.Http__RequestTimeoutSeconds * 1000 },
+    http: {
+      requestTimeoutMs: env.Http__RequestTimeoutSeconds * 1000,
+      responseTimeoutMs: env.Http__ResponseTimeoutSeconds * 1000,
+    },
     sessions: { maxActivePerUser: env.Sessions__MaxActivePerUser },
     allowedOrigins: checked.allowedOrigins,
     hsts: {

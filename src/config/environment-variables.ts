@@ -522,6 +522,16 @@ export class EnvironmentVariables {
    */
   @IsString()
   Passkeys__Origins = '';
+
+  /**
+   * Longest an answer may take to go out once its first byte is sent, so a client that reads
+   * slowly (or not at all) cannot hold its connection; then the connection is closed.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(600)
+  Http__ResponseTimeoutSeconds = 30;
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

@@ -11,6 +11,7 @@ import type { Socket } from 'node:net';
 import { errorBodyAt, JSON_CONTENT_TYPE } from '../common/errors/error-bodies.js';
 import { Clock } from '../common/time/clock.js';
 import type { HttpConfig } from '../config/app-config.js';
+import { enforceSendDeadline } from './send-deadline.js';
 
 /**
  * Headers a request may carry once only. Node keeps the first of each and drops the others,
@@ -48,6 +49,8 @@ const PARSER_ERROR_STATUS: Readonly<Record<string, number>> = {
  * - a request (headers and body) must arrive within `requestTimeoutMs`, or it is answered 408
  *   and its connection closed; a malformed request line or header is a 400, headers too large a
  *   431, both also closing the connection;
+ * - an answer, once started, must go out within `responseTimeoutMs`, or its connection is
+ *   closed (see enforceSendDeadline);
  * - a repeated single header (see SINGLE_HEADERS), or an HTTP/1.1 request without Host, is 400;
  * - a path that exists for other methods is 405 with `Allow`, instead of 404;
  * - an `Expect` other than `100-continue` is 417.
@@ -64,12 +67,14 @@ export function installHttpEdge(fastify: FastifyInstance, clock: Clock, config: 
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(server.headersTimeout, config.requestTimeoutMs);
   // Node looks for late requests every 30 s by default, which could double the deadline.
-  server.connectionsCheckingInterval = Math.min(
-    1_000,
-    Math.max(100, Math.floor(config.requestTimeoutMs / 10)),
-  );
+  server.connectionsCheckingInterval = checkingIntervalOf(config.requestTimeoutMs);
   // Checked below with the other header rules, so that the 400 carries the error body.
   server.requireHostHeader = false;
+  enforceSendDeadline(
+    server,
+    config.responseTimeoutMs,
+    checkingIntervalOf(config.responseTimeoutMs),
+  );
 
   const errorResponse = (status: number): string => JSON.stringify(errorOf(status, clock));
   server.removeAllListeners('clientError');
@@ -99,6 +104,11 @@ export function installHttpEdge(fastify: FastifyInstance, clock: Clock, config: 
     }
     done();
   });
+}
+
+/** How often a deadline is checked: a tenth of it, from 0.1 s to 1 s. */
+function checkingIntervalOf(deadlineMs: number): number {
+  return Math.min(1_000, Math.max(100, Math.floor(deadlineMs / 10)));
 }
 
 /**
