@@ -18,8 +18,14 @@ import {
   REVOKE,
   REVOKE_ALL_SESSIONS,
   SESSIONS,
+  PASSKEYS,
+  PASSKEY_LOGIN_OPTIONS,
+  PASSKEY_LOGIN_VERIFY,
+  PASSKEY_REGISTER_OPTIONS,
+  PASSKEY_REGISTER_VERIFY,
 } from './utils/routes.js';
 import { tokenOf, useSmtpSink } from './utils/smtp-sink.js';
+import { SoftwareAuthenticator } from './utils/software-authenticator.js';
 import { onPostgres } from './utils/test-database.js';
 
 // Every statement the service issues while serving the request paths (and what its mail sender
@@ -164,6 +170,8 @@ describe('query plans of the request paths', () => {
       Jwt__RequireActiveSession: 'true',
       EmailCode__Enabled: 'true',
       EmailCode__LinkUrl: 'https://app.example.com/sign-in/email-code?token={token}',
+      Passkeys__RpId: 'example.com',
+      Passkeys__Origins: 'https://app.example.com',
     },
   }));
 
@@ -331,5 +339,72 @@ describe('query plans of the request paths', () => {
     ];
     expect(tables.filter((table) => !statements.some((s) => s.sql.includes(table)))).toEqual([]);
     expect(statements.length).toBeGreaterThan(20);
+  });
+
+  /** The passkey routes: add one (password proof), list, sign in with it, rename, remove. */
+  async function passkeyPaths(): Promise<void> {
+    const carol = await registerUser(t);
+    const authenticator = new SoftwareAuthenticator('example.com', 'https://app.example.com');
+    const creation = await expectStatus(
+      t.post(PASSKEY_REGISTER_OPTIONS, { password: carol.password }, carol.accessToken),
+      200,
+    );
+    const created = await expectStatus(
+      t.post(
+        PASSKEY_REGISTER_VERIFY,
+        { response: authenticator.create(creation.json()) },
+        carol.accessToken,
+      ),
+      201,
+    );
+    const { id } = created.json<{ id: string }>();
+    await expectStatus(t.get(PASSKEYS, carol.accessToken), 200);
+    const request = await expectStatus(t.post(PASSKEY_LOGIN_OPTIONS, {}), 200);
+    const assertion = authenticator.get(request.json());
+    await expectStatus(t.post(PASSKEY_LOGIN_VERIFY, { response: assertion }), 200);
+    // Replayed: the challenge is gone.
+    await expectStatus(t.post(PASSKEY_LOGIN_VERIFY, { response: assertion }), 401);
+    const auth = (method: string, body?: unknown) => ({
+      method,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: {
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        authorization: `Bearer ${carol.accessToken}`,
+      },
+    });
+    await expectStatus(t.request(`${PASSKEYS}/${id}`, auth('PATCH', { name: 'Teléfono' })), 200);
+    await expectStatus(t.request(`${PASSKEYS}/${id}`, auth('DELETE')), 204);
+    await expectStatus(
+      t.post(PASSKEY_LOGIN_VERIFY, {
+        response: authenticator.get((await t.post(PASSKEY_LOGIN_OPTIONS, {})).json()),
+      }),
+      401,
+    );
+  }
+
+  it('should read no whole table on the passkey routes', async () => {
+    const recorder = onPostgres ? postgresRecorder() : sqliteRecorder();
+    recorder.start();
+    let captured: Captured[];
+    try {
+      await passkeyPaths();
+    } finally {
+      captured = recorder.stop();
+    }
+
+    const statements = [
+      ...new Map(captured.filter((s) => isPlanned(s.sql)).map((s) => [s.sql, s])).values(),
+    ];
+    const scans = onPostgres
+      ? await postgresScans(t, statements)
+      : sqliteScans(t.database.connectionString, statements);
+
+    expect(
+      statements
+        .map((statement, i) => ({ sql: statement.sql, scans: scans[i] }))
+        .filter((entry) => entry.scans.length > 0),
+    ).toEqual([]);
+    const tables = ['"passkeys"', '"passkey_challenges"'];
+    expect(tables.filter((table) => !statements.some((s) => s.sql.includes(table)))).toEqual([]);
   });
 });

@@ -25,6 +25,11 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     '^DROP INDEX "\\w+"\\."IDX_auth_events_(userId_)?occurredAt"$',
     '^CREATE INDEX "IDX_auth_events_occurredAt" ON "auth_events" {2}\\("occurredAt"\\) $',
     '^CREATE INDEX "IDX_auth_events_userId_occurredAt" ON "auth_events" {2}\\("userId", "occurredAt"\\) $',
+    // Passkeys' instants, and the expiry index of their challenges.
+    `^ALTER TABLE "(passkeys|passkey_challenges)" DROP COLUMN "${TIMESTAMP_COLUMNS}"$`,
+    `^ALTER TABLE "(passkeys|passkey_challenges)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
+    '^DROP INDEX "\\w+"\\."IDX_passkey_challenges_expiresAt"$',
+    '^CREATE INDEX "IDX_passkey_challenges_expiresAt" ON "passkey_challenges" {2}\\("expiresAt"\\) $',
   ].join('|'),
 );
 

@@ -117,6 +117,8 @@ function execute(
     case 'keys:retire':
     case 'keys:import':
       return runKeysCommand(app.get(KeysService), invocation, origin);
+    case 'users:passkeys-remove':
+      return admin.removePasskeys(invocation.email, origin).then(CliOutput.passkeysRemoved);
   }
 }
 

@@ -17,6 +17,7 @@ import type { RevokedSessions } from '../tokens/tokens.service.js';
 
 const MANAGER = {} as EntityManager;
 import { TotpFactors } from '../mfa/totp-factors.service.js';
+import { Passkeys } from '../passkeys/passkeys.service.js';
 import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { User } from '../users/entities/user.entity.js';
@@ -138,6 +139,15 @@ describe(AdminService.name, () => {
             remove: (_m: EntityManager, userId: string) => {
               calls.push(`removeTotp ${userId}`);
               return Promise.resolve(hasFactor);
+            },
+          },
+        },
+        {
+          provide: Passkeys,
+          useValue: {
+            removeAllByAdministrator: (userId: string) => {
+              calls.push(`removePasskeys ${userId}`);
+              return Promise.resolve(2);
             },
           },
         },

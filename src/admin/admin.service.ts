@@ -6,6 +6,7 @@ import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
+import { Passkeys } from '../passkeys/passkeys.service.js';
 import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../common/identity/email.js';
@@ -45,6 +46,11 @@ export interface SessionsResult {
   readonly revokedTokenCount: number;
 }
 
+export interface PasskeysRemovedResult {
+  readonly account: Account;
+  readonly removedCount: number;
+}
+
 export interface AuditResult {
   readonly account: Account;
   /** Newest first. */
@@ -69,6 +75,7 @@ export class AdminService {
     private readonly events: AuthEvents,
     private readonly totpFactors: TotpFactors,
     private readonly unitOfWork: UnitOfWork,
+    private readonly passkeys: Passkeys,
   ) {}
 
   /**
@@ -180,6 +187,16 @@ export class AdminService {
       this.logger.log(`Second factor of user ${user.id} removed by an administrator`);
     }
     return { account: accountOf(user), changed };
+  }
+
+  /**
+   * Removes every passkey of an account (lost or stolen devices): they sign in nowhere from now
+   * on. Sessions are left alone, as at users:mfa-reset.
+   */
+  async removePasskeys(email: string, origin: RequestOrigin): Promise<PasskeysRemovedResult> {
+    const user = await this.findUser(email);
+    const removedCount = await this.passkeys.removeAllByAdministrator(user.id, origin);
+    return { account: accountOf(user), removedCount };
   }
 
   async revokeAllSessions(email: string, origin: RequestOrigin): Promise<SessionsResult> {

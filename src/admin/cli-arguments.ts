@@ -64,6 +64,10 @@ export const CLI_COMMANDS = {
     summary:
       'Import a PEM private key (P-256, Ed25519, RSA) as the next key, as keys:rotate would.',
   },
+  'users:passkeys-remove': {
+    usage: 'users:passkeys-remove <email>',
+    summary: 'Remove every passkey of an account (lost or stolen devices); sessions stay.',
+  },
 } as const;
 
 export type CliCommand = keyof typeof CLI_COMMANDS;

@@ -7,6 +7,7 @@ import type {
   ActivationResult,
   AuditResult,
   DeactivationResult,
+  PasskeysRemovedResult,
   SessionsResult,
   UnlockResult,
 } from './admin.service.js';
@@ -36,6 +37,11 @@ export const CliOutput = {
     changed
       ? `Removed the second factor and recovery codes of ${name(account)}; it logs in with the password alone until it enrols again.`
       : `${name(account)} had no second factor to remove.`,
+
+  passkeysRemoved: ({ account, removedCount }: PasskeysRemovedResult): string =>
+    removedCount > 0
+      ? `Removed ${removedCount} passkey(s) of ${name(account)}.`
+      : `${name(account)} had no passkeys to remove.`,
 
   sessionsRevoked: ({ account, revokedTokenCount }: SessionsResult): string =>
     `Revoked ${revokedTokenCount} refresh token(s) of ${name(account)}.`,

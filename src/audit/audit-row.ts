@@ -160,6 +160,16 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { familyId: event.familyId };
     case 'email_code_login_failed':
       return { reason: event.reason };
+    case 'passkey_registered':
+    case 'passkey_renamed':
+    case 'passkey_removed':
+      return { passkeyId: event.passkeyId };
+    case 'passkey_login_succeeded':
+      return { familyId: event.familyId, passkeyId: event.passkeyId };
+    case 'passkey_ceremony_failed':
+      return { ceremony: event.ceremony, reason: event.reason, passkeyId: event.passkeyId };
+    case 'admin_passkeys_removed':
+      return { removedCount: event.removedCount };
   }
 }
 

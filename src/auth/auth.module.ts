@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { KeysModule } from '../keys/keys.module.js';
 import { MailModule } from '../mail/mail.module.js';
 import { MfaModule } from '../mfa/mfa.module.js';
+import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccountLock } from './account-lock.js';
@@ -22,6 +23,8 @@ import { PasswordConfirmation } from './password-confirmation.js';
 import { PasswordHasher } from './password-hasher.js';
 import { PasswordResetService } from './password-reset.service.js';
 import { TwoFactorController } from './two-factor.controller.js';
+import { PasskeyFlowsService } from './passkey-flows.service.js';
+import { PasskeysController } from './passkeys.controller.js';
 import { TwoFactorService } from './two-factor.service.js';
 
 @Module({
@@ -33,8 +36,9 @@ import { TwoFactorService } from './two-factor.service.js';
     MailModule,
     MfaModule,
     KeysModule,
+    PasskeysModule,
   ],
-  controllers: [AuthController, AccountController, TwoFactorController],
+  controllers: [AuthController, AccountController, TwoFactorController, PasskeysController],
   providers: [
     AuthService,
     AccountService,
@@ -49,6 +53,7 @@ import { TwoFactorService } from './two-factor.service.js';
     AccountLock,
     JwtStrategy,
     JwtAuthGuard,
+    PasskeyFlowsService,
   ],
   exports: [JwtAuthGuard, FailedLogins],
 })

@@ -15,6 +15,7 @@ import { AuthEvents } from '../events/auth-events.js';
 import { RecordingAuthEvents } from '../../test/utils/recording-auth-events.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
+import { Passkeys } from '../passkeys/passkeys.service.js';
 import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { TokensService, type IssuedSession, type SessionStart } from '../tokens/tokens.service.js';
@@ -318,6 +319,8 @@ describe(AuthService.name, () => {
           },
         },
         { provide: AuthEvents, useClass: RecordingAuthEvents },
+        // Passkeys are off: the login's `passkey` field is ignored.
+        { provide: Passkeys, useValue: { isEnabled: false } },
       ],
     }).compile();
     logs.length = 0;

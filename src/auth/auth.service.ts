@@ -8,6 +8,7 @@ import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
 import { MfaMessages } from '../mfa/mfa.messages.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
+import { PasskeyRefusal, Passkeys } from '../passkeys/passkeys.service.js';
 import { PASSWORD_AND_OTP, PASSWORD_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TokensService, type SessionStart } from '../tokens/tokens.service.js';
@@ -42,6 +43,7 @@ export class AuthService {
     private readonly emailVerification: EmailVerificationService,
     private readonly totpFactors: TotpFactors,
     config: AppConfig,
+    private readonly passkeys: Passkeys,
   ) {
     this.requireVerifiedEmail = config.accountFlows.requireVerifiedEmail;
   }
@@ -127,9 +129,8 @@ export class AuthService {
         // A right password starts the session in one statement that requires the account to
         // have no confirmed second factor (decision 0034); only when it has one is the factor
         // read and the code checked, and the session started after that.
-        let verdict: readonly AuthMethod[] | 'bad_mfa_code' | 'unchecked' | null = isCorrect
-          ? 'unchecked'
-          : null;
+        let verdict: readonly AuthMethod[] | 'bad_mfa_code' | PasskeyRefusal | 'unchecked' | null =
+          isCorrect ? 'unchecked' : null;
         return this.usersService.retryOnLoginStateChange(
           user,
           async (current) => {
@@ -141,21 +142,27 @@ export class AuthService {
               if (started !== 'refused') {
                 return started;
               }
-              verdict = await this.secondFactor(current, request.code, origin, refuse);
+              verdict = await this.secondFactor(current, request, origin, refuse);
             }
-            if (verdict !== null && verdict !== 'bad_mfa_code') {
+            if (
+              verdict !== null &&
+              verdict !== 'bad_mfa_code' &&
+              !(verdict instanceof PasskeyRefusal)
+            ) {
               const started = await this.recordSuccess(current, request.password, origin, {
                 authMethods: verdict,
               });
               return started === 'refused' ? null : started;
             }
-            const reason = verdict === 'bad_mfa_code' ? 'bad_mfa_code' : 'bad_password';
+            const reason = verdict === null ? 'bad_password' : 'bad_mfa_code';
             const failure: AuthEvent = { type: 'login_failed', userId: current.id, email, reason };
             if (await this.failedLogins.record(current, origin, failure)) {
               throw new UnauthorizedError(
-                reason === 'bad_mfa_code'
-                  ? MfaMessages.invalidCode
-                  : AuthMessages.invalidCredentials,
+                verdict === null
+                  ? AuthMessages.invalidCredentials
+                  : verdict instanceof PasskeyRefusal
+                    ? verdict.message
+                    : MfaMessages.invalidCode,
               );
             }
             return null;
@@ -174,16 +181,30 @@ export class AuthService {
    * without a confirmed factor needs no code and any code sent is ignored, so it answers as the
    * interface says. A code is used up here (a TOTP step, a recovery code), before the login is
    * written: a code that raced another request is refused rather than accepted twice.
+   *
+   * When passkeys are on, `passkey` (an assertion of one of the account's passkeys) answers in
+   * place of `code`; a refused one counts as a wrong code does, answered with its own message.
+   * With passkeys off the field is ignored, as any unknown field.
    */
   private async secondFactor(
     user: User,
-    code: string | null | undefined,
+    { code, passkey }: Pick<LoginDto, 'code' | 'passkey'>,
     origin: RequestOrigin,
     refuse: (userId: string, reason: LoginFailureReason, message: string) => Error,
-  ): Promise<readonly AuthMethod[] | 'bad_mfa_code'> {
+  ): Promise<readonly AuthMethod[] | 'bad_mfa_code' | PasskeyRefusal> {
     const factor = await this.totpFactors.activeFactorOf(user.id);
     if (factor === null) {
       return PASSWORD_ONLY;
+    }
+    if (passkey !== undefined && passkey !== null && this.passkeys.isEnabled) {
+      const verified = await this.passkeys.verifyAssertion(
+        passkey,
+        { ceremony: 'second_factor', userId: user.id },
+        origin,
+      );
+      return verified instanceof PasskeyRefusal
+        ? verified
+        : [...PASSWORD_ONLY, ...verified.authMethods];
     }
     if (code === undefined || code === null) {
       // Not a failed login (the password was right) and not a success: no counter moves.

@@ -109,7 +109,7 @@ export function originMatcher(origins: AllowedOrigins): (origin: string) => bool
 }
 
 /** The serialized origin an entry names, or null when it names something else. */
-function originOf(entry: string): string | null {
+export function originOf(entry: string): string | null {
   if (entry.includes('*') || entry.includes('?') || entry.includes('#')) {
     return null;
   }

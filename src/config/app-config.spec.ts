@@ -97,6 +97,7 @@ describe(loadAppConfig.name, () => {
       trustedProxies: [],
       warnings: [],
       emailCode: { enabled: false, codeLength: 6, lifetimeMinutes: 10, maxAttempts: 5 },
+      passkeys: null,
     });
   });
 

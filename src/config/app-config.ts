@@ -12,6 +12,7 @@ import {
 } from './mail-settings.js';
 import { checkMfa, type MfaConfig } from './mfa-settings.js';
 import { checkKeys, type KeysConfig } from './keys-settings.js';
+import { checkPasskeys, type PasskeysConfig } from './passkeys-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -142,6 +143,8 @@ export class AppConfig {
   /** How access tokens are signed, and the key set's timing (src/keys). */
   readonly keys: KeysConfig;
   readonly emailCode: EmailCodeConfig;
+  /** Passkeys (WebAuthn): the relying party and its origins; null when off (the default). */
+  readonly passkeys: PasskeysConfig | null;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -195,6 +198,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     allowedOrigins: checked.allowedOrigins,
     threadPoolSize: raw.UV_THREADPOOL_SIZE,
     warnings: [...secret.warnings, ...checked.warnings, ...costWarnings(env)],
+    passkeys: checked.passkeys,
   });
 }
 
@@ -247,6 +251,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   allowedOrigins: AllowedOrigins;
   problems: string[];
   warnings: readonly string[];
+  passkeys: PasskeysConfig | null;
 } {
   const problems: string[] = [];
   let target: DatabaseTarget | undefined;
@@ -283,6 +288,11 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   problems.push(...mfaProblems);
   const { keys, problems: keysProblems } = checkKeys(env);
   problems.push(...keysProblems);
+  const { passkeys, problems: passkeyProblems } = checkPasskeys(
+    env,
+    env.NODE_ENV === 'development',
+  );
+  problems.push(...passkeyProblems);
   return {
     target,
     mail,
@@ -293,6 +303,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     allowedOrigins: allowedOrigins.origins,
     problems,
     warnings: allowedOrigins.warnings,
+    passkeys,
   };
 }
 
@@ -318,6 +329,7 @@ function assemble(
     readonly allowedOrigins: AllowedOrigins;
     readonly threadPoolSize: unknown;
     readonly warnings: readonly string[];
+    readonly passkeys: PasskeysConfig | null;
   },
 ): AppConfig {
   return Object.assign(new AppConfig(), {
@@ -389,6 +401,7 @@ function assemble(
       lifetimeMinutes: env.EmailCode__LifetimeMinutes,
       maxAttempts: env.EmailCode__MaxAttempts,
     },
+    passkeys: checked.passkeys,
   });
 }
 

@@ -418,6 +418,7 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(300)
   Jwt__RefreshRetryWindowSeconds = 0;
+
   /** Sign-in with a one-time code mailed to the address (`/api/auth/email-code/*`). Needs mail. */
   @IsBooleanKey()
   EmailCode__Enabled = false;
@@ -447,6 +448,25 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(10)
   EmailCode__MaxAttempts = 5;
+
+  /**
+   * The relying party id of passkeys: the domain they are bound to (`example.com`), the host of
+   * every origin in Passkeys__Origins or a parent of it. Empty: passkeys are off.
+   */
+  @IsString()
+  Passkeys__RpId = '';
+
+  /** The name browsers and authenticators show beside a passkey. */
+  @IsString()
+  @IsNotEmpty()
+  Passkeys__RpName = 'Keygate';
+
+  /**
+   * Comma-separated exact origins whose pages may create and use passkeys
+   * (`https://app.example.com`); required with Passkeys__RpId.
+   */
+  @IsString()
+  Passkeys__Origins = '';
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

@@ -18,7 +18,12 @@ export type RefreshFailureReason = 'invalid' | 'expired' | 'deactivated' | 'unve
 
 /** The routes that ask for the password again before they act. */
 export type PasswordConfirmationAction =
-  'password_change' | 'email_change' | 'account_deletion' | 'totp_enrollment' | 'totp_disable';
+  | 'password_change'
+  | 'email_change'
+  | 'account_deletion'
+  | 'totp_enrollment'
+  | 'totp_disable'
+  | 'passkey_registration';
 
 /** The second-factor routes that ask for a code. */
 export type TotpCodeAction = 'totp_confirmation' | 'recovery_codes' | 'totp_disable';
@@ -28,6 +33,29 @@ export type TotpCodeFailureReason = 'bad_code' | 'locked' | 'deactivated';
 
 /** Why the password of such a route was refused; a wrong one counts toward the lockout. */
 export type PasswordConfirmationFailureReason = 'bad_password' | 'locked' | 'deactivated';
+
+/**
+ * The passkey ceremonies: a new passkey, a sign-in with one alone, one as the login's second
+ * factor, one as the proof that registering another asks for.
+ */
+export type PasskeyCeremonyKind = 'registration' | 'login' | 'second_factor' | 'proof';
+
+/** Why a passkey ceremony was refused. */
+export type PasskeyFailureReason =
+  /** No such challenge: unknown, used, expired, or made for another ceremony or account. */
+  | 'bad_challenge'
+  /** The response failed verification: origin, relying party, signature, flags, or its shape. */
+  | 'bad_response'
+  /** No stored passkey has the credential id (never registered, or deleted). */
+  | 'unknown_credential'
+  /** The passkey belongs to another account than the one the ceremony is for. */
+  | 'other_account'
+  /** The signature counter did not move forward: a cloned authenticator. */
+  | 'counter_regressed'
+  | 'already_registered'
+  | 'too_many'
+  | 'deactivated'
+  | 'unverified';
 
 /** Why a mailed token was refused: unknown and used ones are one case, as they are one answer. */
 export type MailedTokenFailureReason = 'invalid' | 'expired';
@@ -268,6 +296,32 @@ export type AuthEvent =
       /** Null when no account has the address, or the link's token is unknown. */
       readonly userId: string | null;
       readonly reason: EmailCodeFailureReason;
+    }
+  // Passkeys (WebAuthn). No challenge, credential id, key or signature is ever part of an event.
+  | {
+      readonly type: 'passkey_registered' | 'passkey_renamed' | 'passkey_removed';
+      readonly userId: string;
+      readonly passkeyId: string;
+    }
+  | {
+      readonly type: 'passkey_login_succeeded';
+      readonly userId: string;
+      readonly familyId: string;
+      readonly passkeyId: string;
+    }
+  | {
+      readonly type: 'passkey_ceremony_failed';
+      /** Null when no account is known: an unknown credential, a challenge of no account. */
+      readonly userId: string | null;
+      readonly ceremony: PasskeyCeremonyKind;
+      readonly reason: PasskeyFailureReason;
+      /** The passkey the response named, when it is one of ours. */
+      readonly passkeyId: string | null;
+    }
+  | {
+      readonly type: 'admin_passkeys_removed';
+      readonly userId: string;
+      readonly removedCount: number;
     };
 
 /** Why a signing key was made: see the `signing_key_created` event. */

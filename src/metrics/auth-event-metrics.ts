@@ -136,6 +136,24 @@ export class AuthEventMetrics implements OnModuleInit {
         // The failure reasons are the outcomes, one for one.
         m.emailCodeLogins.inc({ outcome: event.reason });
         return;
+      case 'passkey_registered':
+        m.passkeyCeremonies.inc({ ceremony: 'registration', outcome: 'success' });
+        return;
+      case 'passkey_login_succeeded':
+        m.passkeyCeremonies.inc({ ceremony: 'login', outcome: 'success' });
+        return;
+      case 'passkey_ceremony_failed':
+        m.passkeyCeremonies.inc({ ceremony: event.ceremony, outcome: event.reason });
+        return;
+      case 'passkey_removed':
+        m.passkeysRemoved.inc();
+        return;
+      case 'passkey_renamed':
+        // The audit trail records it; a count would say nothing an operator acts on.
+        return;
+      case 'admin_passkeys_removed':
+        // The CLI's own process, which no one scrapes (as the other admin actions).
+        return;
     }
   }
 }

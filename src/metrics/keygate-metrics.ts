@@ -53,6 +53,21 @@ export const EMAIL_CODE_LOGIN_OUTCOMES = [
   'bad_mfa_code',
 ] as const;
 export type EmailCodeLoginOutcome = (typeof EMAIL_CODE_LOGIN_OUTCOMES)[number];
+/** The passkey ceremonies, as keygate_passkey_ceremonies_total labels them. */
+export const PASSKEY_CEREMONIES = ['registration', 'login', 'second_factor', 'proof'] as const;
+/** A ceremony's outcome: success, or why it was refused (PasskeyFailureReason). */
+export const PASSKEY_OUTCOMES = [
+  'success',
+  'bad_challenge',
+  'bad_response',
+  'unknown_credential',
+  'other_account',
+  'counter_regressed',
+  'already_registered',
+  'too_many',
+  'deactivated',
+  'unverified',
+] as const;
 
 /** Finer around 0.1–0.3 s, where PBKDF2 at the OWASP cost lands on a server core. */
 const PASSWORD_HASH_BUCKETS = [0.01, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2.5, 5];
@@ -209,6 +224,19 @@ export class KeygateMetrics {
     },
   });
 
+  readonly passkeyCeremonies = new Counter<'ceremony' | 'outcome'>({
+    name: 'keygate_passkey_ceremonies_total',
+    help: 'Passkey ceremonies by kind (registration, login, second_factor, proof) and outcome: success, or why it was refused (counter_regressed: a cloned authenticator).',
+    labelNames: ['ceremony', 'outcome'],
+    registers: [this.registry],
+  });
+
+  readonly passkeysRemoved = new Counter({
+    name: 'keygate_passkeys_removed_total',
+    help: 'Passkeys removed by their owner (DELETE /api/auth/passkeys/{id}).',
+    registers: [this.registry],
+  });
+
   constructor(config: AppConfig) {
     this.enabled = config.management.enabled;
     if (!this.enabled) {
@@ -229,5 +257,8 @@ export class KeygateMetrics {
     PASSWORD_HASH_OPERATIONS.forEach((operation) => this.passwordHashDuration.zero({ operation }));
     EMAIL_CODE_LOGIN_OUTCOMES.forEach((outcome) => this.emailCodeLogins.inc({ outcome }, 0));
     this.emailCodesIssued.inc(0);
+    for (const ceremony of PASSKEY_CEREMONIES) {
+      PASSKEY_OUTCOMES.forEach((outcome) => this.passkeyCeremonies.inc({ ceremony, outcome }, 0));
+    }
   }
 }

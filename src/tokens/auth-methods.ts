@@ -2,16 +2,30 @@
  * How a session was authenticated, as RFC 8176 names it in the `amr` claim: `pwd` (a password),
  * and `otp` as well once a second-factor code (a TOTP or a recovery code) was given. `email`, a
  * code mailed to the account's address, has no RFC 8176 value: it is not `otp`, which a resource
- * server may read as the second factor (decision 0046).
+ * server may read as the second factor (decision 0046). A passkey adds `hwk` (a key bound to one
+ * device) or `swk` (a synced passkey, whose key can leave the device), and `user`, since every
+ * passkey ceremony requires user verification.
  */
-export type AuthMethod = 'pwd' | 'otp' | 'email';
+export type AuthMethod = 'pwd' | 'otp' | 'email' | 'hwk' | 'swk' | 'user';
 
 export const PASSWORD_ONLY: readonly AuthMethod[] = ['pwd'];
 export const PASSWORD_AND_OTP: readonly AuthMethod[] = ['pwd', 'otp'];
 export const EMAIL_CODE_ONLY: readonly AuthMethod[] = ['email'];
 export const EMAIL_CODE_AND_OTP: readonly AuthMethod[] = ['email', 'otp'];
 
-const AUTH_METHODS: ReadonlySet<string> = new Set<AuthMethod>(['pwd', 'otp', 'email']);
+const AUTH_METHODS: ReadonlySet<string> = new Set<AuthMethod>([
+  'pwd',
+  'otp',
+  'email',
+  'hwk',
+  'swk',
+  'user',
+]);
+
+/** What a passkey adds to `amr`: its kind of key, and the user verification it performed. */
+export function passkeyMethods(isBackupEligible: boolean): readonly AuthMethod[] {
+  return [isBackupEligible ? 'swk' : 'hwk', 'user'];
+}
 
 /** Stored on each refresh token as space-separated names; null (older tokens) reads as `pwd`. */
 export function storedAuthMethods(methods: readonly AuthMethod[]): string {

@@ -12,6 +12,7 @@ import { BodyMessages } from '../../src/http/body-problems.js';
 import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
 import { MailMessages } from '../../src/mail/mail.messages.js';
 import { MfaMessages } from '../../src/mfa/mfa.messages.js';
+import { PasskeysMessages } from '../../src/passkeys/passkeys.messages.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import { UsersMessages } from '../../src/users/users.messages.js';
@@ -39,6 +40,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ...prefixed('BodyMessages', BodyMessages),
   ...prefixed('KeysMessages', KeysMessages),
   ...prefixed('EmailCodesMessages', EmailCodesMessages),
+  ...prefixed('PasskeysMessages', PasskeysMessages),
 ]);
 
 /** Texts of other answers that the pages may quote: the readiness probe's. */
@@ -53,6 +55,7 @@ const PAGES = [
   'docs/deployment.md',
   'docs/front-end-flows.md',
   'docs/two-factor.md',
+  'docs/passkeys.md',
 ];
 
 /** The placeholder docs/api.md writes for the minutes of the lockout message. */

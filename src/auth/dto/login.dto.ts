@@ -1,10 +1,12 @@
-import { IsNotEmpty, IsOptional, IsString } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsNotEmpty, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
 import {
   HasNoControlCharacters,
   HasNoInvisibleCharacters,
   MaxChars,
 } from '../../common/validation/string-rules.js';
 import { EMAIL_MAX_LENGTH } from '../../users/entities/user.entity.js';
+import { AuthenticationResponseDto } from '../../passkeys/dto/authentication-response.dto.js';
 
 /** Bounds the work a login can ask for; no registered password is this long. */
 export const LOGIN_PASSWORD_MAX_LENGTH = 1024;
@@ -37,4 +39,16 @@ export class LoginDto {
   @IsNotEmpty()
   @MaxChars(SECOND_FACTOR_CODE_MAX_LENGTH)
   readonly code?: string | null;
+
+  /**
+   * Beyond the interface, when passkeys are configured: in place of `code`, an assertion of one
+   * of the account's passkeys (`credential.toJSON()`, made with the challenge of POST
+   * /api/auth/passkeys/login/options). Used instead of `code` when both are sent; ignored for
+   * accounts without a second factor, and when passkeys are off.
+   */
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => AuthenticationResponseDto)
+  readonly passkey?: AuthenticationResponseDto | null;
 }

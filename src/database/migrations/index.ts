@@ -14,6 +14,7 @@ import { LeanTokenRows1797000000000 } from './1797000000000-LeanTokenRows.js';
 import { LeanAuditEvents1797000000100 } from './1797000000100-LeanAuditEvents.js';
 import { SingleColumnOwnerIndexes1797000000200 } from './1797000000200-SingleColumnOwnerIndexes.js';
 import { CreateSigningKeys1798100000000 } from './1798100000000-CreateSigningKeys.js';
+import { CreatePasskeys1798300000000 } from './1798300000000-CreatePasskeys.js';
 import { CreateEmailCodes1798400000000 } from './1798400000000-CreateEmailCodes.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
@@ -39,5 +40,6 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   LeanAuditEvents1797000000100,
   SingleColumnOwnerIndexes1797000000200,
   CreateSigningKeys1798100000000,
+  CreatePasskeys1798300000000,
   CreateEmailCodes1798400000000,
 ];

@@ -1,0 +1,7 @@
+import { PasskeyName } from './passkey-name.js';
+
+export class RenamePasskeyDto {
+  /** The new name, trimmed. @example "Teléfono" */
+  @PasskeyName()
+  readonly name: string;
+}
