@@ -259,6 +259,109 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/passkeys/register/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Creation options for a new passkey, after a recent proof: the password or a passkey. */
+        post: operations["passkeyRegistrationOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/passkeys/register/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Verifies the browser's new credential and stores it. */
+        post: operations["registerPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The bearer's passkeys, oldest first. */
+        get: operations["listPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Removes one of the bearer's passkeys: it signs in nowhere from now on. */
+        delete: operations["removePasskey"];
+        options?: never;
+        head?: never;
+        /** Renames one of the bearer's passkeys. */
+        patch: operations["renamePasskey"];
+        trace?: never;
+    };
+    "/api/auth/passkeys/login/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Request options for a sign-in with a passkey, or for a passkey as a second factor or proof. */
+        post: operations["passkeyLoginOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/passkeys/login/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Signs in with a passkey alone: the interface's auth response. */
+        post: operations["loginWithPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -321,6 +424,40 @@ export interface paths {
         put?: never;
         /** Revokes every active session of the bearer, or every one but the current session. */
         post: operations["revokeAllSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/email-code/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mails a sign-in code and link if an account has the address; the answer is the same either way. */
+        post: operations["sendEmailCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/email-code/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Signs in with the mailed code (or the link's token), and the second factor's code where the account has one. */
+        post: operations["loginWithEmailCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -432,6 +569,31 @@ export interface components {
              */
             password: string;
         };
+        AuthenticatorAssertionResponseDto: {
+            /** @description base64url of the client data JSON. */
+            clientDataJSON: string;
+            /** @description base64url of the authenticator data. */
+            authenticatorData: string;
+            /** @description base64url of the signature over the authenticator data and the client data's hash. */
+            signature: string;
+            /** @description base64url of the account's user handle, which a discoverable passkey returns. */
+            userHandle?: string | null;
+        };
+        AuthenticationResponseDto: {
+            /** @description The credential id, base64url. */
+            id: string;
+            rawId: string;
+            /**
+             * @description Always `public-key`.
+             * @enum {string}
+             */
+            type: "public-key";
+            response: components["schemas"]["AuthenticatorAssertionResponseDto"];
+            /** @enum {string} */
+            authenticatorAttachment?: "platform" | "cross-platform";
+            /** @description Read by no check here: the service asks for no extension. */
+            clientExtensionResults?: Record<string, never>;
+        };
         LoginDto: {
             /**
              * @description Matched in its canonical form, as registration stores it.
@@ -447,6 +609,13 @@ export interface components {
              * @example 123456
              */
             code?: string | null;
+            /**
+             * @description Beyond the interface, when passkeys are configured: in place of `code`, an assertion of one
+             *     of the account's passkeys (`credential.toJSON()`, made with the challenge of POST
+             *     /api/auth/passkeys/login/options). Used instead of `code` when both are sent; ignored for
+             *     accounts without a second factor, and when passkeys are off.
+             */
+            passkey?: components["schemas"]["AuthenticationResponseDto"] | null;
         };
         ChangePasswordDto: {
             /**
@@ -561,6 +730,168 @@ export interface components {
              */
             code: string;
         };
+        PasskeyRegistrationOptionsDto: {
+            /**
+             * @description The account's password, checked like a login's.
+             * @example S3cure!pass
+             */
+            password?: string | null;
+            /**
+             * @description Instead of the password: an assertion of one of the account's passkeys, made with a
+             *     challenge of POST /api/auth/passkeys/login/options (`credential.toJSON()`).
+             */
+            passkey?: components["schemas"]["AuthenticationResponseDto"] | null;
+        };
+        PasskeyCreationOptionsResponseDto: {
+            /** @description base64url; valid once, for five minutes, for this account's registration only. */
+            challenge: string;
+            rp: {
+                name: string;
+                id?: string;
+            };
+            user: {
+                id: string;
+                name: string;
+                displayName: string;
+            };
+            pubKeyCredParams: {
+                /** @enum {string} */
+                type: "public-key";
+                alg: number;
+            }[];
+            /**
+             * @description Milliseconds.
+             * @example 300000
+             */
+            timeout?: number;
+            excludeCredentials?: {
+                id: string;
+                /** @enum {string} */
+                type: "public-key";
+                transports?: string[];
+            }[];
+            authenticatorSelection?: {
+                residentKey?: string;
+                requireResidentKey?: boolean;
+                userVerification?: string;
+            };
+            /** @example none */
+            attestation?: string;
+            extensions?: {
+                [key: string]: unknown;
+            };
+            hints?: string[];
+        };
+        AuthenticatorAttestationResponseDto: {
+            /** @description base64url of the client data JSON. */
+            clientDataJSON: string;
+            /** @description base64url of the CBOR attestation object. */
+            attestationObject: string;
+            authenticatorData?: string;
+            /** @description How the browser can reach the authenticator again; stored to help later sign-ins. */
+            transports?: ("ble" | "cable" | "hybrid" | "internal" | "nfc" | "smart-card" | "usb")[];
+            publicKeyAlgorithm?: number;
+            publicKey?: string;
+        };
+        RegistrationResponseDto: {
+            /** @description The credential id, base64url. */
+            id: string;
+            rawId: string;
+            /**
+             * @description Always `public-key`.
+             * @enum {string}
+             */
+            type: "public-key";
+            response: components["schemas"]["AuthenticatorAttestationResponseDto"];
+            /** @enum {string} */
+            authenticatorAttachment?: "platform" | "cross-platform";
+            /** @description Read by no check here: the service asks for no extension. */
+            clientExtensionResults?: Record<string, never>;
+        };
+        RegisterPasskeyDto: {
+            /** @description The browser's answer to the creation options: `credential.toJSON()`. */
+            response: components["schemas"]["RegistrationResponseDto"];
+            /**
+             * @description What the list shows; `Llave de acceso` when absent.
+             * @example Portátil del trabajo
+             */
+            name?: string | null;
+        };
+        PasskeyResponseDto: {
+            /**
+             * Format: uuid
+             * @description What PATCH and DELETE /api/auth/passkeys/{id} name.
+             * @example 0b7e3a52-5d2f-4c2e-9f7e-1c4b8f0d2a61
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC.
+             * @example 2026-01-01T10:42:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC; null until the passkey signs a first time after its registration.
+             * @example 2026-01-02T08:15:27.310Z
+             */
+            lastUsedAt: string | null;
+            /** @example Portátil del trabajo */
+            name: string;
+            /** @description The passkey may be synced to the owner's other devices (a password manager, a platform account). */
+            isBackupEligible: boolean;
+            /** @description It was backed up when last seen. */
+            isBackedUp: boolean;
+            /**
+             * @description How the browser reaches its authenticator, as it said at registration.
+             * @example [
+             *       "internal",
+             *       "hybrid"
+             *     ]
+             */
+            transports: string[];
+        };
+        PasskeyListResponseDto: {
+            /** @description The account's passkeys, oldest first. */
+            passkeys: components["schemas"]["PasskeyResponseDto"][];
+        };
+        RenamePasskeyDto: {
+            /**
+             * @description The new name, trimmed.
+             * @example Teléfono
+             */
+            name: string;
+        };
+        PasskeyRequestOptionsResponseDto: {
+            /** @description base64url; valid once, for five minutes, for one assertion. */
+            challenge: string;
+            /**
+             * @description Milliseconds.
+             * @example 300000
+             */
+            timeout?: number;
+            /** @example example.com */
+            rpId?: string;
+            allowCredentials?: {
+                id: string;
+                /** @enum {string} */
+                type: "public-key";
+                transports?: string[];
+            }[];
+            /** @example required */
+            userVerification?: string;
+            extensions?: {
+                [key: string]: unknown;
+            };
+            hints?: string[];
+        };
+        PasskeyLoginDto: {
+            /**
+             * @description The browser's answer to the request options of POST /api/auth/passkeys/login/options:
+             *     `credential.toJSON()`.
+             */
+            response: components["schemas"]["AuthenticationResponseDto"];
+        };
         SessionResponseDto: {
             /**
              * Format: uuid
@@ -624,6 +955,37 @@ export interface components {
              * @example 2
              */
             revokedSessions: number;
+        };
+        SendEmailCodeDto: {
+            /**
+             * @description The account's address, matched as at login.
+             * @example alice@example.com
+             */
+            email: string;
+        };
+        EmailCodeLoginDto: {
+            /**
+             * @description The address the code was mailed to, matched as at login. Required with `code`.
+             * @example alice@example.com
+             */
+            email?: string | null;
+            /**
+             * @description The code of the mail, its digits only (spaces around it are ignored). Required with `email`.
+             * @example 042917
+             */
+            code?: string | null;
+            /**
+             * @description Instead of `email` and `code`: the token of the mail's link, as the front end's page read it
+             *     from the link.
+             * @example da5QhKGKeXtWwsM_-0z9IkOyTzan4qcbBizLmr-2RMw
+             */
+            token?: string | null;
+            /**
+             * @description For an account with a second factor: the six digits of its authenticator app, or one of its
+             *     recovery codes (what login takes as `code`). Ignored for other accounts.
+             * @example 123456
+             */
+            secondFactorCode?: string | null;
         };
     };
     responses: never;
@@ -2087,6 +2449,635 @@ export interface operations {
             };
         };
     };
+    passkeyRegistrationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyRegistrationOptionsDto"];
+            };
+        };
+        responses: {
+            /** @description WebAuthn creation options (JSON form) for `navigator.credentials.create()`; the challenge is valid once, for five minutes, for this account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyCreationOptionsResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    registerPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterPasskeyDto"];
+            };
+        };
+        responses: {
+            /** @description The new passkey. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    listPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bearer's passkeys, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyListResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    removePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body sent is not a JSON object (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    renamePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenamePasskeyDto"];
+            };
+        };
+        responses: {
+            /** @description The renamed passkey. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    passkeyLoginOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebAuthn request options (JSON form) for `navigator.credentials.get()`, with `mediation: "conditional"` for autofill; the challenge is valid once, for five minutes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRequestOptionsResponseDto"];
+                };
+            };
+            /** @description The body sent is not a JSON object (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    loginWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyLoginDto"];
+            };
+        };
+        responses: {
+            /** @description Signed in: the auth response of login. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
     checkLiveness: {
         parameters: {
             query?: never;
@@ -2560,6 +3551,180 @@ export interface operations {
             };
             /** @description Unexpected failure; details are only logged. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    sendEmailCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendEmailCodeDto"];
+            };
+        };
+        responses: {
+            /** @description Accepted, whatever the address: if an active account has it, a code and a link are mailed to it. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    loginWithEmailCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailCodeLoginDto"];
+            };
+        };
+        responses: {
+            /** @description Signed in: a new session and its first token pair, as login answers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
