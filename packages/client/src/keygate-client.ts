@@ -55,7 +55,7 @@ export type RegisterPasskeyOptions = (
 };
 export interface SignInWithPasskeyOptions {
   /** `'conditional'` offers the passkeys in the autofill of a field with `autocomplete="username webauthn"`. */
-  readonly mediation?: CredentialMediationRequirement;
+  readonly mediation?: 'conditional' | 'optional' | 'required' | 'silent';
   /** Aborts the browser's request: needed before a modal sign-in replaces a conditional one. */
   readonly signal?: AbortSignal;
 }
