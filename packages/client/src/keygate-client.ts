@@ -577,10 +577,11 @@ function made(credential: Credential | null): BrowserCredential {
 }
 
 async function createPasskey(
+  credentials: CredentialsContainer,
   options: PasskeyCreationOptions,
   signal: AbortSignal | undefined,
 ): Promise<PasskeyRegistration> {
-  const credential = await credentialsContainer().create({
+  const credential = await credentials.create({
     publicKey: creationOptions(options),
     signal,
   });
@@ -588,10 +589,11 @@ async function createPasskey(
 }
 
 async function assertPasskey(
+  credentials: CredentialsContainer,
   options: PasskeyRequestOptions,
   settings: SignInWithPasskeyOptions = {},
 ): Promise<PasskeyAssertion> {
-  const credential = await credentialsContainer().get({
+  const credential = await credentials.get({
     publicKey: requestOptions(options),
     ...(settings.mediation === undefined ? {} : { mediation: settings.mediation }),
     signal: settings.signal,
@@ -977,8 +979,10 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
 
   /** An assertion of one of the account's passkeys, made with fresh request options. */
   async function assertion(settings?: SignInWithPasskeyOptions): Promise<PasskeyAssertion> {
+    // Without WebAuthn, no challenge is spent.
+    const credentials = credentialsContainer();
     const options = await call<PasskeyRequestOptions>('POST', '/api/auth/passkeys/login/options');
-    return assertPasskey(options, settings);
+    return assertPasskey(credentials, options, settings);
   }
 
   /** The password first; the passkey only if Keygate asks for the second factor. */
@@ -1099,6 +1103,7 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
       bearer('POST', '/api/auth/mfa/totp/recovery-codes', () => ({ body })),
     disableTotp: (body) => bearer('POST', '/api/auth/mfa/totp/disable', () => ({ body })),
     async registerPasskey(options) {
+      const credentials = credentialsContainer();
       const proof =
         'password' in options ? { password: options.password } : { passkey: await assertion() };
       const creation = await bearer<PasskeyCreationOptions>(
@@ -1106,7 +1111,7 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
         '/api/auth/passkeys/register/options',
         () => ({ body: proof }),
       );
-      const response = await createPasskey(creation, options.signal);
+      const response = await createPasskey(credentials, creation, options.signal);
       const body = options.name === undefined ? { response } : { response, name: options.name };
       return bearer<Passkey>('POST', '/api/auth/passkeys/register/verify', () => ({ body }));
     },

@@ -967,4 +967,29 @@ describe('createKeygateClient with passkeys', () => {
       { method: 'DELETE', path: `/api/auth/passkeys/${PASSKEY.id}`, body: {}, bearer: true },
     ]);
   });
+
+  it('should refuse without WebAuthn before asking Keygate for anything, and treat no credential as a refusal', async () => {
+    const keygateClient = await loggedIn();
+    delete (globalThis as { navigator?: unknown }).navigator;
+    const before = keygate.calls.length;
+
+    const registering = await keygateClient
+      .registerPasskey({ password: 'S3cure!pass' })
+      .catch((e: unknown) => e);
+    const signingIn = await keygateClient.signInWithPasskey().catch((e: unknown) => e);
+
+    expect(registering).toBeInstanceOf(DOMException);
+    expect(registering).toMatchObject({ name: 'NotSupportedError' });
+    expect(signingIn).toMatchObject({ name: 'NotSupportedError' });
+    expect(keygate.calls.length).toBe(before);
+
+    Object.defineProperty(globalThis, 'navigator', {
+      configurable: true,
+      value: { credentials: { get: () => Promise.resolve(null) } },
+    });
+    const nothing = await keygateClient.signInWithPasskey().catch((e: unknown) => e);
+    expect(nothing).toBeInstanceOf(DOMException);
+    expect(nothing).toMatchObject({ name: 'NotAllowedError' });
+    expect(keygate.count('/api/auth/passkeys/login/verify')).toBe(0);
+  });
 });
