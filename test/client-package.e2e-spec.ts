@@ -24,6 +24,7 @@ const CONSUMER = `import {
   type AuthResponse,
   type KeygateClient,
   type KeygateStorage,
+  type Passkey,
   type PublicUser,
   type SessionState,
 } from '@keygate/client';
@@ -43,6 +44,19 @@ client.onChange((state: SessionState) => states.push(state === null ? null : sta
 
 // @ts-expect-error: the contract requires a password.
 void (() => client.login({ email: 'nobody@example.com' }));
+// Passkeys need a browser's WebAuthn: their names and types are checked, not run.
+const passkeyCalls = (): Promise<unknown>[] => [
+  client.registerPasskey({ password: 'S3cure!pass', name: 'Portátil' }),
+  client.registerPasskey({ passkey: true }).then((passkey: Passkey) => passkey.id),
+  client.signInWithPasskey({ mediation: 'conditional', signal: new AbortController().signal }),
+  client.login({ email: 'nobody@example.com', password: 'S3cure!pass', passkey: true }),
+  client.listPasskeys().then(({ passkeys }) => passkeys.map((passkey) => passkey.name)),
+  client.renamePasskey('id', { name: 'Teléfono' }),
+  client.removePasskey('id'),
+];
+void passkeyCalls;
+// @ts-expect-error: adding a passkey asks for a proof.
+void (() => client.registerPasskey({ name: 'Portátil' }));
 
 const email = \`package-\${Date.now()}@example.com\`;
 const registered: AuthResponse = await client.register({ username: 'packed', email, password: 'S3cure!pass' });

@@ -25,6 +25,40 @@ export type SessionList = Schemas['SessionListResponseDto'];
 export type RevokedSessions = Schemas['RevokedSessionsResponseDto'];
 /** `keepCurrent: true` keeps this client's session; the client adds its refresh token. */
 export type RevokeAllSessionsBody = Pick<Schemas['RevokeAllSessionsDto'], 'keepCurrent'>;
+export type Passkey = Schemas['PasskeyResponseDto'];
+export type PasskeyList = Schemas['PasskeyListResponseDto'];
+export type RenamePasskeyBody = Schemas['RenamePasskeyDto'];
+export type PasskeyCreationOptions = Schemas['PasskeyCreationOptionsResponseDto'];
+export type PasskeyRequestOptions = Schemas['PasskeyRequestOptionsResponseDto'];
+/** The browser's answer to creation options, in its JSON form (`credential.toJSON()`). */
+export type PasskeyRegistration = Schemas['RegistrationResponseDto'];
+/** The browser's answer to request options, in its JSON form (`credential.toJSON()`). */
+export type PasskeyAssertion = Schemas['AuthenticationResponseDto'];
+/**
+ * The login's body; `passkey: true` answers a second factor with one of the account's passkeys
+ * (the browser asks the person) when, and only when, Keygate says the account needs one.
+ */
+export type LoginRequest = Omit<LoginBody, 'passkey'> & {
+  readonly passkey?: LoginBody['passkey'] | true;
+};
+/**
+ * Adding a passkey asks for a recent proof: the password, or (`passkey: true`) an assertion of
+ * one of the account's passkeys, which the browser asks the person for first.
+ */
+export type RegisterPasskeyOptions = (
+  { readonly password: string } | { readonly passkey: true }
+) & {
+  /** What the list shows; Keygate names it `Llave de acceso` without one. */
+  readonly name?: string | null;
+  /** Aborts the browser's dialog. */
+  readonly signal?: AbortSignal;
+};
+export interface SignInWithPasskeyOptions {
+  /** `'conditional'` offers the passkeys in the autofill of a field with `autocomplete="username webauthn"`. */
+  readonly mediation?: 'conditional' | 'optional' | 'required' | 'silent';
+  /** Aborts the browser's request: needed before a modal sign-in replaces a conditional one. */
+  readonly signal?: AbortSignal;
+}
 
 /** A place for the session: `Storage`'s three methods, synchronous or not. */
 export interface KeygateStorage {
@@ -74,8 +108,11 @@ export interface KeygateClientOptions {
 
 export interface KeygateClient {
   register(body: RegisterBody): Promise<AuthResponse>;
-  /** With `code` for an account that has a second factor (see KeygateError.codeRequired). */
-  login(body: LoginBody): Promise<AuthResponse>;
+  /**
+   * With `code` for an account that has a second factor (see KeygateError.codeRequired), or
+   * `passkey: true` to answer it with a passkey when Keygate asks for it.
+   */
+  login(body: LoginRequest): Promise<AuthResponse>;
   logout(): Promise<void>;
   me(): Promise<PublicUser>;
   /** A new pair now: rotated by this tab, or the one another tab obtained meanwhile. */
@@ -99,6 +136,18 @@ export interface KeygateClient {
   confirmTotp(body: TotpCodeBody): Promise<RecoveryCodes>;
   replaceRecoveryCodes(body: TotpCodeBody): Promise<RecoveryCodes>;
   disableTotp(body: DisableTotpBody): Promise<MessageResponse>;
+  /**
+   * Adds a passkey to the signed-in account: Keygate's creation options, the browser's dialog
+   * (`navigator.credentials.create`), Keygate's check. The browser's refusals (`NotAllowedError`
+   * when the person cancels, `InvalidStateError` when the authenticator already holds one for
+   * the account) are thrown as the browser threw them.
+   */
+  registerPasskey(options: RegisterPasskeyOptions): Promise<Passkey>;
+  /** Signs in with a passkey alone, and keeps the session as `login()` does. */
+  signInWithPasskey(options?: SignInWithPasskeyOptions): Promise<AuthResponse>;
+  listPasskeys(): Promise<PasskeyList>;
+  renamePasskey(id: string, body: RenamePasskeyBody): Promise<Passkey>;
+  removePasskey(id: string): Promise<void>;
 }
 
 /** The refusals of `POST /api/auth/refresh` that end a session; nothing else does. */
@@ -371,6 +420,185 @@ function bearerRefused(response: Response): boolean {
   return (
     response.status === 401 && (response.headers.get('WWW-Authenticate') ?? '').startsWith('Bearer')
   );
+}
+
+/** Bytes as base64url without padding, the encoding of WebAuthn's JSON forms. */
+function toBase64url(bytes: ArrayBuffer | ArrayBufferView): string {
+  const view =
+    bytes instanceof ArrayBuffer
+      ? new Uint8Array(bytes)
+      : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let binary = '';
+  for (const byte of view) {
+    binary += String.fromCharCode(byte);
+  }
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64url(text: string): ArrayBuffer {
+  const base64 = text.replace(/-/g, '+').replace(/_/g, '/');
+  const padded = base64 + '='.repeat((4 - (base64.length % 4)) % 4);
+  return Uint8Array.from(atob(padded), (char) => char.charCodeAt(0)).buffer;
+}
+
+type CredentialDescriptorJSON = { id: string; type: 'public-key'; transports?: string[] };
+
+function descriptors(list: CredentialDescriptorJSON[] | undefined) {
+  return list?.map((descriptor) => ({
+    ...descriptor,
+    id: fromBase64url(descriptor.id),
+    transports: descriptor.transports as AuthenticatorTransport[] | undefined,
+  }));
+}
+
+/** The browser's own parsers where it has them (Chromium 129, Firefox 119, Safari 18.4). */
+interface PublicKeyCredentialParsers {
+  parseCreationOptionsFromJSON?(options: unknown): PublicKeyCredentialCreationOptions;
+  parseRequestOptionsFromJSON?(options: unknown): PublicKeyCredentialRequestOptions;
+}
+
+function parsers(): PublicKeyCredentialParsers {
+  return (
+    (globalThis as { PublicKeyCredential?: PublicKeyCredentialParsers }).PublicKeyCredential ?? {}
+  );
+}
+
+function creationOptions(options: PasskeyCreationOptions): PublicKeyCredentialCreationOptions {
+  const browser = parsers();
+  if (typeof browser.parseCreationOptionsFromJSON === 'function') {
+    return browser.parseCreationOptionsFromJSON(options);
+  }
+  return {
+    ...(options as unknown as PublicKeyCredentialCreationOptions),
+    challenge: fromBase64url(options.challenge),
+    user: { ...options.user, id: fromBase64url(options.user.id) },
+    excludeCredentials: descriptors(options.excludeCredentials),
+  };
+}
+
+function requestOptions(options: PasskeyRequestOptions): PublicKeyCredentialRequestOptions {
+  const browser = parsers();
+  if (typeof browser.parseRequestOptionsFromJSON === 'function') {
+    return browser.parseRequestOptionsFromJSON(options);
+  }
+  return {
+    ...(options as unknown as PublicKeyCredentialRequestOptions),
+    challenge: fromBase64url(options.challenge),
+    allowCredentials: descriptors(options.allowCredentials),
+  };
+}
+
+/** What a browser without `toJSON()` on its credentials still offers. */
+interface BrowserCredential {
+  readonly id: string;
+  readonly rawId: ArrayBuffer;
+  readonly type: string;
+  readonly authenticatorAttachment?: string | null;
+  readonly response: {
+    readonly clientDataJSON: ArrayBuffer;
+    readonly attestationObject?: ArrayBuffer;
+    readonly authenticatorData?: ArrayBuffer;
+    readonly signature?: ArrayBuffer;
+    readonly userHandle?: ArrayBuffer | null;
+    getTransports?(): string[];
+    getAuthenticatorData?(): ArrayBuffer;
+    getPublicKey?(): ArrayBuffer | null;
+    getPublicKeyAlgorithm?(): number;
+  };
+  getClientExtensionResults?(): unknown;
+  toJSON?(): unknown;
+}
+
+/** The credential's JSON form: the browser's `toJSON()`, or the same encoding made here. */
+function credentialJSON(credential: BrowserCredential): unknown {
+  if (typeof credential.toJSON === 'function') {
+    return credential.toJSON();
+  }
+  const { response } = credential;
+  const common = {
+    id: credential.id,
+    rawId: toBase64url(credential.rawId),
+    type: credential.type,
+    clientExtensionResults: credential.getClientExtensionResults?.() ?? {},
+    ...(typeof credential.authenticatorAttachment === 'string'
+      ? { authenticatorAttachment: credential.authenticatorAttachment }
+      : {}),
+  };
+  if (response.attestationObject !== undefined) {
+    const authenticatorData = response.getAuthenticatorData?.();
+    const publicKey = response.getPublicKey?.();
+    return {
+      ...common,
+      response: {
+        clientDataJSON: toBase64url(response.clientDataJSON),
+        attestationObject: toBase64url(response.attestationObject),
+        transports: response.getTransports?.() ?? [],
+        ...(authenticatorData === undefined
+          ? {}
+          : { authenticatorData: toBase64url(authenticatorData) }),
+        ...(publicKey === undefined || publicKey === null
+          ? {}
+          : { publicKey: toBase64url(publicKey) }),
+        ...(response.getPublicKeyAlgorithm === undefined
+          ? {}
+          : { publicKeyAlgorithm: response.getPublicKeyAlgorithm() }),
+      },
+    };
+  }
+  return {
+    ...common,
+    response: {
+      clientDataJSON: toBase64url(response.clientDataJSON),
+      authenticatorData: toBase64url(response.authenticatorData ?? new ArrayBuffer(0)),
+      signature: toBase64url(response.signature ?? new ArrayBuffer(0)),
+      ...(response.userHandle === undefined || response.userHandle === null
+        ? {}
+        : { userHandle: toBase64url(response.userHandle) }),
+    },
+  };
+}
+
+/** The browser's WebAuthn; outside a browser (or on plain http other than localhost) there is none. */
+function credentialsContainer(): CredentialsContainer {
+  const container = (globalThis as { navigator?: { credentials?: CredentialsContainer } }).navigator
+    ?.credentials;
+  if (container === undefined) {
+    throw new DOMException('WebAuthn is not available here.', 'NotSupportedError');
+  }
+  return container;
+}
+
+/** A credential the browser made or chose; null (which no dialog should give) is a refusal. */
+function made(credential: Credential | null): BrowserCredential {
+  if (credential === null) {
+    throw new DOMException('The browser gave no credential.', 'NotAllowedError');
+  }
+  return credential as unknown as BrowserCredential;
+}
+
+async function createPasskey(
+  credentials: CredentialsContainer,
+  options: PasskeyCreationOptions,
+  signal: AbortSignal | undefined,
+): Promise<PasskeyRegistration> {
+  const credential = await credentials.create({
+    publicKey: creationOptions(options),
+    signal,
+  });
+  return credentialJSON(made(credential)) as PasskeyRegistration;
+}
+
+async function assertPasskey(
+  credentials: CredentialsContainer,
+  options: PasskeyRequestOptions,
+  settings: SignInWithPasskeyOptions = {},
+): Promise<PasskeyAssertion> {
+  const credential = await credentials.get({
+    publicKey: requestOptions(options),
+    ...(settings.mediation === undefined ? {} : { mediation: settings.mediation }),
+    signal: settings.signal,
+  });
+  return credentialJSON(made(credential)) as PasskeyAssertion;
 }
 
 export function createKeygateClient(options: KeygateClientOptions): KeygateClient {
@@ -749,6 +977,30 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
     return pair;
   }
 
+  /** An assertion of one of the account's passkeys, made with fresh request options. */
+  async function assertion(settings?: SignInWithPasskeyOptions): Promise<PasskeyAssertion> {
+    // Without WebAuthn, no challenge is spent.
+    const credentials = credentialsContainer();
+    const options = await call<PasskeyRequestOptions>('POST', '/api/auth/passkeys/login/options');
+    return assertPasskey(credentials, options, settings);
+  }
+
+  /** The password first; the passkey only if Keygate asks for the second factor. */
+  async function login(body: LoginRequest): Promise<AuthResponse> {
+    if (body.passkey !== true) {
+      return signIn('/api/auth/login', body);
+    }
+    const { passkey: _wanted, ...first } = body;
+    try {
+      return await signIn('/api/auth/login', first);
+    } catch (error) {
+      if (!(error instanceof KeygateError && error.codeRequired)) {
+        throw error;
+      }
+    }
+    return signIn('/api/auth/login', { ...first, passkey: await assertion() });
+  }
+
   const loaded: Promise<void> = (async () => {
     try {
       await reread();
@@ -771,7 +1023,7 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
 
   return {
     register: (body) => signIn('/api/auth/register', body),
-    login: (body) => signIn('/api/auth/login', body),
+    login,
     async logout() {
       await loaded;
       const token = await getAccessToken().catch(() => session?.accessToken ?? null);
@@ -850,5 +1102,28 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
     replaceRecoveryCodes: (body) =>
       bearer('POST', '/api/auth/mfa/totp/recovery-codes', () => ({ body })),
     disableTotp: (body) => bearer('POST', '/api/auth/mfa/totp/disable', () => ({ body })),
+    async registerPasskey(options) {
+      const credentials = credentialsContainer();
+      const proof =
+        'password' in options ? { password: options.password } : { passkey: await assertion() };
+      const creation = await bearer<PasskeyCreationOptions>(
+        'POST',
+        '/api/auth/passkeys/register/options',
+        () => ({ body: proof }),
+      );
+      const response = await createPasskey(credentials, creation, options.signal);
+      const body = options.name === undefined ? { response } : { response, name: options.name };
+      return bearer<Passkey>('POST', '/api/auth/passkeys/register/verify', () => ({ body }));
+    },
+    async signInWithPasskey(options) {
+      const response = await assertion(options);
+      return signIn('/api/auth/passkeys/login/verify', { response });
+    },
+    listPasskeys: () => bearer('GET', '/api/auth/passkeys'),
+    renamePasskey: (id, body) =>
+      bearer('PATCH', `/api/auth/passkeys/${encodeURIComponent(id)}`, () => ({ body })),
+    async removePasskey(id) {
+      await bearer<null>('DELETE', `/api/auth/passkeys/${encodeURIComponent(id)}`);
+    },
   };
 }

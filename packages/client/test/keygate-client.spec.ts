@@ -556,3 +556,440 @@ describe('createKeygateClient in Node', () => {
     expect(await client.getAccessToken()).toBeNull();
   });
 });
+
+// Passkeys: a fake `navigator.credentials` stands for the browser's WebAuthn (the real one is
+// test/browser/client-passkeys.browser-spec.ts). Without `PublicKeyCredential`'s JSON helpers
+// and `toJSON()`, the client decodes and encodes base64url itself.
+describe('createKeygateClient with passkeys', () => {
+  const CREATION = {
+    challenge: 'AQIDBA',
+    rp: { name: 'Keygate', id: 'example.com' },
+    user: { id: 'dXNlci0x', name: 'alice@example.com', displayName: 'alice' },
+    pubKeyCredParams: [{ type: 'public-key', alg: -7 }],
+    timeout: 300000,
+    excludeCredentials: [{ id: '_-8', type: 'public-key', transports: ['internal'] }],
+  };
+  const REQUEST = { challenge: 'BQYH', rpId: 'example.com', userVerification: 'required' };
+  const PASSKEY = {
+    id: '0b7e3a52-5d2f-4c2e-9f7e-1c4b8f0d2a61',
+    name: 'Portátil',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    lastUsedAt: null,
+    isBackupEligible: false,
+    isBackedUp: false,
+    transports: ['internal'],
+  };
+  const ATTESTATION_JSON = { id: 'cred', type: 'public-key', response: { made: 'by toJSON' } };
+  const ASSERTION_JSON = { id: 'cred', type: 'public-key', response: { signed: 'by toJSON' } };
+
+  let clock: FakeClock;
+  let keygate: FakeKeygate;
+  let created: CredentialCreationOptions[];
+  let asked: CredentialRequestOptions[];
+  /** What the fake browser answers: a credential, or a refusal to throw. */
+  let browserCreates: () => unknown;
+  let browserGets: () => unknown;
+
+  function bytes(...values: number[]): ArrayBuffer {
+    return new Uint8Array(values).buffer;
+  }
+
+  function withJSON(json: object): unknown {
+    return { toJSON: () => json };
+  }
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    keygate = new FakeKeygate(clock);
+    keygate.always.set('POST /api/auth/passkeys/register/options', () => json(200, CREATION));
+    keygate.always.set('POST /api/auth/passkeys/register/verify', () => json(201, PASSKEY));
+    keygate.always.set('POST /api/auth/passkeys/login/options', () => json(200, REQUEST));
+    keygate.always.set('POST /api/auth/passkeys/login/verify', () => json(200, keygate.pair()));
+    created = [];
+    asked = [];
+    browserCreates = () => withJSON(ATTESTATION_JSON);
+    browserGets = () => withJSON(ASSERTION_JSON);
+    Object.defineProperty(globalThis, 'navigator', {
+      configurable: true,
+      value: {
+        credentials: {
+          create: (options: CredentialCreationOptions) => {
+            created.push(options);
+            return Promise.resolve().then(browserCreates);
+          },
+          get: (options: CredentialRequestOptions) => {
+            asked.push(options);
+            return Promise.resolve().then(browserGets);
+          },
+        },
+      },
+    });
+  });
+
+  afterEach(() => {
+    delete (globalThis as { navigator?: unknown }).navigator;
+    delete (globalThis as { PublicKeyCredential?: unknown }).PublicKeyCredential;
+  });
+
+  function client(storage?: KeygateStorage) {
+    return createKeygateClient({
+      baseUrl: BASE_URL,
+      storage,
+      fetch: keygate.fetch,
+      testOnly: { clock, random: () => 0.5 },
+    });
+  }
+
+  async function loggedIn() {
+    const keygateClient = client();
+    await keygateClient.login({ email: 'alice@example.com', password: 'S3cure!pass' });
+    return keygateClient;
+  }
+
+  function passkeyCalls() {
+    return keygate.calls
+      .filter(({ path }) => path.startsWith('/api/auth/passkeys') || path === '/api/auth/login')
+      .map(({ method, path, body, authorization }) => ({
+        method,
+        path,
+        body,
+        bearer: authorization !== null,
+      }));
+  }
+
+  it('should register a passkey with the password: options, the browser, the check; and give the passkey', async () => {
+    const keygateClient = await loggedIn();
+
+    const passkey = await keygateClient.registerPasskey({
+      password: 'S3cure!pass',
+      name: 'Portátil',
+    });
+
+    expect(passkey).toEqual(PASSKEY);
+    expect(passkeyCalls().slice(1)).toEqual([
+      {
+        method: 'POST',
+        path: '/api/auth/passkeys/register/options',
+        body: { password: 'S3cure!pass' },
+        bearer: true,
+      },
+      {
+        method: 'POST',
+        path: '/api/auth/passkeys/register/verify',
+        body: { response: ATTESTATION_JSON, name: 'Portátil' },
+        bearer: true,
+      },
+    ]);
+    const publicKey = created[0]?.publicKey;
+    expect(new Uint8Array(publicKey?.challenge as ArrayBuffer)).toEqual(
+      new Uint8Array([1, 2, 3, 4]),
+    );
+    expect(new TextDecoder().decode(publicKey?.user.id as ArrayBuffer)).toBe('user-1');
+    expect(publicKey?.user).toMatchObject({ name: 'alice@example.com', displayName: 'alice' });
+    expect(publicKey?.rp).toEqual({ name: 'Keygate', id: 'example.com' });
+    expect(
+      publicKey?.excludeCredentials?.map(({ id, transports }) => [
+        new Uint8Array(id as ArrayBuffer),
+        transports,
+      ]),
+    ).toEqual([[new Uint8Array([0xff, 0xef]), ['internal']]]);
+  });
+
+  it('should register a passkey with a passkey as the proof, and no name when none is given', async () => {
+    const keygateClient = await loggedIn();
+
+    await keygateClient.registerPasskey({ passkey: true });
+
+    expect(passkeyCalls().slice(1)).toEqual([
+      { method: 'POST', path: '/api/auth/passkeys/login/options', body: {}, bearer: false },
+      {
+        method: 'POST',
+        path: '/api/auth/passkeys/register/options',
+        body: { passkey: ASSERTION_JSON },
+        bearer: true,
+      },
+      {
+        method: 'POST',
+        path: '/api/auth/passkeys/register/verify',
+        body: { response: ATTESTATION_JSON },
+        bearer: true,
+      },
+    ]);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.mediation).toBeUndefined();
+  });
+
+  it("should use the browser's JSON helpers where it has them", async () => {
+    const parsedCreation = { parsed: 'creation' };
+    const parsedRequest = { parsed: 'request' };
+    Object.defineProperty(globalThis, 'PublicKeyCredential', {
+      configurable: true,
+      value: {
+        parseCreationOptionsFromJSON: (options: unknown) =>
+          options === undefined ? undefined : parsedCreation,
+        parseRequestOptionsFromJSON: (options: unknown) =>
+          options === undefined ? undefined : parsedRequest,
+      },
+    });
+    const keygateClient = await loggedIn();
+
+    await keygateClient.registerPasskey({ passkey: true });
+
+    expect(created[0]?.publicKey).toBe(parsedCreation);
+    expect(asked[0]?.publicKey).toBe(parsedRequest);
+  });
+
+  it('should encode a credential as toJSON() does where the browser has no toJSON()', async () => {
+    browserCreates = () => ({
+      id: '_-8',
+      rawId: bytes(0xff, 0xef),
+      type: 'public-key',
+      authenticatorAttachment: 'platform',
+      getClientExtensionResults: () => ({}),
+      response: {
+        clientDataJSON: bytes(1),
+        attestationObject: bytes(2, 3),
+        getTransports: () => ['internal'],
+        getAuthenticatorData: () => bytes(4),
+        getPublicKey: () => bytes(5),
+        getPublicKeyAlgorithm: () => -7,
+      },
+    });
+    browserGets = () => ({
+      id: '_-8',
+      rawId: bytes(0xff, 0xef),
+      type: 'public-key',
+      authenticatorAttachment: null,
+      getClientExtensionResults: () => ({}),
+      response: {
+        clientDataJSON: bytes(1),
+        authenticatorData: bytes(4),
+        signature: bytes(6, 7, 8),
+        userHandle: new TextEncoder().encode('user-1').buffer,
+      },
+    });
+    const keygateClient = await loggedIn();
+
+    await keygateClient.registerPasskey({ passkey: true });
+
+    expect(new Uint8Array(asked[0]?.publicKey?.challenge as ArrayBuffer)).toEqual(
+      new Uint8Array([5, 6, 7]),
+    );
+    expect(keygate.calls.find(({ path }) => path.endsWith('/register/options'))?.body).toEqual({
+      passkey: {
+        id: '_-8',
+        rawId: '_-8',
+        type: 'public-key',
+        clientExtensionResults: {},
+        response: {
+          clientDataJSON: 'AQ',
+          authenticatorData: 'BA',
+          signature: 'BgcI',
+          userHandle: 'dXNlci0x',
+        },
+      },
+    });
+    expect(keygate.calls.at(-1)?.body).toEqual({
+      response: {
+        id: '_-8',
+        rawId: '_-8',
+        type: 'public-key',
+        authenticatorAttachment: 'platform',
+        clientExtensionResults: {},
+        response: {
+          clientDataJSON: 'AQ',
+          attestationObject: 'AgM',
+          transports: ['internal'],
+          authenticatorData: 'BA',
+          publicKey: 'BQ',
+          publicKeyAlgorithm: -7,
+        },
+      },
+    });
+  });
+
+  it('should sign in with a passkey and keep the session as login does', async () => {
+    const items = new Map<string, string>();
+    const keygateClient = client(asyncStorage(items));
+    const changes: SessionState[] = [];
+    keygateClient.onChange((state) => changes.push(state));
+    const controller = new AbortController();
+
+    const auth = await keygateClient.signInWithPasskey({
+      mediation: 'conditional',
+      signal: controller.signal,
+    });
+
+    expect(passkeyCalls()).toEqual([
+      { method: 'POST', path: '/api/auth/passkeys/login/options', body: {}, bearer: false },
+      {
+        method: 'POST',
+        path: '/api/auth/passkeys/login/verify',
+        body: { response: ASSERTION_JSON },
+        bearer: false,
+      },
+    ]);
+    expect(asked[0]).toMatchObject({ mediation: 'conditional', signal: controller.signal });
+    expect(changes).toEqual([{ user: USER, accessTokenExpiry: '2026-01-01T00:15:00.000Z' }]);
+    expect(await keygateClient.getAccessToken()).toBe(auth.accessToken);
+    expect(JSON.parse(items.get('keygate.session') ?? '{}')).toMatchObject({
+      refreshToken: auth.refreshToken,
+      sid: 'session-1',
+    });
+    await keygateClient.me();
+    expect(keygate.calls.at(-1)?.authorization).toBe(`Bearer ${auth.accessToken}`);
+  });
+
+  it("should answer login's second factor with a passkey when Keygate asks for it, and only then", async () => {
+    keygate.once.set('POST /api/auth/login', () =>
+      refused(401, 'Se requiere el código de verificación.'),
+    );
+    const keygateClient = client();
+
+    const auth = await keygateClient.login({
+      email: 'alice@example.com',
+      password: 'S3cure!pass',
+      passkey: true,
+    });
+
+    expect(passkeyCalls()).toEqual([
+      {
+        method: 'POST',
+        path: '/api/auth/login',
+        body: { email: 'alice@example.com', password: 'S3cure!pass' },
+        bearer: false,
+      },
+      { method: 'POST', path: '/api/auth/passkeys/login/options', body: {}, bearer: false },
+      {
+        method: 'POST',
+        path: '/api/auth/login',
+        body: { email: 'alice@example.com', password: 'S3cure!pass', passkey: ASSERTION_JSON },
+        bearer: false,
+      },
+    ]);
+    expect(await keygateClient.getAccessToken()).toBe(auth.accessToken);
+
+    // An account without a second factor: the password is enough, the browser is not asked.
+    await client().login({ email: 'bob@example.com', password: 'S3cure!pass', passkey: true });
+    expect(asked).toHaveLength(1);
+    expect(keygate.calls.at(-1)?.body).toEqual({
+      email: 'bob@example.com',
+      password: 'S3cure!pass',
+    });
+  });
+
+  it('should throw other refusals of the password unchanged, without asking the browser', async () => {
+    keygate.once.set('POST /api/auth/login', () => refused(401, 'Credenciales inválidas.'));
+
+    const error = await client()
+      .login({ email: 'alice@example.com', password: 'wrong', passkey: true })
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(KeygateError);
+    expect(error).toMatchObject({ status: 401, message: 'Credenciales inválidas.' });
+    expect(asked).toHaveLength(0);
+  });
+
+  it("should throw Keygate's refusals as KeygateErrors with the interface's status and message", async () => {
+    keygate.once.set('POST /api/auth/passkeys/login/verify', () =>
+      refused(401, 'Llave de acceso no reconocida.'),
+    );
+    const keygateClient = client();
+    const changes: SessionState[] = [];
+    keygateClient.onChange((state) => changes.push(state));
+
+    const error = await keygateClient.signInWithPasskey().catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(KeygateError);
+    expect(error).toMatchObject({
+      status: 401,
+      message: 'Llave de acceso no reconocida.',
+      body: {
+        status: 401,
+        message: 'Llave de acceso no reconocida.',
+        timestamp: expect.any(String),
+      },
+    });
+    expect(changes).toEqual([]);
+    expect(await keygateClient.getAccessToken()).toBeNull();
+  });
+
+  it("should rethrow the browser's refusal as it is, and send nothing more", async () => {
+    const cancelled = new DOMException(
+      'The operation either timed out or was not allowed.',
+      'NotAllowedError',
+    );
+    browserCreates = () => {
+      throw cancelled;
+    };
+    browserGets = () => {
+      throw cancelled;
+    };
+    const keygateClient = await loggedIn();
+
+    const registering = await keygateClient
+      .registerPasskey({ password: 'S3cure!pass' })
+      .catch((e: unknown) => e);
+    const signingIn = await keygateClient.signInWithPasskey().catch((e: unknown) => e);
+
+    expect(registering).toBe(cancelled);
+    expect(signingIn).toBe(cancelled);
+    expect(keygate.count('/api/auth/passkeys/register/verify')).toBe(0);
+    expect(keygate.count('/api/auth/passkeys/login/verify')).toBe(0);
+    expect(await keygateClient.getAccessToken()).toEqual(expect.any(String));
+  });
+
+  it('should list, rename and remove passkeys with the bearer', async () => {
+    keygate.always.set('GET /api/auth/passkeys', () => json(200, { passkeys: [PASSKEY] }));
+    keygate.always.set(`PATCH /api/auth/passkeys/${PASSKEY.id}`, () =>
+      json(200, { ...PASSKEY, name: 'Teléfono' }),
+    );
+    keygate.always.set(
+      `DELETE /api/auth/passkeys/${PASSKEY.id}`,
+      () => new Response(null, { status: 204 }),
+    );
+    const keygateClient = await loggedIn();
+
+    expect(await keygateClient.listPasskeys()).toEqual({ passkeys: [PASSKEY] });
+    expect(await keygateClient.renamePasskey(PASSKEY.id, { name: 'Teléfono' })).toEqual({
+      ...PASSKEY,
+      name: 'Teléfono',
+    });
+    expect(await keygateClient.removePasskey(PASSKEY.id)).toBeUndefined();
+    expect(passkeyCalls().slice(1)).toEqual([
+      { method: 'GET', path: '/api/auth/passkeys', body: {}, bearer: true },
+      {
+        method: 'PATCH',
+        path: `/api/auth/passkeys/${PASSKEY.id}`,
+        body: { name: 'Teléfono' },
+        bearer: true,
+      },
+      { method: 'DELETE', path: `/api/auth/passkeys/${PASSKEY.id}`, body: {}, bearer: true },
+    ]);
+  });
+
+  it('should refuse without WebAuthn before asking Keygate for anything, and treat no credential as a refusal', async () => {
+    const keygateClient = await loggedIn();
+    delete (globalThis as { navigator?: unknown }).navigator;
+    const before = keygate.calls.length;
+
+    const registering = await keygateClient
+      .registerPasskey({ password: 'S3cure!pass' })
+      .catch((e: unknown) => e);
+    const signingIn = await keygateClient.signInWithPasskey().catch((e: unknown) => e);
+
+    expect(registering).toBeInstanceOf(DOMException);
+    expect(registering).toMatchObject({ name: 'NotSupportedError' });
+    expect(signingIn).toMatchObject({ name: 'NotSupportedError' });
+    expect(keygate.calls.length).toBe(before);
+
+    Object.defineProperty(globalThis, 'navigator', {
+      configurable: true,
+      value: { credentials: { get: () => Promise.resolve(null) } },
+    });
+    const nothing = await keygateClient.signInWithPasskey().catch((e: unknown) => e);
+    expect(nothing).toBeInstanceOf(DOMException);
+    expect(nothing).toMatchObject({ name: 'NotAllowedError' });
+    expect(keygate.count('/api/auth/passkeys/login/verify')).toBe(0);
+  });
+});
