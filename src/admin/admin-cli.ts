@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { RandomSource } from '../common/random/random-source.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { extensionMigrationsOf, type KeygateExtension } from '../database/keygate-extension.js';
+import { AdminKeysService } from '../admin-api/admin-keys.service.js';
 import { AdminCliModule } from './admin-cli.module.js';
 import { AdminService } from './admin.service.js';
 import { cliOrigin } from './cli-origin.js';
@@ -58,7 +59,7 @@ export async function runCli(
       abortOnError: false,
     });
     const output = await execute(
-      app.get(AdminService),
+      { admin: app.get(AdminService), keys: app.get(AdminKeysService) },
       invocation,
       cliOrigin(app.get(RandomSource)),
       streams,
@@ -80,24 +81,26 @@ export async function runCli(
 
 /** Runs the command; resolves to what to print, or null when it printed its own answer. */
 function execute(
-  admin: AdminService,
+  { admin, keys }: { admin: AdminService; keys: AdminKeysService },
   invocation: Exclude<CliInvocation, { kind: 'help' }>,
   origin: RequestOrigin,
   streams: CliStreams,
 ): Promise<string | null> {
   switch (invocation.command) {
     case 'users:deactivate':
-      return admin.deactivate(invocation.email, origin).then(CliOutput.deactivated);
+      return admin.deactivate({ email: invocation.email }, origin).then(CliOutput.deactivated);
     case 'users:activate':
-      return admin.activate(invocation.email, origin).then(CliOutput.activated);
+      return admin.activate({ email: invocation.email }, origin).then(CliOutput.activated);
     case 'users:unlock':
-      return admin.unlock(invocation.email, origin).then(CliOutput.unlocked);
+      return admin.unlock({ email: invocation.email }, origin).then(CliOutput.unlocked);
     case 'users:delete':
-      return admin.deleteUser(invocation.email, origin).then(CliOutput.deleted);
+      return admin.deleteUser({ email: invocation.email }, origin).then(CliOutput.deleted);
     case 'users:mfa-reset':
-      return admin.resetMfa(invocation.email, origin).then(CliOutput.mfaReset);
+      return admin.resetMfa({ email: invocation.email }, origin).then(CliOutput.mfaReset);
     case 'sessions:revoke-all':
-      return admin.revokeAllSessions(invocation.email, origin).then(CliOutput.sessionsRevoked);
+      return admin
+        .revokeAllSessions({ email: invocation.email }, origin)
+        .then(CliOutput.sessionsRevoked);
     case 'users:email-collisions':
       return admin.emailCollisions().then(CliOutput.emailCollisions);
     case 'tokens:purge':
@@ -108,6 +111,14 @@ function execute(
       return admin.purgeAudit(origin).then(CliOutput.auditPurged);
     case 'audit:export':
       return exportAudit(admin, invocation, origin, streams);
+    case 'admin-keys:create':
+      return keys
+        .create(invocation.name, invocation.scopes, origin)
+        .then(CliOutput.adminKeyCreated);
+    case 'admin-keys:list':
+      return keys.list().then(CliOutput.adminKeys);
+    case 'admin-keys:revoke':
+      return keys.revoke(invocation.name, origin).then(CliOutput.adminKeyRevoked);
   }
 }
 

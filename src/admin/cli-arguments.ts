@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { ADMIN_SCOPES } from '../admin-api/admin-scopes.js';
 import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from './admin.service.js';
 
 /** The commands, in the order --help lists them. */
@@ -47,20 +48,45 @@ export const CLI_COMMANDS = {
     usage: 'audit:purge',
     summary: 'Delete the audit events older than Audit__RetentionDays, once.',
   },
+  'admin-keys:create': {
+    usage: 'admin-keys:create --name <name> --scopes <a,b>',
+    summary: 'Create an admin API key with these scopes; prints its secret, once.',
+  },
+  'admin-keys:list': {
+    usage: 'admin-keys:list',
+    summary: 'List the admin API keys: name, scopes, created, revoked (never a secret).',
+  },
+  'admin-keys:revoke': {
+    usage: 'admin-keys:revoke <name>',
+    summary: 'Revoke an admin API key: it opens nothing from the next request on.',
+  },
 } as const;
 
 export type CliCommand = keyof typeof CLI_COMMANDS;
 
-type CommandWithoutArguments = 'tokens:purge' | 'users:email-collisions' | 'audit:purge';
+type CommandWithoutArguments =
+  'tokens:purge' | 'users:email-collisions' | 'audit:purge' | 'admin-keys:list';
+
+type AdminKeyCommand = 'admin-keys:create' | 'admin-keys:revoke';
 
 export type CliInvocation =
   | { readonly kind: 'help' }
   | { readonly kind: 'run'; readonly command: CommandWithoutArguments }
   | {
       readonly kind: 'run';
-      readonly command: Exclude<CliCommand, CommandWithoutArguments | 'audit' | 'audit:export'>;
+      readonly command: Exclude<
+        CliCommand,
+        CommandWithoutArguments | AdminKeyCommand | 'audit' | 'audit:export'
+      >;
       readonly email: string;
     }
+  | {
+      readonly kind: 'run';
+      readonly command: 'admin-keys:create';
+      readonly name: string;
+      readonly scopes: readonly string[];
+    }
+  | { readonly kind: 'run'; readonly command: 'admin-keys:revoke'; readonly name: string }
   | {
       readonly kind: 'run';
       readonly command: 'audit:export';
@@ -98,6 +124,9 @@ export const CLI_USAGE = [
   `  ${''.padEnd(30)}instant with its zone (2025-01-01T12:00:00Z); older events are written.`,
   `  ${'--output <file>'.padEnd(30)}audit:export only: the file to create (never overwritten);`,
   `  ${''.padEnd(30)}without it, the lines go to standard output.`,
+  `  ${'--name <name>'.padEnd(30)}admin-keys:create only: the key's name (letters, digits, . _ -).`,
+  `  ${'--scopes <a,b>'.padEnd(30)}admin-keys:create only: comma-separated scopes, among`,
+  `  ${''.padEnd(30)}${ADMIN_SCOPES.join(', ')}.`,
   `  ${'-h, --help'.padEnd(30)}Show this help.`,
   '',
   'E-mails are matched as the API matches them: in canonical form (see docs/behaviour.md).',
@@ -141,7 +170,8 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
   if (
     command === 'tokens:purge' ||
     command === 'users:email-collisions' ||
-    command === 'audit:purge'
+    command === 'audit:purge' ||
+    command === 'admin-keys:list'
   ) {
     expectArguments(command, rest, 0);
     return { kind: 'run', command };
@@ -161,7 +191,19 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
       output: values.output ?? null,
     };
   }
+  if (command === 'admin-keys:create') {
+    expectArguments(command, rest, 0);
+    if (values.name === undefined || values.scopes === undefined) {
+      throw new UsageError(
+        `admin-keys:create needs --name and --scopes: ${CLI_COMMANDS[command].usage}`,
+      );
+    }
+    return { kind: 'run', command, name: values.name, scopes: values.scopes.split(',') };
+  }
   expectArguments(command, rest, 1);
+  if (command === 'admin-keys:revoke') {
+    return { kind: 'run', command, name: rest[0] };
+  }
   const email = rest[0].trim();
   if (!email.includes('@')) {
     throw new UsageError(`${command} expects an e-mail address, got "${rest[0]}".`);
@@ -180,6 +222,8 @@ function parse(argv: readonly string[]) {
       limit: { type: 'string' },
       before: { type: 'string' },
       output: { type: 'string' },
+      name: { type: 'string' },
+      scopes: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -191,6 +235,8 @@ const OPTION_OWNERS = [
   ['limit', 'audit'],
   ['before', 'audit:export'],
   ['output', 'audit:export'],
+  ['name', 'admin-keys:create'],
+  ['scopes', 'admin-keys:create'],
 ] as const satisfies readonly (readonly [string, CliCommand])[];
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

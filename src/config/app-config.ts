@@ -18,6 +18,7 @@ import {
   SAMPLE_SECRET_KEY,
   type LoggingLevel,
   type SqliteSynchronous,
+  type AdminApiListener,
 } from './environment-variables.js';
 
 export interface JwtConfig {
@@ -124,6 +125,12 @@ export class AppConfig {
   readonly trustedProxies: readonly string[];
   /** Start-up warnings, logged once the logger exists. Never contains a secret. */
   readonly warnings: readonly string[];
+  readonly adminApi: AdminApiConfig;
+}
+
+export interface AdminApiConfig {
+  /** The listener that serves `/api/admin/`; the other answers 404 there. */
+  readonly listener: AdminApiListener;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -259,6 +266,9 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   problems.push(...mailProblems);
   const { mfa, problems: mfaProblems } = checkMfa(env);
   problems.push(...mfaProblems);
+  if (env.AdminApi__Listener === 'management' && !env.Management__Enabled) {
+    problems.push('AdminApi__Listener=management needs Management__Enabled=true');
+  }
   return {
     target,
     mail,
@@ -355,6 +365,7 @@ function assemble(
     },
     trustedProxies: checked.trustedProxies,
     warnings: checked.warnings,
+    adminApi: { listener: env.AdminApi__Listener },
   });
 }
 

@@ -57,6 +57,9 @@ export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
 export const SQLITE_SYNCHRONOUS_MODES = ['full', 'normal'] as const;
 export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
 
+export const ADMIN_API_LISTENERS = ['public', 'management'] as const;
+export type AdminApiListener = (typeof ADMIN_API_LISTENERS)[number];
+
 /**
  * The raw environment, one property per key, named exactly as the variable.
  * Defaults sit on the properties; `loadAppConfig` turns this into `AppConfig`.
@@ -368,6 +371,16 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(0)
   Mail__RetentionDays = 7;
+
+  /**
+   * Where the admin API (`/api/admin/`) is served: `public`, beside the interface, or
+   * `management`, on the management listener only (which must then be enabled).
+   */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim().toLowerCase() : value,
+  )
+  @IsIn(ADMIN_API_LISTENERS)
+  AdminApi__Listener: AdminApiListener = 'public';
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

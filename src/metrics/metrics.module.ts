@@ -16,6 +16,6 @@ import { PasswordHashMetrics } from './password-hash-metrics.js';
     ManagementServer,
     { provide: PasswordHashObserver, useClass: PasswordHashMetrics },
   ],
-  exports: [HttpMetrics, ManagementServer, PasswordHashObserver],
+  exports: [HttpMetrics, ManagementServer, PasswordHashObserver, KeygateMetrics],
 })
 export class MetricsModule {}

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
-import { DataSource, IsNull, type EntityManager } from 'typeorm';
+import { DataSource, In, IsNull, type EntityManager } from 'typeorm';
 import { ConflictError } from '../common/errors/domain-errors.js';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import type { GuardedWrite } from '../database/guarded-write.js';
@@ -136,6 +136,59 @@ export class UserRepository {
         select: { id: true, email: true, createdAt: true, lastLoginAt: true },
         order: { id: 'ASC' },
       }),
+    );
+  }
+
+  /**
+   * At most `limit` accounts in a stable order, after `after` (the order column's value of the
+   * last account of the previous page; '' for the first): by id, or by e-mail when `emailPrefix`
+   * is given (a range of UQ_users_email, exact on both engines because the prefix is checked
+   * again). `filter` narrows them; every read is a range of a unique index, never a whole table.
+   */
+  listPage(query: AccountPageQuery): Promise<User[]> {
+    return this.unitOfWork.run((m) => {
+      const byEmail = query.emailPrefix !== null;
+      const order = byEmail ? 'email' : 'id';
+      const builder = m.createQueryBuilder(User, 'u').where(`u.${order} > :after`, {
+        after: query.after,
+      });
+      if (query.emailPrefix !== null) {
+        builder
+          .andWhere('u.email >= :prefix AND u.email < :upper', {
+            prefix: query.emailPrefix,
+            upper: prefixUpperBound(query.emailPrefix),
+          })
+          .andWhere('SUBSTR(u.email, 1, :length) = :prefix', {
+            length: query.emailPrefix.length,
+          });
+      }
+      switch (query.filter) {
+        case null:
+          break;
+        case 'active':
+          builder.andWhere('u.isActive = :isActive', { isActive: true });
+          break;
+        case 'deactivated':
+          builder.andWhere('u.isActive = :isActive', { isActive: false });
+          break;
+        case 'locked':
+          builder.andWhere('u.lockoutEnd > :now', { now: query.now });
+          break;
+        case 'unverified':
+          builder.andWhere('u.emailVerifiedAt IS NULL');
+          break;
+      }
+      return builder.orderBy(`u.${order}`, 'ASC').limit(query.limit).getMany();
+    });
+  }
+
+  /** The accounts among `ids` (primary-key reads), by id. */
+  findByIds(ids: readonly string[]): Promise<User[]> {
+    if (ids.length === 0) {
+      return Promise.resolve([]);
+    }
+    return this.unitOfWork.run((m) =>
+      m.find(User, { where: { id: In([...ids]) }, order: { id: 'ASC' } }),
     );
   }
 
@@ -313,6 +366,26 @@ export class UserRepository {
   ): Promise<T> {
     return manager === undefined ? this.unitOfWork.run(work) : work(manager);
   }
+}
+
+/** What listPage reads: see there. */
+export interface AccountPageQuery {
+  readonly emailPrefix: string | null;
+  readonly filter: 'active' | 'deactivated' | 'locked' | 'unverified' | null;
+  readonly after: string;
+  readonly limit: number;
+  /** What "locked" is measured against. */
+  readonly now: Date;
+}
+
+/**
+ * The smallest string greater than every string starting with `prefix`: its last character
+ * moved one code unit up. E-mails are stored in lower case, so the last character is never the
+ * largest code unit.
+ */
+function prefixUpperBound(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }
 
 function emailTaken(): ConflictError {

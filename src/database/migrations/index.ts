@@ -13,6 +13,7 @@ import { AuditRetentionWindow1796500000000 } from './1796500000000-AuditRetentio
 import { LeanTokenRows1797000000000 } from './1797000000000-LeanTokenRows.js';
 import { LeanAuditEvents1797000000100 } from './1797000000100-LeanAuditEvents.js';
 import { SingleColumnOwnerIndexes1797000000200 } from './1797000000200-SingleColumnOwnerIndexes.js';
+import { CreateAdminKeys1798500000000 } from './1798500000000-CreateAdminKeys.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -36,4 +37,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   LeanTokenRows1797000000000,
   LeanAuditEvents1797000000100,
   SingleColumnOwnerIndexes1797000000200,
+  CreateAdminKeys1798500000000,
 ];
