@@ -5,7 +5,7 @@ import { AdminApiHttp } from './admin-api-http.js';
 import { AdminApiService } from './admin-api.service.js';
 import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminKeyGuard } from './admin-key.guard.js';
-import { AdminKeysModule } from './admin-keys.module.js';
+import { AdminKeysModule } from '../admin-keys/admin-keys.module.js';
 import { AdminUsersController } from './admin-users.controller.js';
 
 /**

@@ -9,7 +9,7 @@ import type { AdminApiActor } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
 import { MailOutbox } from '../mail/mail-outbox.js';
-import type { AdminPrincipal } from './admin-keys.service.js';
+import type { AdminPrincipal } from '../admin-keys/admin-keys.service.js';
 import type { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';
 import type { AdminReasonDto } from './dto/admin-reason.dto.js';
 import {

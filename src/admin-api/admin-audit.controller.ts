@@ -6,7 +6,7 @@ import { Origin } from '../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { AdminApiService } from './admin-api.service.js';
-import type { AdminPrincipal } from './admin-keys.service.js';
+import type { AdminPrincipal } from '../admin-keys/admin-keys.service.js';
 import { AdminScope } from './admin-scope.decorator.js';
 import { CurrentAdminKey } from './current-admin-key.decorator.js';
 import { AuditPageResponseDto } from './dto/audit-event-response.dto.js';

@@ -12,8 +12,8 @@ import { ADMIN_SCOPE_KEY } from '../common/decorators/admin-scope.js';
 import { ForbiddenError } from '../common/errors/domain-errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { cameViaManagement } from './admin-listener.js';
-import { AdminKeysService, type AdminPrincipal } from './admin-keys.service.js';
-import type { AdminScopeName } from './admin-scopes.js';
+import { AdminKeysService, type AdminPrincipal } from '../admin-keys/admin-keys.service.js';
+import type { AdminScopeName } from '../admin-keys/admin-scopes.js';
 
 /** A request the guard let through carries its key (never the secret). */
 export type RequestWithAdminKey = FastifyRequest & { adminKey?: AdminPrincipal };

@@ -2,7 +2,7 @@ import { applyDecorators, SetMetadata, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth } from '@nestjs/swagger';
 import { ADMIN_SCOPE_KEY } from '../common/decorators/admin-scope.js';
 import { AdminKeyGuard } from './admin-key.guard.js';
-import type { AdminScopeName } from './admin-scopes.js';
+import type { AdminScopeName } from '../admin-keys/admin-scopes.js';
 
 /** The security scheme of the admin API document: an admin key as a bearer token. */
 export const ADMIN_KEY_SCHEME = 'adminKey';

@@ -17,7 +17,7 @@ import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorat
 import { MailMessages } from '../mail/mail.messages.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { AdminApiService } from './admin-api.service.js';
-import type { AdminPrincipal } from './admin-keys.service.js';
+import type { AdminPrincipal } from '../admin-keys/admin-keys.service.js';
 import { AdminScope } from './admin-scope.decorator.js';
 import { CurrentAdminKey } from './current-admin-key.decorator.js';
 import { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';

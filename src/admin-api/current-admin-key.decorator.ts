@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { RequestWithAdminKey } from './admin-key.guard.js';
-import type { AdminPrincipal } from './admin-keys.service.js';
+import type { AdminPrincipal } from '../admin-keys/admin-keys.service.js';
 
 /** The key AdminKeyGuard let through; only on routes it guards. */
 export const CurrentAdminKey = createParamDecorator(

@@ -4,7 +4,7 @@ import { ClockModule } from '../common/time/clock.module.js';
 import { AppConfigModule } from '../config/app-config.module.js';
 import { DatabaseModule, type DatabaseOptions } from '../database/database.module.js';
 import { EventsModule } from '../events/events.module.js';
-import { AdminKeysModule } from '../admin-api/admin-keys.module.js';
+import { AdminKeysModule } from '../admin-keys/admin-keys.module.js';
 import { AdminModule } from './admin.module.js';
 
 /**

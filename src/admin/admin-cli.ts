@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { RandomSource } from '../common/random/random-source.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { extensionMigrationsOf, type KeygateExtension } from '../database/keygate-extension.js';
-import { AdminKeysService } from '../admin-api/admin-keys.service.js';
+import { AdminKeysService } from '../admin-keys/admin-keys.service.js';
 import { AdminCliModule } from './admin-cli.module.js';
 import { AdminService } from './admin.service.js';
 import { cliOrigin } from './cli-origin.js';

@@ -6,8 +6,4 @@ export const AdminMessages = {
   /** Stored as the revocation reason of the tokens each command revokes. */
   deactivatedReason: 'Account deactivated by an administrator',
   revokedReason: 'Sessions revoked by an administrator',
-  /** admin-keys:create and admin-keys:revoke. */
-  keyNameTaken: (name: string) =>
-    `An admin key named ${name} exists already (names are never reused).`,
-  keyNotFound: (name: string) => `No unrevoked admin key is named ${name}.`,
 } as const;

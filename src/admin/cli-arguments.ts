@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ADMIN_SCOPES } from '../admin-api/admin-scopes.js';
+import { ADMIN_SCOPES } from '../admin-keys/admin-scopes.js';
 import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from './admin.service.js';
 
 /** The commands, in the order --help lists them. */

@@ -1,4 +1,4 @@
-import type { AdminKeySummary } from '../admin-api/admin-keys.service.js';
+import type { AdminKeySummary } from '../admin-keys/admin-keys.service.js';
 import type { AuditPurgeResult } from '../audit/audit-retention.service.js';
 import type { AuditEntry } from '../audit/audit-trail.service.js';
 import type { EmailCollision } from '../common/identity/email-collisions.js';

@@ -18,3 +18,6 @@ export const TOTP_ENROLL = '/api/auth/mfa/totp/enroll';
 export const TOTP_CONFIRM = '/api/auth/mfa/totp/confirm';
 export const TOTP_RECOVERY_CODES = '/api/auth/mfa/totp/recovery-codes';
 export const TOTP_DISABLE = '/api/auth/mfa/totp/disable';
+export const ADMIN_USERS = '/api/admin/users';
+export const ADMIN_AUDIT = '/api/admin/audit';
+export const ADMIN_AUDIT_EXPORT = '/api/admin/audit/export';

@@ -1,6 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
-import { AdminMessages } from '../admin/admin.messages.js';
 import { digestOpaqueToken } from '../common/crypto/opaque-token.js';
 import {
   ConflictError,
@@ -13,6 +12,7 @@ import { Clock } from '../common/time/clock.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { AdminKeyRepository } from './admin-key.repository.js';
+import { AdminKeysMessages } from './admin-keys.messages.js';
 import { ADMIN_SCOPES, isAdminScope, type AdminScopeName } from './admin-scopes.js';
 import { ADMIN_KEY_NAME_MAX_LENGTH, AdminKey } from './entities/admin-key.entity.js';
 
@@ -82,7 +82,7 @@ export class AdminKeysService {
     });
     await this.unitOfWork.transaction(async (m) => {
       if (!(await this.keys.insert(m, key))) {
-        throw new ConflictError(AdminMessages.keyNameTaken(name));
+        throw new ConflictError(AdminKeysMessages.keyNameTaken(name));
       }
       await this.events.record(
         m,
@@ -109,7 +109,7 @@ export class AdminKeysService {
     const revoked = await this.unitOfWork.transaction(async (m) => {
       const key = await this.keys.revoke(m, name, this.clock.now());
       if (key === null) {
-        throw new NotFoundError(AdminMessages.keyNotFound(name));
+        throw new NotFoundError(AdminKeysMessages.keyNotFound(name));
       }
       await this.events.record(
         m,
