@@ -249,6 +249,9 @@ export class UserRepository {
           // Both parameters take their column's type: no cast.
           `AND "failedLoginAttempts" = $${attempts} ` +
           `AND "lockoutEnd" IS NOT DISTINCT FROM $${lockoutEnd} ` +
+          // The login decided on an active account it read before this statement's snapshot: a
+          // deactivation committed in between (its sessions already ended) must not let it in.
+          `AND "${this.rows.column('isActive').databaseName}" = TRUE ` +
           `AND xmin = (SELECT xmin FROM ${table} WHERE "id" = $${first}) AND ${when} ` +
           'RETURNING "id"'
         );
@@ -259,7 +262,7 @@ export class UserRepository {
         seen.failedLoginAttempts,
         seen.lockoutEnd,
       ],
-      within: (manager) => this.replaceLoginState(id, seen, next, manager),
+      within: (manager) => this.replaceLoginState(id, seen, next, manager, { requireActive: true }),
       translate: (error) => error,
     };
   }
@@ -281,12 +284,16 @@ export class UserRepository {
     );
   }
 
-  /** Writes `next` only if the account's lockout state is still `seen`; says whether it did. */
+  /**
+   * Writes `next` only if the account's lockout state is still `seen` (and, with
+   * `requireActive`, the account still active); says whether it did.
+   */
   async replaceLoginState(
     id: string,
     seen: LockoutState,
     next: LoginState,
     manager?: EntityManager,
+    options: { readonly requireActive?: boolean } = {},
   ): Promise<boolean> {
     const result = await this.within(manager, (m) =>
       m.update(
@@ -295,6 +302,7 @@ export class UserRepository {
           id,
           failedLoginAttempts: seen.failedLoginAttempts,
           lockoutEnd: seen.lockoutEnd === null ? IsNull() : seen.lockoutEnd,
+          ...(options.requireActive === true ? { isActive: true } : {}),
         },
         next,
       ),
