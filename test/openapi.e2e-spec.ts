@@ -41,8 +41,12 @@ const committedText = readFileSync(CONTRACT_FILE, 'utf8');
 const contract = JSON.parse(committedText) as OpenAPIObject;
 const operations = listOperations(contract);
 
-/** The admin CLI's texts go to an operator's terminal, never into an HTTP answer. */
-const CLI_ONLY = /^admin[/\\]/;
+/**
+ * The admin CLI's texts (its commands' and its admin-keys commands') go to an operator's
+ * terminal, never into an HTTP answer; the admin API's texts (src/admin/admin-api.messages.ts)
+ * are in admin-openapi.json.
+ */
+const CLI_ONLY = /^admin(-keys)?[/\\]/;
 
 const ERROR_SCHEMA = 'ErrorResponseDto';
 const PROBLEM_SCHEMA = 'ProblemDetailsResponseDto';

@@ -94,6 +94,7 @@ describe(loadAppConfig.name, () => {
       hsts: { enabled: false, maxAgeSeconds: 31_536_000, includeSubDomains: false },
       trustedProxies: [],
       warnings: [],
+      adminApi: { listener: 'public' },
     });
   });
 

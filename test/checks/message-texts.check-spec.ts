@@ -1,4 +1,5 @@
 import type { Tokens } from 'marked';
+import { AdminApiMessages } from '../../src/admin/admin-api.messages.js';
 import { AuthMessages } from '../../src/auth/auth.messages.js';
 import {
   BODY_NOT_AN_OBJECT_MESSAGE,
@@ -35,6 +36,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ['VALIDATION_PROBLEM_TITLE', VALIDATION_PROBLEM_TITLE],
   ['BODY_NOT_AN_OBJECT_MESSAGE', BODY_NOT_AN_OBJECT_MESSAGE],
   ...prefixed('BodyMessages', BodyMessages),
+  ...prefixed('AdminApiMessages', AdminApiMessages),
 ]);
 
 /** Texts of other answers that the pages may quote: the readiness probe's. */
