@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AdminKeysService } from '../src/admin-keys/admin-keys.service.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
@@ -12,6 +15,7 @@ import {
   type TestResponse,
 } from './utils/create-test-app.js';
 import { errorBody, problemDetails, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
+import { runCliOn } from './utils/cli-process.js';
 import { httpRequest } from './utils/http.js';
 import {
   ADMIN_AUDIT,
@@ -750,5 +754,80 @@ describe('admin API on the management listener (AdminApi__Listener=management)',
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('admin-keys commands of the CLI', () => {
+  const t = useTestApp();
+  let cwd: string;
+  beforeEach(() => {
+    cwd = mkdtempSync(join(tmpdir(), 'keygate-admin-keys-'));
+  });
+  afterEach(() => {
+    rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('should create a key that opens its scopes, list it without its secret, and revoke it', async () => {
+    const created = await runCliOn(
+      t.database,
+      ['admin-keys:create', '--name', 'support-tool', '--scopes', 'users:read,sessions:write'],
+      cwd,
+    );
+    expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
+    const lines = created.stdout.trimEnd().split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      expect.stringMatching(
+        /^Created admin key support-tool \([0-9a-f-]{36}\) with scopes users:read, sessions:write\.$/,
+      ),
+      'Its secret follows; it is not stored and cannot be shown again:',
+    ]);
+    const secret = lines[2];
+    expect(secret).toMatch(/^kga_[A-Za-z0-9_-]{43}$/);
+
+    expect((await call(t, 'GET', ADMIN_USERS, secret)).status).toBe(200);
+    expect((await call(t, 'GET', ADMIN_AUDIT, secret)).json()).toEqual(FORBIDDEN_BODY);
+
+    const listed = await runCliOn(t.database, ['admin-keys:list'], cwd);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(
+      /^support-tool {2}[0-9a-f-]{36} {2}scopes users:read,sessions:write {2}created \S+ {2}active\n$/,
+    );
+    expect(listed.stdout).not.toContain(secret.slice(4));
+
+    const taken = await runCliOn(
+      t.database,
+      ['admin-keys:create', '--name', 'support-tool', '--scopes', 'audit:read'],
+      cwd,
+    );
+    expect({ code: taken.code, stderr: taken.stderr }).toEqual({
+      code: 1,
+      stderr:
+        'keygate-cli: admin-keys:create failed: An admin key named support-tool exists already (names are never reused).\n',
+    });
+
+    const revoked = await runCliOn(t.database, ['admin-keys:revoke', 'support-tool'], cwd);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toMatch(
+      /^Revoked admin key support-tool \([0-9a-f-]{36}\); it opens nothing from now on\.\n$/,
+    );
+    // No key left: the admin API is gone again.
+    expect((await call(t, 'GET', ADMIN_USERS, secret)).json()).toEqual(NOT_FOUND_BODY);
+  });
+
+  it('should refuse an unknown scope with exit code 1 and create nothing', async () => {
+    const refused = await runCliOn(
+      t.database,
+      ['admin-keys:create', '--name', 'x', '--scopes', 'users:read,root'],
+      cwd,
+    );
+    expect({ code: refused.code, stdout: refused.stdout, stderr: refused.stderr }).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'keygate-cli: admin-keys:create failed: Unknown scope "root"; the scopes are users:read, users:write, sessions:write, audit:read.\n',
+    });
+    expect((await runCliOn(t.database, ['admin-keys:list'], cwd)).stdout).toBe(
+      'No admin keys. Create one with admin-keys:create; until then /api/admin/ answers 404.\n',
+    );
   });
 });
