@@ -25,6 +25,11 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     '^DROP INDEX "\\w+"\\."IDX_auth_events_(userId_)?occurredAt"$',
     '^CREATE INDEX "IDX_auth_events_occurredAt" ON "auth_events" {2}\\("occurredAt"\\) $',
     '^CREATE INDEX "IDX_auth_events_userId_occurredAt" ON "auth_events" {2}\\("userId", "occurredAt"\\) $',
+    // The admin keys' instants (issue 28), and the index on the revocation time.
+    `^ALTER TABLE "admin_keys" DROP COLUMN "(createdAt|revokedAt)"$`,
+    `^ALTER TABLE "admin_keys" ADD "(createdAt|revokedAt)" TIMESTAMP( NOT NULL)?$`,
+    '^DROP INDEX "\\w+"\\."IDX_admin_keys_revokedAt"$',
+    '^CREATE INDEX "IDX_admin_keys_revokedAt" ON "admin_keys" {2}\\("revokedAt"\\) $',
   ].join('|'),
 );
 
