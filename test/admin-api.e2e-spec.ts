@@ -462,6 +462,10 @@ describe('admin API', () => {
       ['an unknown state', 'state=asleep', problemDetails(['state'])],
       ['two e-mails', 'email=a@example.com&email=b@example.com', problemDetails(['email'])],
       ['a control character', 'emailPrefix=a%07b', problemDetails(['emailPrefix'])],
+      ['an empty prefix', 'emailPrefix=', problemDetails(['emailPrefix'])],
+      ['an empty e-mail', 'email=', problemDetails(['email'])],
+      ['a prefix ending in U+FFFF', 'emailPrefix=a%EF%BF%BF', problemDetails(['emailPrefix'])],
+      ['a NUL byte', 'email=a%00b@example.com', problemDetails(['email'])],
       ['a forged cursor', 'cursor=bm90LWEtY3Vyc29y', errorBody(400, 'El cursor no es válido.')],
       [
         'an e-mail cursor on the id order',
@@ -580,6 +584,13 @@ describe('admin API', () => {
       );
       const secondBody = second.json<{ events: { id: string }[]; nextCursor: string | null }>();
       const all = await call(t, 'GET', `${ADMIN_AUDIT}?userId=${user.id}`, key);
+      const farFuture = await call(
+        t,
+        'GET',
+        `${ADMIN_AUDIT}?userId=${user.id}&from=2020-01-01T00:00:00Z&to=9999-12-31T23:59:59Z`,
+        key,
+      );
+      expect(farFuture.json<{ events: unknown[] }>().events).toHaveLength(4);
       const future = await call(
         t,
         'GET',
@@ -640,6 +651,7 @@ describe('admin API', () => {
       ['a type with capitals', 'type=LOGIN', problemDetails(['type'])],
       ['a from that is no instant', 'from=yesterday', problemDetails(['from'])],
       ['a cursor that is no event id', 'cursor=abc', errorBody(400, 'El cursor no es válido.')],
+      ['a NUL byte in the type', 'type=login%00', problemDetails(['type'])],
     ])('should answer %s with 400', async (_name, query, body) => {
       const key = await createKey(t, ['audit:read']);
       const response = await call(t, 'GET', `${ADMIN_AUDIT}?${query}`, key);

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { ACCOUNT_STATES, type AccountStateFilter } from '../../admin/admin.service.js';
 import {
   HasNoControlCharacters,
@@ -18,6 +18,7 @@ export class ListUsersQueryDto {
   /** An exact e-mail, matched as login matches it (trimmed, lower case). */
   @IsOptional()
   @IsString()
+  @IsNotEmpty()
   @MaxChars(EMAIL_MAX_LENGTH)
   @HasNoControlCharacters()
   @HasNoInvisibleCharacters()
@@ -26,6 +27,9 @@ export class ListUsersQueryDto {
   /** The start of the e-mail (lower case); the listing is then ordered by e-mail. */
   @IsOptional()
   @IsString()
+  @IsNotEmpty()
+  // The range's upper bound moves the last character up one: U+FFFF has no successor.
+  @Matches(/^[^\uffff]*$/)
   @MaxChars(EMAIL_MAX_LENGTH)
   @HasNoControlCharacters()
   @HasNoInvisibleCharacters()
