@@ -7,6 +7,7 @@ import { RandomSource } from '../src/common/random/random-source.js';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { KeygateMetrics } from '../src/metrics/keygate-metrics.js';
 import { ManagementServer } from '../src/metrics/management-server.js';
+import { TotpFactor } from '../src/mfa/entities/totp-factor.entity.js';
 import { registerUser, reloadUser, type RegisteredUser } from './factories/user.factory.js';
 import {
   createTestApp,
@@ -384,6 +385,37 @@ describe('admin API', () => {
       expect({ status: mail.status, body: mail.json() }).toEqual({
         status: 503,
         body: errorBody(503, 'El envío de correos no está configurado.'),
+      });
+    });
+
+    it('should show a confirmed second factor, list the account under state=mfa, and reset it', async () => {
+      const user = await registerUser(t);
+      await registerUser(t);
+      // The factor as a confirmed enrolment leaves it (its secret is never read here).
+      await t.dataSource.getRepository(TotpFactor).insert({
+        userId: user.id,
+        sealedSecret: 'v1.test.unused',
+        createdAt: t.clock.now(),
+        confirmedAt: t.clock.now(),
+        lastUsedStep: null,
+      });
+
+      const shown = await call(t, 'GET', `${ADMIN_USERS}/${user.id}`, key);
+      const withMfa = await call(t, 'GET', `${ADMIN_USERS}?state=mfa`, key);
+      const reset = await call(t, 'POST', `${ADMIN_USERS}/${user.id}/mfa-reset`, key, {
+        reason: 'Lost phone, identity checked',
+      });
+      const after = await call(t, 'GET', `${ADMIN_USERS}/${user.id}`, key);
+
+      expect(shown.json<{ factors: unknown }>().factors).toEqual([
+        { kind: 'totp', isConfirmed: true, createdAt: t.clock.now().toISOString() },
+      ]);
+      expect(withMfa.json<{ users: { id: string }[] }>().users.map((u) => u.id)).toEqual([user.id]);
+      expect(reset.json()).toEqual({ userId: user.id, changed: true });
+      expect(after.json<{ factors: unknown }>().factors).toEqual([]);
+      expect((await call(t, 'GET', `${ADMIN_USERS}?state=mfa`, key)).json()).toEqual({
+        users: [],
+        nextCursor: null,
       });
     });
 
