@@ -5,7 +5,14 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   {
     // test/typed-client is compiled by its test against a client generated at test time.
-    ignores: ['dist/**', 'coverage/**', 'node_modules/**', 'bench/results/**', 'test/typed-client/**'],
+    ignores: [
+      'dist/**',
+      'coverage/**',
+      'node_modules/**',
+      'bench/results/**',
+      'test/typed-client/**',
+      'test/typed-admin-client/**',
+    ],
   },
   // The client package's build, and its types generated from openapi.json.
   { ignores: ['packages/client/dist/**', 'packages/client/src/openapi.ts'] },
@@ -22,7 +29,10 @@ export default tseslint.config(
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/require-await': 'error',
       '@typescript-eslint/no-extraneous-class': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       eqeqeq: 'error',
       curly: 'error',
       'no-console': 'error',
@@ -49,7 +59,13 @@ export default tseslint.config(
         {
           paths: ['node:crypto', 'crypto'].map((name) => ({
             name,
-            importNames: ['randomBytes', 'randomUUID', 'randomInt', 'randomFill', 'getRandomValues'],
+            importNames: [
+              'randomBytes',
+              'randomUUID',
+              'randomInt',
+              'randomFill',
+              'getRandomValues',
+            ],
             message: 'Take randomness from the injected RandomSource (src/common/random).',
           })),
         },

@@ -7,7 +7,8 @@ import { ClientAddressResolver } from './common/network/client-address.js';
 import { RandomSource } from './common/random/random-source.js';
 import { Clock } from './common/time/clock.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
-import { buildOpenApiDocument } from './common/swagger/openapi-document.js';
+import { AdminApiModule } from './admin-api/admin-api.module.js';
+import { buildOpenApiDocument, INTERFACE_VARIANT } from './common/swagger/openapi-document.js';
 import { AppConfig } from './config/app-config.js';
 import { HEALTH_PATHS } from './health/health.controller.js';
 import { answerFrameworkError, installHttpEdge } from './http/http-edge.js';
@@ -38,9 +39,16 @@ export function createHttpAdapter(random: RandomSource = new RandomSource()): Fa
   return adapter;
 }
 
-/** The API document of the app, with what the global guard answers on every protected route. */
+/**
+ * The API document of the app, with what the global guard answers on every protected route. The
+ * admin API has a document of its own (admin-openapi.json), so a client of the interface never
+ * sees it.
+ */
 export function openApiDocumentOf(app: NestFastifyApplication): OpenAPIObject {
-  return buildOpenApiDocument(app, ACCOUNT_REFUSALS);
+  return buildOpenApiDocument(app, ACCOUNT_REFUSALS, {
+    ...INTERFACE_VARIANT,
+    excludeModules: [AdminApiModule],
+  });
 }
 
 /**

@@ -3,18 +3,22 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { adminOpenApiDocumentOf } from './admin-api/admin-openapi.js';
 import { AppModule } from './app.module.js';
 import { configureApp, createHttpAdapter, openApiDocumentOf } from './app.setup.js';
 import { RandomSource } from './common/random/random-source.js';
 import { serializeOpenApiDocument } from './common/swagger/openapi-document.js';
 import { EXTENSIONS } from './extensions.js';
 
-// `npm run openapi`: writes the contract, openapi.json, from the code, whatever the mode; the
-// application is built (on a throwaway in-memory database) but never listens. An optional
-// argument names another output file (the contract test writes to a temporary one).
+// `npm run openapi`: writes the contracts, openapi.json and admin-openapi.json, from the code,
+// whatever the mode; the application is built (on a throwaway in-memory database) but never
+// listens. An optional argument names another output file for openapi.json (the contract test
+// writes to a temporary one), a second one for admin-openapi.json; with only the first, only
+// openapi.json is written.
 
 /** The repository root, seen from dist/openapi.js. */
 const CONTRACT_FILE = fileURLToPath(new URL('../openapi.json', import.meta.url));
+const ADMIN_CONTRACT_FILE = fileURLToPath(new URL('../admin-openapi.json', import.meta.url));
 
 /**
  * The production defaults, read from nothing else (no `.env`, no environment), so the document
@@ -27,7 +31,7 @@ const CONTRACT_ENVIRONMENT: Readonly<Record<string, string>> = {
   TokenCleanup__Enabled: 'false',
 };
 
-async function writeContract(output: string): Promise<void> {
+async function writeContract(output: string, adminOutput: string | null): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
     await AppModule.forRoot({ environment: CONTRACT_ENVIRONMENT, extensions: EXTENSIONS }),
     createHttpAdapter(),
@@ -38,12 +42,21 @@ async function writeContract(output: string): Promise<void> {
     const document = openApiDocumentOf(app);
     await writeFile(output, serializeOpenApiDocument(document));
     process.stdout.write(`Wrote ${output} (${Object.keys(document.paths).length} paths)\n`);
+    if (adminOutput !== null) {
+      const admin = adminOpenApiDocumentOf(app);
+      await writeFile(adminOutput, serializeOpenApiDocument(admin));
+      process.stdout.write(`Wrote ${adminOutput} (${Object.keys(admin.paths).length} paths)\n`);
+    }
   } finally {
     await app.close();
   }
 }
 
-writeContract(process.argv[2] ?? CONTRACT_FILE).catch((error: unknown) => {
+const [output, adminOutput] = process.argv.slice(2);
+writeContract(
+  output ?? CONTRACT_FILE,
+  output === undefined ? ADMIN_CONTRACT_FILE : (adminOutput ?? null),
+).catch((error: unknown) => {
   const reason = error instanceof Error ? (error.stack ?? error.message) : String(error);
   process.stderr.write(`openapi: ${reason}\n`);
   process.exit(1);

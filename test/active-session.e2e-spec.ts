@@ -256,9 +256,9 @@ describe('The session of an access token', () => {
       const second = await login(t, user);
       const admin = t.app.get(AdminService);
 
-      await admin.deactivate(user.email, internalOrigin('cli', t.app.get(RandomSource)));
+      await admin.deactivate({ email: user.email }, internalOrigin('cli', t.app.get(RandomSource)));
       const whileDeactivated = await t.get(ME, user.accessToken);
-      await admin.activate(user.email, internalOrigin('cli', t.app.get(RandomSource)));
+      await admin.activate({ email: user.email }, internalOrigin('cli', t.app.get(RandomSource)));
 
       // The bearer guard's own account check answers first while the account is deactivated.
       expect({ status: whileDeactivated.status, body: whileDeactivated.json() }).toEqual({

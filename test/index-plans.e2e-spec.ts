@@ -3,6 +3,9 @@ import pg from 'pg';
 import { cliOrigin } from '../src/admin/cli-origin.js';
 import { eventIdText } from '../src/audit/event-id.js';
 import { RandomSource } from '../src/common/random/random-source.js';
+import { randomUUID } from 'node:crypto';
+import { AdminKeysService } from '../src/admin-keys/admin-keys.service.js';
+import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { MailSender } from '../src/mail/mail-sender.js';
 import { WebhookSender } from '../src/webhooks/webhook-sender.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
@@ -319,6 +322,68 @@ describe('query plans of the request paths', () => {
     await mailSettled();
   }
 
+  /** Every admin API route (issue 28), with every filter of the listings, as a support tool. */
+  async function everyAdminPath(): Promise<void> {
+    const origin = internalOrigin('cli', t.app.get(RandomSource));
+    const { secret } = await t.app
+      .get(AdminKeysService)
+      .create(
+        `plans-${randomUUID().slice(0, 8)}`,
+        ['users:read', 'users:write', 'sessions:write', 'audit:read'],
+        origin,
+      );
+    const admin = (method: string, path: string, status: number): Promise<TestResponse> =>
+      expectStatus(
+        t.request(path, {
+          method,
+          headers: {
+            authorization: `Bearer ${secret}`,
+            ...(method === 'GET' ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(method === 'GET' ? {} : { body: '{"reason":"plans"}' }),
+        }),
+        status,
+      );
+    const carol = await registerUser(t);
+    const users = '/api/admin/users';
+    await expectStatus(t.request(users, { headers: { authorization: 'Bearer kga_unknown' } }), 401);
+    const page = await admin('GET', `${users}?limit=1`, 200);
+    const cursor = page.json<{ nextCursor: string }>().nextCursor;
+    await admin('GET', `${users}?limit=1&cursor=${cursor}`, 200);
+    await admin('GET', `${users}?email=${encodeURIComponent(carol.email)}`, 200);
+    await admin('GET', `${users}?emailPrefix=${carol.email.slice(0, 6)}&state=active`, 200);
+    for (const state of ['active', 'deactivated', 'locked', 'unverified', 'mfa']) {
+      await admin('GET', `${users}?state=${state}`, 200);
+    }
+    await admin('GET', `${users}/${carol.id}`, 200);
+    const sessions = await admin('GET', `${users}/${carol.id}/sessions`, 200);
+    const [session] = sessions.json<{ sessions: { id: string }[] }>().sessions;
+    await admin('DELETE', `${users}/${carol.id}/sessions/${session.id}`, 200);
+    for (const change of [
+      'unlock',
+      'verify-email',
+      'mfa-reset',
+      'logout',
+      'deactivate',
+      'activate',
+    ]) {
+      await admin('POST', `${users}/${carol.id}/${change}`, 200);
+    }
+    await admin('POST', `${users}/${carol.id}/password-reset-mail`, 202);
+    const audit = await admin('GET', '/api/admin/audit?limit=2', 200);
+    const before = audit.json<{ nextCursor: string }>().nextCursor;
+    await admin('GET', `/api/admin/audit?limit=2&cursor=${before}`, 200);
+    await admin(
+      'GET',
+      `/api/admin/audit?userId=${carol.id}&from=2020-01-01T00:00:00Z&to=2999-01-01T00:00:00Z`,
+      200,
+    );
+    await admin('GET', '/api/admin/audit?type=login_failed', 200);
+    await admin('GET', `/api/admin/audit/export?userId=${carol.id}`, 200);
+    await admin('DELETE', `${users}/${carol.id}`, 200);
+    await mailSettled();
+  }
+
   it('should read no whole table on any route', async () => {
     const receiver = await WebhookReceiver.start();
     const subscription = await t.app
@@ -334,6 +399,7 @@ describe('query plans of the request paths', () => {
     let captured: Captured[];
     try {
       await everyRequestPath();
+      await everyAdminPath();
     } finally {
       captured = recorder.stop();
       await receiver.stop();
@@ -374,6 +440,9 @@ describe('query plans of the request paths', () => {
       'email_codes',
       'webhook_subscriptions',
       'webhook_deliveries',
+      'admin_keys',
+      'auth_events',
+      'totp_factors',
     ];
     expect(tables.filter((table) => !statements.some((s) => s.sql.includes(table)))).toEqual([]);
     expect(statements.length).toBeGreaterThan(20);

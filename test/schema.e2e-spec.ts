@@ -30,6 +30,11 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     `^ALTER TABLE "(passkeys|passkey_challenges)" ADD "${TIMESTAMP_COLUMNS}" TIMESTAMP( NOT NULL)?$`,
     '^DROP INDEX "\\w+"\\."IDX_passkey_challenges_expiresAt"$',
     '^CREATE INDEX "IDX_passkey_challenges_expiresAt" ON "passkey_challenges" {2}\\("expiresAt"\\) $',
+    // The admin keys' instants (issue 28), and the index on the revocation time.
+    `^ALTER TABLE "admin_keys" DROP COLUMN "(createdAt|revokedAt)"$`,
+    `^ALTER TABLE "admin_keys" ADD "(createdAt|revokedAt)" TIMESTAMP( NOT NULL)?$`,
+    '^DROP INDEX "\\w+"\\."IDX_admin_keys_revokedAt"$',
+    '^CREATE INDEX "IDX_admin_keys_revokedAt" ON "admin_keys" {2}\\("revokedAt"\\) $',
   ].join('|'),
 );
 

@@ -5,6 +5,7 @@ import { AppConfigModule } from '../config/app-config.module.js';
 import { DatabaseModule, type DatabaseOptions } from '../database/database.module.js';
 import { EventsModule } from '../events/events.module.js';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
+import { AdminKeysModule } from '../admin-keys/admin-keys.module.js';
 import { AdminModule } from './admin.module.js';
 import { KeysModule } from '../keys/keys.module.js';
 
@@ -30,6 +31,7 @@ export class AdminCliModule {
         AdminModule,
         KeysModule,
         WebhooksModule,
+        AdminKeysModule,
       ],
     };
   }

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { RandomSource } from '../common/random/random-source.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { extensionMigrationsOf, type KeygateExtension } from '../database/keygate-extension.js';
+import { AdminKeysService } from '../admin-keys/admin-keys.service.js';
 import { AdminCliModule } from './admin-cli.module.js';
 import { AdminService } from './admin.service.js';
 import { cliOrigin } from './cli-origin.js';
@@ -62,7 +63,7 @@ export async function runCli(
       abortOnError: false,
     });
     const output = await execute(
-      app.get(AdminService),
+      { admin: app.get(AdminService), keys: app.get(AdminKeysService) },
       invocation,
       cliOrigin(app.get(RandomSource)),
       streams,
@@ -85,7 +86,7 @@ export async function runCli(
 
 /** Runs the command; resolves to what to print, or null when it printed its own answer. */
 function execute(
-  admin: AdminService,
+  { admin, keys }: { admin: AdminService; keys: AdminKeysService },
   invocation: Exclude<CliInvocation, { kind: 'help' }>,
   origin: RequestOrigin,
   streams: CliStreams,
@@ -93,17 +94,19 @@ function execute(
 ): Promise<string | null> {
   switch (invocation.command) {
     case 'users:deactivate':
-      return admin.deactivate(invocation.email, origin).then(CliOutput.deactivated);
+      return admin.deactivate({ email: invocation.email }, origin).then(CliOutput.deactivated);
     case 'users:activate':
-      return admin.activate(invocation.email, origin).then(CliOutput.activated);
+      return admin.activate({ email: invocation.email }, origin).then(CliOutput.activated);
     case 'users:unlock':
-      return admin.unlock(invocation.email, origin).then(CliOutput.unlocked);
+      return admin.unlock({ email: invocation.email }, origin).then(CliOutput.unlocked);
     case 'users:delete':
-      return admin.deleteUser(invocation.email, origin).then(CliOutput.deleted);
+      return admin.deleteUser({ email: invocation.email }, origin).then(CliOutput.deleted);
     case 'users:mfa-reset':
-      return admin.resetMfa(invocation.email, origin).then(CliOutput.mfaReset);
+      return admin.resetMfa({ email: invocation.email }, origin).then(CliOutput.mfaReset);
     case 'sessions:revoke-all':
-      return admin.revokeAllSessions(invocation.email, origin).then(CliOutput.sessionsRevoked);
+      return admin
+        .revokeAllSessions({ email: invocation.email }, origin)
+        .then(CliOutput.sessionsRevoked);
     case 'users:email-collisions':
       return admin.emailCollisions().then(CliOutput.emailCollisions);
     case 'tokens:purge':
@@ -133,7 +136,17 @@ function execute(
     case 'webhooks:replay':
       return app.get(WebhooksService).replay(invocation.id, origin).then(WebhookCliOutput.replayed);
     case 'users:passkeys-remove':
-      return admin.removePasskeys(invocation.email, origin).then(CliOutput.passkeysRemoved);
+      return admin
+        .removePasskeys({ email: invocation.email }, origin)
+        .then(CliOutput.passkeysRemoved);
+    case 'admin-keys:create':
+      return keys
+        .create(invocation.name, invocation.scopes, origin)
+        .then(CliOutput.adminKeyCreated);
+    case 'admin-keys:list':
+      return keys.list().then(CliOutput.adminKeys);
+    case 'admin-keys:revoke':
+      return keys.revoke(invocation.name, origin).then(CliOutput.adminKeyRevoked);
   }
 }
 

@@ -185,12 +185,12 @@ describe(AdminService.name, () => {
   const account = { id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301', email: 'alice@example.com' };
 
   it.each<[string, () => Promise<unknown>]>([
-    ['deactivate', () => sut.deactivate('  Nobody@Example.COM ', ORIGIN)],
-    ['activate', () => sut.activate('  Nobody@Example.COM ', ORIGIN)],
-    ['unlock', () => sut.unlock('  Nobody@Example.COM ', ORIGIN)],
-    ['revokeAllSessions', () => sut.revokeAllSessions('  Nobody@Example.COM ', ORIGIN)],
+    ['deactivate', () => sut.deactivate({ email: '  Nobody@Example.COM ' }, ORIGIN)],
+    ['activate', () => sut.activate({ email: '  Nobody@Example.COM ' }, ORIGIN)],
+    ['unlock', () => sut.unlock({ email: '  Nobody@Example.COM ' }, ORIGIN)],
+    ['revokeAllSessions', () => sut.revokeAllSessions({ email: '  Nobody@Example.COM ' }, ORIGIN)],
     ['auditOf', () => sut.auditOf('  Nobody@Example.COM ', 10, ORIGIN)],
-    ['resetMfa', () => sut.resetMfa('  Nobody@Example.COM ', ORIGIN)],
+    ['resetMfa', () => sut.resetMfa({ email: '  Nobody@Example.COM ' }, ORIGIN)],
   ])('should refuse %s for an unknown e-mail, normalised, and tell nothing', async (_name, act) => {
     await build(buildAlice());
 
@@ -205,7 +205,7 @@ describe(AdminService.name, () => {
   it('should find the account by its e-mail normalised as the API does', async () => {
     await build(buildAlice());
 
-    await sut.activate(' ALICE@example.com\t', ORIGIN);
+    await sut.activate({ email: ' ALICE@example.com\t' }, ORIGIN);
 
     expect(calls[0]).toBe('findByEmail alice@example.com');
   });
@@ -213,7 +213,7 @@ describe(AdminService.name, () => {
   it('should deactivate before revoking the sessions, and tell it in that order', async () => {
     await build(buildAlice());
 
-    const result = await sut.deactivate('alice@example.com', ORIGIN);
+    const result = await sut.deactivate({ email: 'alice@example.com' }, ORIGIN);
 
     expect(result).toEqual({ account, changed: true, revokedTokenCount: 2 });
     expect(calls).toEqual([
@@ -228,7 +228,7 @@ describe(AdminService.name, () => {
   it('should still revoke the sessions of an account that already is deactivated', async () => {
     await build(buildAlice({ isActive: false }));
 
-    const result = await sut.deactivate('alice@example.com', ORIGIN);
+    const result = await sut.deactivate({ email: 'alice@example.com' }, ORIGIN);
 
     expect(result).toEqual({ account, changed: false, revokedTokenCount: 2 });
     expect(calls).toContain(`revokeAll ${account.id} "Account deactivated by an administrator"`);
@@ -240,7 +240,10 @@ describe(AdminService.name, () => {
   ])('should activate an account whose isActive is %s (changed: %s)', async (isActive, changed) => {
     await build(buildAlice({ isActive }));
 
-    await expect(sut.activate('alice@example.com', ORIGIN)).resolves.toEqual({ account, changed });
+    await expect(sut.activate({ email: 'alice@example.com' }, ORIGIN)).resolves.toEqual({
+      account,
+      changed,
+    });
 
     expect(users.user?.isActive).toBe(true);
     expect(told).toEqual([{ type: 'admin_user_activated', userId: account.id, changed }]);
@@ -249,7 +252,7 @@ describe(AdminService.name, () => {
   it('should clear the counter and the lockout and say what it cleared', async () => {
     await build(buildAlice({ failedLoginAttempts: 5, lockoutEnd: LOCKED_UNTIL }));
 
-    const result = await sut.unlock('alice@example.com', ORIGIN);
+    const result = await sut.unlock({ email: 'alice@example.com' }, ORIGIN);
 
     expect(result).toEqual({ account, failedAttempts: 5, lockedUntil: LOCKED_UNTIL });
     expect(users.user).toMatchObject({ failedLoginAttempts: 0, lockoutEnd: null });
@@ -267,7 +270,7 @@ describe(AdminService.name, () => {
     await build(buildAlice({ failedLoginAttempts: 4 }));
     users.interleaved.push({ failedLoginAttempts: 5, lockoutEnd: LOCKED_UNTIL });
 
-    const result = await sut.unlock('alice@example.com', ORIGIN);
+    const result = await sut.unlock({ email: 'alice@example.com' }, ORIGIN);
 
     expect(result).toEqual({ account, failedAttempts: 5, lockedUntil: LOCKED_UNTIL });
     expect(calls).toEqual([
@@ -283,7 +286,7 @@ describe(AdminService.name, () => {
   it('should write nothing when there is nothing to clear, and still tell it', async () => {
     await build(buildAlice());
 
-    const result = await sut.unlock('alice@example.com', ORIGIN);
+    const result = await sut.unlock({ email: 'alice@example.com' }, ORIGIN);
 
     expect(result).toEqual({ account, failedAttempts: 0, lockedUntil: null });
     expect(calls).toEqual(['findByEmail alice@example.com', 'event admin_user_unlocked']);
@@ -292,7 +295,7 @@ describe(AdminService.name, () => {
   it('should revoke every session of the account and tell how many', async () => {
     await build(buildAlice());
 
-    const result = await sut.revokeAllSessions('alice@example.com', ORIGIN);
+    const result = await sut.revokeAllSessions({ email: 'alice@example.com' }, ORIGIN);
 
     expect(result).toEqual({ account, revokedTokenCount: 2 });
     expect(calls.slice(1)).toEqual([
@@ -310,7 +313,7 @@ describe(AdminService.name, () => {
       hasFactor = had;
       await build(buildAlice());
 
-      const result = await sut.resetMfa('alice@example.com', ORIGIN);
+      const result = await sut.resetMfa({ email: 'alice@example.com' }, ORIGIN);
 
       expect(result).toEqual({ account, changed: had });
       expect(calls.slice(1)).toEqual([`removeTotp ${account.id}`, 'event admin_totp_reset']);

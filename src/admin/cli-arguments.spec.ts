@@ -145,3 +145,43 @@ describe(parseCliArguments.name, () => {
     expect(CLI_USAGE).toMatch(/Exit codes: 0 .*1 .*\n.*2 usage error/);
   });
 });
+
+describe(`${parseCliArguments.name}: admin keys`, () => {
+  it.each([
+    [
+      ['admin-keys:create', '--name', 'support-tool', '--scopes', 'users:read,sessions:write'],
+      {
+        command: 'admin-keys:create',
+        name: 'support-tool',
+        scopes: ['users:read', 'sessions:write'],
+      },
+    ],
+    [['admin-keys:list'], { command: 'admin-keys:list' }],
+    [['admin-keys:revoke', 'support-tool'], { command: 'admin-keys:revoke', name: 'support-tool' }],
+  ])('should read %j', (argv, expected) => {
+    expect(parseCliArguments(argv)).toEqual({ kind: 'run', ...expected });
+  });
+
+  it.each<[string[], string]>([
+    [
+      ['admin-keys:create', '--name', 'x'],
+      'admin-keys:create needs --name and --scopes: admin-keys:create --name <name> --scopes <a,b>',
+    ],
+    [
+      ['admin-keys:create', '--scopes', 'users:read'],
+      'admin-keys:create needs --name and --scopes: admin-keys:create --name <name> --scopes <a,b>',
+    ],
+    [['admin-keys:revoke'], 'admin-keys:revoke is missing an argument: admin-keys:revoke <name>'],
+    [['admin-keys:list', 'x'], 'admin-keys:list has too many arguments: admin-keys:list'],
+    [
+      ['audit:purge', '--name', 'x'],
+      '--name applies only to admin-keys:create, not to audit:purge.',
+    ],
+  ])('should refuse %j', (argv, message) => {
+    expect(usageErrorOf(argv)).toBe(message);
+  });
+
+  it('should name the scopes in the usage text', () => {
+    expect(CLI_USAGE).toContain('users:read, users:write, sessions:write, audit:read');
+  });
+});

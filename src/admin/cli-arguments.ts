@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { ADMIN_SCOPES } from '../admin-keys/admin-scopes.js';
 import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from './admin.service.js';
 import { UsageError } from './usage-error.js';
 import {
@@ -78,11 +79,26 @@ export const CLI_COMMANDS = {
     usage: 'users:passkeys-remove <email>',
     summary: 'Remove every passkey of an account (lost or stolen devices); sessions stay.',
   },
+  'admin-keys:create': {
+    usage: 'admin-keys:create --name <name> --scopes <a,b>',
+    summary: 'Create an admin API key with these scopes; prints its secret, once.',
+  },
+  'admin-keys:list': {
+    usage: 'admin-keys:list',
+    summary: 'List the admin API keys: name, scopes, created, revoked (never a secret).',
+  },
+  'admin-keys:revoke': {
+    usage: 'admin-keys:revoke <name>',
+    summary: 'Revoke an admin API key: it opens nothing from the next request on.',
+  },
 } as const;
 
 export type CliCommand = keyof typeof CLI_COMMANDS;
 
-type CommandWithoutArguments = 'tokens:purge' | 'users:email-collisions' | 'audit:purge';
+type CommandWithoutArguments =
+  'tokens:purge' | 'users:email-collisions' | 'audit:purge' | 'admin-keys:list';
+
+type AdminKeyCommand = 'admin-keys:create' | 'admin-keys:revoke';
 
 /** The commands of the key set (src/keys): none takes an e-mail. */
 export type KeysInvocation =
@@ -103,12 +119,20 @@ export type CliInvocation =
         | CommandWithoutArguments
         | KeysInvocation['command']
         | CommandOfItsOwn
+        | AdminKeyCommand
         | 'audit'
         | 'audit:export'
       >;
       readonly email: string;
     }
   | KeysInvocation
+  | {
+      readonly kind: 'run';
+      readonly command: 'admin-keys:create';
+      readonly name: string;
+      readonly scopes: readonly string[];
+    }
+  | { readonly kind: 'run'; readonly command: 'admin-keys:revoke'; readonly name: string }
   | {
       readonly kind: 'run';
       readonly command: 'audit:export';
@@ -142,6 +166,9 @@ export const CLI_USAGE = [
   `  ${'--output <file>'.padEnd(30)}audit:export only: the file to create (never overwritten);`,
   `  ${''.padEnd(30)}without it, the lines go to standard output.`,
   ...WEBHOOK_CLI_OPTIONS.map((line) => `  ${line}`),
+  `  ${'--name <name>'.padEnd(30)}admin-keys:create only: the key's name (letters, digits, . _ -).`,
+  `  ${'--scopes <a,b>'.padEnd(30)}admin-keys:create only: comma-separated scopes, among`,
+  `  ${''.padEnd(30)}${ADMIN_SCOPES.join(', ')}.`,
   `  ${'-h, --help'.padEnd(30)}Show this help.`,
   '',
   'E-mails are matched as the API matches them: in canonical form (see docs/behaviour.md).',
@@ -187,7 +214,8 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
     command === 'users:email-collisions' ||
     command === 'audit:purge' ||
     command === 'keys:list' ||
-    command === 'keys:rotate'
+    command === 'keys:rotate' ||
+    command === 'admin-keys:list'
   ) {
     expectArguments(command, rest, 0);
     return { kind: 'run', command };
@@ -218,7 +246,19 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
       output: values.output ?? null,
     };
   }
+  if (command === 'admin-keys:create') {
+    expectArguments(command, rest, 0);
+    if (values.name === undefined || values.scopes === undefined) {
+      throw new UsageError(
+        `admin-keys:create needs --name and --scopes: ${CLI_COMMANDS[command].usage}`,
+      );
+    }
+    return { kind: 'run', command, name: values.name, scopes: values.scopes.split(',') };
+  }
   expectArguments(command, rest, 1);
+  if (command === 'admin-keys:revoke') {
+    return { kind: 'run', command, name: rest[0] };
+  }
   const email = rest[0].trim();
   if (!email.includes('@')) {
     throw new UsageError(`${command} expects an e-mail address, got "${rest[0]}".`);
@@ -239,6 +279,8 @@ function parse(argv: readonly string[]) {
       output: { type: 'string' },
       url: { type: 'string' },
       events: { type: 'string' },
+      name: { type: 'string' },
+      scopes: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -252,6 +294,8 @@ const OPTION_OWNERS = [
   ['output', 'audit:export'],
   ['url', 'webhooks:add'],
   ['events', 'webhooks:add'],
+  ['name', 'admin-keys:create'],
+  ['scopes', 'admin-keys:create'],
 ] as const satisfies readonly (readonly [string, CliCommand])[];
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

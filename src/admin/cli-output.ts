@@ -1,3 +1,4 @@
+import type { AdminKeySummary } from '../admin-keys/admin-keys.service.js';
 import type { AuditPurgeResult } from '../audit/audit-retention.service.js';
 import type { AuditEntry } from '../audit/audit-trail.service.js';
 import type { EmailCollision } from '../common/identity/email-collisions.js';
@@ -68,6 +69,31 @@ export const CliOutput = {
       requestId: entry.requestId,
       details: entry.details,
     }),
+
+  /** The one time the secret is shown: on a line of its own, so a script can take it. */
+  adminKeyCreated: ({ key, secret }: { key: AdminKeySummary; secret: string }): string =>
+    [
+      `Created admin key ${key.name} (${key.id}) with scopes ${key.scopes.join(', ')}.`,
+      'Its secret follows; it is not stored and cannot be shown again:',
+      secret,
+    ].join('\n'),
+
+  adminKeyRevoked: (key: AdminKeySummary): string =>
+    `Revoked admin key ${key.name} (${key.id}); it opens nothing from now on.`,
+
+  adminKeys: (keys: readonly AdminKeySummary[]): string => {
+    if (keys.length === 0) {
+      return 'No admin keys. Create one with admin-keys:create; until then /api/admin/ answers 404.';
+    }
+    return keys
+      .map(
+        (key) =>
+          `${key.name}  ${key.id}  scopes ${key.scopes.join(',')}  created ` +
+          `${key.createdAt.toISOString()}  ` +
+          (key.revokedAt === null ? 'active' : `revoked ${key.revokedAt.toISOString()}`),
+      )
+      .join('\n');
+  },
 
   emailCollisions: (collisions: readonly EmailCollision<AccountSummary>[]): string => {
     if (collisions.length === 0) {

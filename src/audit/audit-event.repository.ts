@@ -11,7 +11,7 @@ import { AuditSink } from '../events/audit-sink.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
 import { storedUserAgent, toAuditEntries, toAuditEvent, type AuditRecordRow } from './audit-row.js';
 import type { AuditEntry } from './audit-trail.service.js';
-import { EventIdGenerator, eventIdBytes } from './event-id.js';
+import { EventIdGenerator, eventIdBytes, eventIdFloor } from './event-id.js';
 import { UserAgentRepository } from './user-agent.repository.js';
 
 /**
@@ -171,6 +171,37 @@ export class AuditEventRepository implements AuditSink {
     this.userAgents.rememberOnPostgres(storedUserAgent(record.origin), storedUserAgentId);
   }
 
+  /**
+   * At most `limit` events matching `query`, newest first (by id, which orders them as they were
+   * told). `before` is the id of the last event of the previous page. Every read is a range of
+   * the primary key (its ids hold the instant, decision 0028), or of IDX_auth_events_userId for
+   * one account's events.
+   */
+  async page(query: AuditPageQuery): Promise<AuditEntry[]> {
+    const rows = await this.unitOfWork.run((m) => {
+      const builder = m.createQueryBuilder(AuditEvent, 'e');
+      const where = (condition: string, parameters: Record<string, unknown>): void => {
+        builder.andWhere(condition, parameters);
+      };
+      // A lower bound that every id meets, so the first page is a range read too.
+      where('e.id >= :from', { from: eventIdFloor(query.from ?? new Date(0)) });
+      if (query.to !== null) {
+        where('e.id < :to', { to: eventIdFloor(query.to) });
+      }
+      if (query.before !== null) {
+        where('e.id < :before', { before: eventIdBytes(query.before) });
+      }
+      if (query.userId !== null) {
+        where('e.userId = :userId', { userId: query.userId });
+      }
+      if (query.type !== null) {
+        where('e.type = :type', { type: query.type });
+      }
+      return builder.orderBy('e.id', 'DESC').limit(query.limit).getMany();
+    });
+    return toAuditEntries(rows, this.userAgents);
+  }
+
   /** The newest `limit` events of one user, newest first (IDX_auth_events_userId). */
   async latestForUser(userId: string, limit: number): Promise<AuditEntry[]> {
     const rows = await this.unitOfWork.run((m) =>
@@ -181,3 +212,16 @@ export class AuditEventRepository implements AuditSink {
 }
 
 type AuditEventColumn = EntityRows<AuditEvent>['columns'][number];
+
+/** What AuditEventRepository.page reads; null: no such filter. */
+export interface AuditPageQuery {
+  readonly userId: string | null;
+  readonly type: string | null;
+  /** Events at or after this instant. */
+  readonly from: Date | null;
+  /** Events before this instant. */
+  readonly to: Date | null;
+  /** The id (UUID text) of the last event already seen. */
+  readonly before: string | null;
+  readonly limit: number;
+}

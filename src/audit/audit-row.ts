@@ -1,5 +1,5 @@
 import { isEmail } from 'class-validator';
-import type { AuthEvent, AuthEventRecord } from '../events/auth-event.js';
+import type { AdminApiActor, AuthEvent, AuthEventRecord } from '../events/auth-event.js';
 import { EMAIL_MAX_LENGTH } from '../users/entities/user.entity.js';
 import type { AuditEntry } from './audit-trail.service.js';
 import type { AuditEvent } from './entities/audit-event.entity.js';
@@ -86,7 +86,7 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
     case 'totp_recovery_code_used':
       return {};
     case 'admin_totp_reset':
-      return { changed: event.changed };
+      return { changed: event.changed, ...actorOf(event) };
     case 'password_changed':
       return { keptFamilyId: event.keptFamilyId, endedSessionIds: event.endedSessionIds };
     case 'password_reset':
@@ -97,8 +97,9 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
     case 'email_verified':
     case 'email_changed':
     case 'account_deleted':
-    case 'admin_user_deleted':
       return {};
+    case 'admin_user_deleted':
+      return actorOf(event);
     case 'mail_sent':
     case 'mail_retry_scheduled':
     case 'mail_failed':
@@ -124,11 +125,15 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { keepFamilyId: event.keepFamilyId, endedSessionIds: event.endedSessionIds };
     case 'admin_user_deactivated':
     case 'admin_user_activated':
-      return { changed: event.changed };
+      return { changed: event.changed, ...actorOf(event) };
     case 'admin_user_unlocked':
-      return { failedAttempts: event.failedAttempts, lockedUntil: event.lockedUntil };
+      return {
+        failedAttempts: event.failedAttempts,
+        lockedUntil: event.lockedUntil,
+        ...actorOf(event),
+      };
     case 'admin_sessions_revoked':
-      return { revokedTokenCount: event.revokedTokenCount };
+      return { revokedTokenCount: event.revokedTokenCount, ...actorOf(event) };
     case 'admin_tokens_purged':
       return { deletedCount: event.deletedCount };
     case 'admin_audit_viewed':
@@ -175,7 +180,35 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { ceremony: event.ceremony, reason: event.reason, passkeyId: event.passkeyId };
     case 'admin_passkeys_removed':
       return { removedCount: event.removedCount };
+    case 'admin_email_verified':
+    case 'admin_password_reset_mail_requested':
+      return { changed: event.changed, ...actorOf(event) };
+    case 'admin_session_ended':
+      return { familyId: event.familyId, changed: event.changed, ...actorOf(event) };
+    case 'admin_audit_export_started':
+      return { eventType: event.eventType, from: event.from, to: event.to, ...actorOf(event) };
+    case 'admin_key_created':
+    case 'admin_key_revoked':
+      return {
+        adminKeyId: event.adminKeyId,
+        adminKeyName: event.adminKeyName,
+        scopes: event.scopes,
+      };
   }
+}
+
+/**
+ * The admin API key that made a change and the operator's reason: the key by id and name, never
+ * its secret. Nothing for the CLI's events, whose rows stay as they were.
+ */
+function actorOf(event: { readonly actor?: AdminApiActor }): Record<string, unknown> {
+  return event.actor === undefined
+    ? {}
+    : {
+        adminKeyId: event.actor.adminKeyId,
+        adminKeyName: event.actor.adminKeyName,
+        reason: event.actor.reason,
+      };
 }
 
 /**

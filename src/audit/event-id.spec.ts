@@ -86,3 +86,10 @@ describe('stored event ids', () => {
     expect(ids.map((id) => Buffer.compare(id, floor))).toEqual([-1, 1, 1]);
   });
 });
+
+describe(eventIdFloor.name, () => {
+  it('should clamp an instant past 48 bits of milliseconds (the latest a Date holds) to the largest floor', () => {
+    expect(eventIdFloor(new Date(8.64e15)).toString('hex')).toBe('ffffffffffff');
+    expect(eventIdFloor(new Date(-1)).toString('hex')).toBe('000000000000');
+  });
+});

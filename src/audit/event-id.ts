@@ -1,6 +1,8 @@
 import type { RandomSource } from '../common/random/random-source.js';
 
 const RANDOM_BITS = 74n;
+/** The largest instant an id's 48 bits of milliseconds hold. */
+const MAX_EVENT_ID_MS = 2 ** 48 - 1;
 const RANDOM_MAX = (1n << RANDOM_BITS) - 1n;
 
 /**
@@ -66,6 +68,7 @@ export function eventIdTime(bytes: Buffer): Date {
  */
 export function eventIdFloor(at: Date): Buffer {
   const bytes = Buffer.alloc(6);
-  bytes.writeUIntBE(Math.max(0, Math.floor(at.getTime())), 0, 6);
+  // Clamped to what 48 bits hold (the year 10889): an instant past it is after every id.
+  bytes.writeUIntBE(Math.min(MAX_EVENT_ID_MS, Math.max(0, Math.floor(at.getTime()))), 0, 6);
   return bytes;
 }

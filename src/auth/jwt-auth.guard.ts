@@ -2,6 +2,7 @@ import { Injectable, UnauthorizedException, type ExecutionContext } from '@nestj
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
+import { ADMIN_SCOPE_KEY } from '../common/decorators/admin-scope.js';
 import { IS_PUBLIC_KEY } from '../common/decorators/public.decorator.js';
 import type { RequestWithAccount } from '../users/current-account.decorator.js';
 import type { GuardRefusal } from '../common/swagger/openapi-document.js';
@@ -66,7 +67,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   }
 
   /**
-   * Whether the route is marked @Public(), read once per handler and controller: routes and their
+   * Whether the route is marked @Public() or is an admin API route, read once per handler and controller: routes and their
    * metadata are fixed once the app is built, and reading it cost as much as the rest of the
    * guard's work for a remembered token.
    */
@@ -80,11 +81,16 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     }
     let isPublic = handlers.get(handler);
     if (isPublic === undefined) {
+      // An admin API route is not an account's: the admin key guard alone decides there.
       isPublic =
         this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
           handler,
           controller,
-        ]) === true;
+        ]) === true ||
+        this.reflector.getAllAndOverride<string | undefined>(ADMIN_SCOPE_KEY, [
+          handler,
+          controller,
+        ]) !== undefined;
       handlers.set(handler, isPublic);
     }
     return isPublic;

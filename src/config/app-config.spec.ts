@@ -116,6 +116,7 @@ describe(loadAppConfig.name, () => {
         retentionDays: 7,
       },
       passkeys: null,
+      adminApi: { listener: 'public' },
     });
   });
 

@@ -21,6 +21,7 @@ import {
   SAMPLE_SECRET_KEY,
   type LoggingLevel,
   type SqliteSynchronous,
+  type AdminApiListener,
 } from './environment-variables.js';
 
 export interface JwtConfig {
@@ -150,6 +151,12 @@ export class AppConfig {
   readonly webhooks: WebhooksConfig;
   /** Passkeys (WebAuthn): the relying party and its origins; null when off (the default). */
   readonly passkeys: PasskeysConfig | null;
+  readonly adminApi: AdminApiConfig;
+}
+
+export interface AdminApiConfig {
+  /** The listener that serves `/api/admin/`; the other answers 404 there. */
+  readonly listener: AdminApiListener;
 }
 
 /** Thrown when the environment is invalid; its message is one line listing every failing key. */
@@ -304,6 +311,9 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     env.NODE_ENV === 'development',
   );
   problems.push(...passkeyProblems);
+  if (env.AdminApi__Listener === 'management' && !env.Management__Enabled) {
+    problems.push('AdminApi__Listener=management needs Management__Enabled=true');
+  }
   return {
     target,
     mail,
@@ -419,6 +429,7 @@ function assemble(
     },
     webhooks: checked.webhooks,
     passkeys: checked.passkeys,
+    adminApi: { listener: env.AdminApi__Listener },
   });
 }
 

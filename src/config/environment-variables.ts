@@ -65,6 +65,9 @@ export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
 /** A day: the longest a JWKS may be cached, so a rotation never waits longer than that. */
 export const JWKS_MAX_AGE_LIMIT_SECONDS = 86_400;
 
+export const ADMIN_API_LISTENERS = ['public', 'management'] as const;
+export type AdminApiListener = (typeof ADMIN_API_LISTENERS)[number];
+
 /**
  * The raw environment, one property per key, named exactly as the variable.
  * Defaults sit on the properties; `loadAppConfig` turns this into `AppConfig`.
@@ -532,6 +535,16 @@ export class EnvironmentVariables {
   @Min(1)
   @Max(600)
   Http__ResponseTimeoutSeconds = 30;
+
+  /**
+   * Where the admin API (`/api/admin/`) is served: `public`, beside the interface, or
+   * `management`, on the management listener only (which must then be enabled).
+   */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim().toLowerCase() : value,
+  )
+  @IsIn(ADMIN_API_LISTENERS)
+  AdminApi__Listener: AdminApiListener = 'public';
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

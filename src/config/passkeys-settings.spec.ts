@@ -28,7 +28,8 @@ describe('Passkeys__ settings', () => {
     const config = load({
       Passkeys__RpId: ' Example.COM ',
       Passkeys__RpName: ' Acme ',
-      Passkeys__Origins: 'https://App.Example.com:443/, https://example.com, https://app.example.com',
+      Passkeys__Origins:
+        'https://App.Example.com:443/, https://example.com, https://app.example.com',
     });
 
     expect(config.passkeys).toEqual({

@@ -61,6 +61,16 @@ export type PasskeyFailureReason =
 export type MailedTokenFailureReason = 'invalid' | 'expired';
 
 /**
+ * Who acted through the admin API: its key, by id and name (never the secret), and the reason the
+ * operator gave. Absent on the admin CLI's events, which the OS account in the user agent names.
+ */
+export interface AdminApiActor {
+  readonly adminKeyId: string;
+  readonly adminKeyName: string;
+  readonly reason: string | null;
+}
+
+/**
  * What happened to an account or a session, told once by the service that decided it, after the
  * change committed. Metrics and the audit trail listen; neither can change an answer.
  * Never carries a secret: no password, no token value, no token hash.
@@ -196,12 +206,14 @@ export type AuthEvent =
   | {
       readonly type: 'admin_user_deactivated' | 'admin_user_activated';
       readonly userId: string;
+      readonly actor?: AdminApiActor;
       /** False when the account already was in the state asked for. */
       readonly changed: boolean;
     }
   | {
       readonly type: 'admin_user_unlocked';
       readonly userId: string;
+      readonly actor?: AdminApiActor;
       /** The failed-attempt counter and lockout end that were cleared. */
       readonly failedAttempts: number;
       readonly lockedUntil: Date | null;
@@ -209,13 +221,15 @@ export type AuthEvent =
   | {
       readonly type: 'admin_sessions_revoked';
       readonly userId: string;
+      readonly actor?: AdminApiActor;
       readonly revokedTokenCount: number;
     }
   | { readonly type: 'admin_tokens_purged'; readonly userId: null; readonly deletedCount: number }
-  | { readonly type: 'admin_user_deleted'; readonly userId: string }
+  | { readonly type: 'admin_user_deleted'; readonly userId: string; readonly actor?: AdminApiActor }
   | {
       readonly type: 'admin_totp_reset';
       readonly userId: string;
+      readonly actor?: AdminApiActor;
       /** False when the account had no factor, pending or confirmed. */
       readonly changed: boolean;
     }
@@ -335,6 +349,38 @@ export type AuthEvent =
       readonly type: 'admin_passkeys_removed';
       readonly userId: string;
       readonly removedCount: number;
+    }
+  // The admin API (src/admin-api): changes the CLI has no command for, and its keys.
+  | {
+      readonly type: 'admin_email_verified' | 'admin_password_reset_mail_requested';
+      readonly userId: string;
+      /** False when the address already was verified (verification only). */
+      readonly changed: boolean;
+      readonly actor?: AdminApiActor;
+    }
+  | {
+      readonly type: 'admin_session_ended';
+      readonly userId: string;
+      readonly familyId: string;
+      /** False when the session had already ended. */
+      readonly changed: boolean;
+      readonly actor?: AdminApiActor;
+    }
+  | {
+      readonly type: 'admin_audit_export_started';
+      readonly userId: string | null;
+      /** The filters of the export, as given. */
+      readonly eventType: string | null;
+      readonly from: Date | null;
+      readonly to: Date | null;
+      readonly actor: AdminApiActor;
+    }
+  | {
+      readonly type: 'admin_key_created' | 'admin_key_revoked';
+      readonly userId: null;
+      readonly adminKeyId: string;
+      readonly adminKeyName: string;
+      readonly scopes: readonly string[];
     };
 
 /** Why a signing key was made: see the `signing_key_created` event. */
@@ -405,6 +451,12 @@ export const AUTH_EVENT_TYPES = [
   'passkey_login_succeeded',
   'passkey_ceremony_failed',
   'admin_passkeys_removed',
+  'admin_email_verified',
+  'admin_password_reset_mail_requested',
+  'admin_session_ended',
+  'admin_audit_export_started',
+  'admin_key_created',
+  'admin_key_revoked',
 ] as const satisfies readonly AuthEventType[];
 
 /** Fails to compile when AuthEvent has a type that AUTH_EVENT_TYPES does not list. */

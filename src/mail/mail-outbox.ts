@@ -71,17 +71,33 @@ export class MailOutbox {
    * the request path. The request costs one insert whatever the answer will be.
    */
   async request(kind: MailKind, recipient: string, origin: RequestOrigin): Promise<void> {
-    await this.repository.insertAlone(
-      this.newMail({
-        kind,
-        state: 'requested',
-        userId: null,
-        recipient,
-        params: JSON.stringify({ origin }),
-        secret: null,
-      }),
-    );
+    await this.repository.insertAlone(this.requestedMail(kind, recipient, origin));
     this.wake();
+  }
+
+  /**
+   * request() inside the caller's transaction, for a request that commits with its audit row (an
+   * administrator's): call wake() once it has committed.
+   */
+  async requestWithin(
+    manager: EntityManager,
+    kind: MailKind,
+    recipient: string,
+    origin: RequestOrigin,
+  ): Promise<void> {
+    await this.repository.insert(manager, this.requestedMail(kind, recipient, origin));
+  }
+
+  /** A request for the sender to prepare: no account or token is looked at yet. */
+  private requestedMail(kind: MailKind, recipient: string, origin: RequestOrigin): OutboxMail {
+    return this.newMail({
+      kind,
+      state: 'requested',
+      userId: null,
+      recipient,
+      params: JSON.stringify({ origin }),
+      secret: null,
+    });
   }
 
   /** Deletes the unsent mails of these kinds to an account, inside the caller's transaction. */

@@ -118,8 +118,16 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'admin_webhook_added':
       case 'admin_webhook_removed':
       case 'admin_webhook_replayed':
+      case 'admin_key_created':
+      case 'admin_key_revoked':
         // Admin actions run in the CLI's own short-lived process, which no one scrapes: the
         // audit trail is their record.
+        return;
+      case 'admin_email_verified':
+      case 'admin_password_reset_mail_requested':
+      case 'admin_session_ended':
+      case 'admin_audit_export_started':
+        // The admin API's calls are counted by route and outcome (keygate_admin_api_requests_total).
         return;
       case 'audit_purged':
         // Hourly at most, and only when rows went: the trail and the log line say enough.

@@ -253,6 +253,14 @@ export class KeygateMetrics {
     registers: [this.registry],
   });
 
+  /** Every call of the admin API (src/admin-api), by route pattern and outcome. */
+  readonly adminApiRequests = new Counter<'route' | 'outcome'>({
+    name: 'keygate_admin_api_requests_total',
+    help: 'Calls of the admin API by route pattern and outcome: ok, bad_request, unauthorized, forbidden, not_found, conflict, unavailable, error.',
+    labelNames: ['route', 'outcome'],
+    registers: [this.registry],
+  });
+
   constructor(config: AppConfig) {
     this.enabled = config.management.enabled;
     if (!this.enabled) {

@@ -16,6 +16,7 @@ export const METRICS_PATH = '/metrics';
 export class ManagementServer implements OnApplicationShutdown {
   private readonly logger = new Logger(ManagementServer.name);
   private server: Server | undefined;
+  private mounted: MountedHandler | undefined;
 
   constructor(
     private readonly config: AppConfig,
@@ -52,6 +53,20 @@ export class ManagementServer implements OnApplicationShutdown {
     this.logger.log(`Metrics at http://${formatHost(host)}:${this.address?.port}${METRICS_PATH}`);
   }
 
+  /**
+   * Hands every request whose path starts with `prefix` to `handler` instead (the admin API, when
+   * AdminApi__Listener=management). Call before start(); one mount at most.
+   */
+  mount(
+    prefix: string,
+    handler: (request: IncomingMessage, response: ServerResponse) => void,
+  ): void {
+    if (this.mounted !== undefined) {
+      throw new Error(`The management listener already serves ${this.mounted.prefix}`);
+    }
+    this.mounted = { prefix, handler };
+  }
+
   /** Where the listener is bound (the actual port when 0 was asked for); null when it is not. */
   get address(): AddressInfo | null {
     const address = this.server?.address();
@@ -74,6 +89,10 @@ export class ManagementServer implements OnApplicationShutdown {
 
   private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '').split('?')[0];
+    if (this.mounted !== undefined && path.startsWith(this.mounted.prefix)) {
+      this.mounted.handler(request, response);
+      return;
+    }
     if (path !== METRICS_PATH) {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not Found\n');
       return;
@@ -97,6 +116,11 @@ export class ManagementServer implements OnApplicationShutdown {
         .end('Internal Server Error\n');
     }
   }
+}
+
+interface MountedHandler {
+  readonly prefix: string;
+  readonly handler: (request: IncomingMessage, response: ServerResponse) => void;
 }
 
 function formatHost(host: string): string {

@@ -19,6 +19,12 @@ import { SigningKeyMetrics } from './signing-key-metrics.js';
     { provide: PasswordHashObserver, useClass: PasswordHashMetrics },
     { provide: SigningKeyObserver, useClass: SigningKeyMetrics },
   ],
-  exports: [HttpMetrics, ManagementServer, PasswordHashObserver, SigningKeyObserver, KeygateMetrics],
+  exports: [
+    HttpMetrics,
+    ManagementServer,
+    PasswordHashObserver,
+    SigningKeyObserver,
+    KeygateMetrics,
+  ],
 })
 export class MetricsModule {}

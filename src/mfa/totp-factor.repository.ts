@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, IsNull, type EntityManager } from 'typeorm';
+import { DataSource, IsNull, MoreThan, Not, type EntityManager } from 'typeorm';
 import type { Precondition } from '../database/guarded-write.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -44,6 +44,22 @@ export class TotpFactorRepository {
     return manager === undefined
       ? this.unitOfWork.run((m) => m.findOneBy(TotpFactor, { userId }))
       : manager.findOneBy(TotpFactor, { userId });
+  }
+
+  /**
+   * The accounts with a confirmed factor after `after` (a user id; '' for the first), at most
+   * `limit`, by user id: a range of the primary key.
+   */
+  async confirmedAfter(after: string, limit: number): Promise<string[]> {
+    const rows = await this.unitOfWork.run((m) =>
+      m.find(TotpFactor, {
+        select: { userId: true },
+        where: { userId: MoreThan(after), confirmedAt: Not(IsNull()) },
+        order: { userId: 'ASC' },
+        take: limit,
+      }),
+    );
+    return rows.map((row) => row.userId);
   }
 
   /** Stores a pending factor in place of a pending one; false when a confirmed one exists. */

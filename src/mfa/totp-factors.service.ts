@@ -121,6 +121,11 @@ export class TotpFactors {
     return { recoveryCodes: await this.replaceRecoveryCodesWithin(m, factor.userId) };
   }
 
+  /** The accounts with a confirmed factor, by user id after `after`, at most `limit`. */
+  confirmedAfter(after: string, limit: number): Promise<string[]> {
+    return this.repository.confirmedAfter(after, limit);
+  }
+
   /** The pending or confirmed factor, for confirmation. */
   factorOf(userId: string): Promise<TotpFactor | null> {
     return this.repository.findOf(userId);

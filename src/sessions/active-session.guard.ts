@@ -7,6 +7,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
+import { ADMIN_SCOPE_KEY } from '../common/decorators/admin-scope.js';
 import { IS_PUBLIC_KEY } from '../common/decorators/public.decorator.js';
 import { AppConfig } from '../config/app-config.js';
 import { SessionsService } from './sessions.service.js';
@@ -43,12 +44,12 @@ export class ActiveSessionGuard implements CanActivate {
     return true;
   }
 
+  /** Public routes, and admin API routes (whose caller is a key, not an account's session). */
   private isPublic(context: ExecutionContext): boolean {
+    const targets = [context.getHandler(), context.getClass()];
     return (
-      this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, [
-        context.getHandler(),
-        context.getClass(),
-      ]) === true
+      this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC_KEY, targets) === true ||
+      this.reflector.getAllAndOverride<string | undefined>(ADMIN_SCOPE_KEY, targets) !== undefined
     );
   }
 }

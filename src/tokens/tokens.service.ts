@@ -542,6 +542,35 @@ export class TokensService {
   }
 
   /**
+   * Ends the session `sessionId` of `userId` if it is active, with `alongside` (the caller's
+   * event) in the same transaction; on PostgreSQL the session's row is locked meanwhile, so a
+   * rotation either commits first or finds the session ended. Resolves to whether this call
+   * ended it (false: it had already ended or expired), or null when `userId` has no such session.
+   */
+  async endSession(
+    userId: string,
+    sessionId: string,
+    origin: RequestOrigin,
+    options: {
+      readonly reason: string;
+      readonly alongside: (m: EntityManager, changed: boolean) => Promise<void>;
+    },
+  ): Promise<boolean | null> {
+    return this.tokens.atomically(async (unit) => {
+      const session = await this.sessions.findForUpdate(unit.manager, sessionId);
+      if (session === null || session.userId !== userId) {
+        return null;
+      }
+      const at = this.clock.now();
+      const changed =
+        session.isActiveAt(at) &&
+        (await unit.endSession(sessionId, { at, ip: origin.ip, reason: options.reason }));
+      await options.alongside(unit.manager, changed);
+      return changed;
+    });
+  }
+
+  /**
    * The session whose newest token is `rawToken`, if that session is active; null otherwise (an
    * unknown token, a rotated one, an ended or expired session). A read, for the rules of other
    * modules.

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
-import { DataSource, IsNull, type EntityManager } from 'typeorm';
+import { DataSource, In, IsNull, type EntityManager } from 'typeorm';
 import { ConflictError } from '../common/errors/domain-errors.js';
 import { EntityRows, type RawRow } from '../database/entity-rows.js';
 import type { GuardedWrite } from '../database/guarded-write.js';
@@ -139,6 +139,59 @@ export class UserRepository {
     );
   }
 
+  /**
+   * At most `limit` accounts in a stable order, after `after` (the order column's value of the
+   * last account of the previous page; '' for the first): by id, or by e-mail when `emailPrefix`
+   * is given (a range of UQ_users_email, exact on both engines because the prefix is checked
+   * again). `filter` narrows them; every read is a range of a unique index, never a whole table.
+   */
+  listPage(query: AccountPageQuery): Promise<User[]> {
+    return this.unitOfWork.run((m) => {
+      const byEmail = query.emailPrefix !== null;
+      const order = byEmail ? 'email' : 'id';
+      const builder = m.createQueryBuilder(User, 'u').where(`u.${order} > :after`, {
+        after: query.after,
+      });
+      if (query.emailPrefix !== null) {
+        builder
+          .andWhere('u.email >= :prefix AND u.email < :upper', {
+            prefix: query.emailPrefix,
+            upper: prefixUpperBound(query.emailPrefix),
+          })
+          .andWhere('SUBSTR(u.email, 1, :length) = :prefix', {
+            length: query.emailPrefix.length,
+          });
+      }
+      switch (query.filter) {
+        case null:
+          break;
+        case 'active':
+          builder.andWhere('u.isActive = :isActive', { isActive: true });
+          break;
+        case 'deactivated':
+          builder.andWhere('u.isActive = :isActive', { isActive: false });
+          break;
+        case 'locked':
+          builder.andWhere('u.lockoutEnd > :now', { now: query.now });
+          break;
+        case 'unverified':
+          builder.andWhere('u.emailVerifiedAt IS NULL');
+          break;
+      }
+      return builder.orderBy(`u.${order}`, 'ASC').limit(query.limit).getMany();
+    });
+  }
+
+  /** The accounts among `ids` (primary-key reads), by id. */
+  findByIds(ids: readonly string[]): Promise<User[]> {
+    if (ids.length === 0) {
+      return Promise.resolve([]);
+    }
+    return this.unitOfWork.run((m) =>
+      m.find(User, { where: { id: In([...ids]) }, order: { id: 'ASC' } }),
+    );
+  }
+
   /** Inserts a new user; a taken e-mail, even one taken a moment ago, is a ConflictError. */
   async insert(user: User, manager: EntityManager): Promise<void> {
     try {
@@ -196,6 +249,9 @@ export class UserRepository {
           // Both parameters take their column's type: no cast.
           `AND "failedLoginAttempts" = $${attempts} ` +
           `AND "lockoutEnd" IS NOT DISTINCT FROM $${lockoutEnd} ` +
+          // The login decided on an active account it read before this statement's snapshot: a
+          // deactivation committed in between (its sessions already ended) must not let it in.
+          `AND "${this.rows.column('isActive').databaseName}" = TRUE ` +
           `AND xmin = (SELECT xmin FROM ${table} WHERE "id" = $${first}) AND ${when} ` +
           'RETURNING "id"'
         );
@@ -206,7 +262,7 @@ export class UserRepository {
         seen.failedLoginAttempts,
         seen.lockoutEnd,
       ],
-      within: (manager) => this.replaceLoginState(id, seen, next, manager),
+      within: (manager) => this.replaceLoginState(id, seen, next, manager, { requireActive: true }),
       translate: (error) => error,
     };
   }
@@ -228,12 +284,16 @@ export class UserRepository {
     );
   }
 
-  /** Writes `next` only if the account's lockout state is still `seen`; says whether it did. */
+  /**
+   * Writes `next` only if the account's lockout state is still `seen` (and, with
+   * `requireActive`, the account still active); says whether it did.
+   */
   async replaceLoginState(
     id: string,
     seen: LockoutState,
     next: LoginState,
     manager?: EntityManager,
+    options: { readonly requireActive?: boolean } = {},
   ): Promise<boolean> {
     const result = await this.within(manager, (m) =>
       m.update(
@@ -242,6 +302,7 @@ export class UserRepository {
           id,
           failedLoginAttempts: seen.failedLoginAttempts,
           lockoutEnd: seen.lockoutEnd === null ? IsNull() : seen.lockoutEnd,
+          ...(options.requireActive === true ? { isActive: true } : {}),
         },
         next,
       ),
@@ -313,6 +374,26 @@ export class UserRepository {
   ): Promise<T> {
     return manager === undefined ? this.unitOfWork.run(work) : work(manager);
   }
+}
+
+/** What listPage reads: see there. */
+export interface AccountPageQuery {
+  readonly emailPrefix: string | null;
+  readonly filter: 'active' | 'deactivated' | 'locked' | 'unverified' | null;
+  readonly after: string;
+  readonly limit: number;
+  /** What "locked" is measured against. */
+  readonly now: Date;
+}
+
+/**
+ * The smallest string greater than every string starting with `prefix`: its last character
+ * moved one code unit up. E-mails are stored in lower case, so the last character is never the
+ * largest code unit.
+ */
+function prefixUpperBound(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }
 
 function emailTaken(): ConflictError {

@@ -6,6 +6,7 @@ import type { User } from './entities/user.entity.js';
 import type { GuardedWrite } from '../database/guarded-write.js';
 import {
   UserRepository,
+  type AccountPageQuery,
   type AccountState,
   type AccountSummary,
   type LockoutState,
@@ -14,7 +15,13 @@ import {
 } from './user.repository.js';
 import { UsersMessages } from './users.messages.js';
 
-export type { AccountState, AccountSummary, LockoutState, LoginState } from './user.repository.js';
+export type {
+  AccountPageQuery,
+  AccountState,
+  AccountSummary,
+  LockoutState,
+  LoginState,
+} from './user.repository.js';
 
 /** Users: the account rules. Returns entities to other services, DTOs to its controller. */
 @Injectable()
@@ -36,6 +43,16 @@ export class UsersService {
    */
   listAccounts(): Promise<AccountSummary[]> {
     return this.users.listAccounts();
+  }
+
+  /** A page of accounts in a stable order (the admin API's listing); see UserRepository. */
+  listPage(query: AccountPageQuery): Promise<User[]> {
+    return this.users.listPage(query);
+  }
+
+  /** The accounts among `ids`, by id. */
+  findByIds(ids: readonly string[]): Promise<User[]> {
+    return this.users.findByIds(ids);
   }
 
   /** Inserts a new user; a taken e-mail, even one taken a moment ago, is a ConflictError. */

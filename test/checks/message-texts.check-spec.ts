@@ -1,4 +1,5 @@
 import type { Tokens } from 'marked';
+import { AdminApiMessages } from '../../src/admin/admin-api.messages.js';
 import { AuthMessages } from '../../src/auth/auth.messages.js';
 import {
   BODY_NOT_AN_OBJECT_MESSAGE,
@@ -41,6 +42,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ...prefixed('KeysMessages', KeysMessages),
   ...prefixed('EmailCodesMessages', EmailCodesMessages),
   ...prefixed('PasskeysMessages', PasskeysMessages),
+  ...prefixed('AdminApiMessages', AdminApiMessages),
 ]);
 
 /** Texts of other answers that the pages may quote: the readiness probe's. */

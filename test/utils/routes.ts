@@ -26,3 +26,6 @@ export const PASSKEY_REGISTER_OPTIONS = '/api/auth/passkeys/register/options';
 export const PASSKEY_REGISTER_VERIFY = '/api/auth/passkeys/register/verify';
 export const PASSKEY_LOGIN_OPTIONS = '/api/auth/passkeys/login/options';
 export const PASSKEY_LOGIN_VERIFY = '/api/auth/passkeys/login/verify';
+export const ADMIN_USERS = '/api/admin/users';
+export const ADMIN_AUDIT = '/api/admin/audit';
+export const ADMIN_AUDIT_EXPORT = '/api/admin/audit/export';

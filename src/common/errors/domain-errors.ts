@@ -20,3 +20,6 @@ export class InvalidArgumentError extends DomainError {}
 
 /** A feature the request needs is not available on this deployment (mail not configured). */
 export class UnavailableError extends DomainError {}
+
+/** The caller is known but may not do this: an admin API key outside its scopes. */
+export class ForbiddenError extends DomainError {}

@@ -15,6 +15,7 @@ import { forRequest } from '../../logging/log-fields.js';
 import {
   ConflictError,
   DomainError,
+  ForbiddenError,
   InvalidArgumentError,
   NotFoundError,
   UnauthorizedError,
@@ -43,6 +44,7 @@ const DOMAIN_ERROR_STATUS: ReadonlyArray<readonly [DomainErrorClass, HttpStatus]
   [NotFoundError, HttpStatus.NOT_FOUND],
   [InvalidArgumentError, HttpStatus.BAD_REQUEST],
   [UnavailableError, HttpStatus.SERVICE_UNAVAILABLE],
+  [ForbiddenError, HttpStatus.FORBIDDEN],
 ];
 
 interface Reply {

@@ -1,4 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import {
   DocumentBuilder,
   getSchemaPath,
@@ -42,21 +43,48 @@ export interface GuardRefusal {
 }
 
 /**
+ * Which document to build: the interface's (the default), or another set of modules with its own
+ * title and bearer scheme (the admin API's, admin-openapi.json). `modules` chooses the
+ * controllers by module, as SwaggerModule's `include` does; `excludeModules` leaves some out.
+ */
+export interface OpenApiVariant {
+  readonly title: string;
+  readonly description: string;
+  /** The bearer security scheme's name and how its tokens look. */
+  readonly scheme: { readonly name: string; readonly format: string; readonly description: string };
+  readonly modules?: readonly (abstract new (...args: never[]) => unknown)[];
+  readonly excludeModules?: readonly (abstract new (...args: never[]) => unknown)[];
+}
+
+export const INTERFACE_VARIANT: OpenApiVariant = {
+  title: 'Keygate',
+  description:
+    'Identity and token service: registration, login, rotating refresh tokens, revocation.',
+  scheme: {
+    name: BEARER_SCHEME,
+    format: 'JWT',
+    description:
+      'The access token of an auth response (register, login or refresh), sent as ' +
+      '`Authorization: Bearer <token>`.',
+  },
+};
+
+/**
  * The OpenAPI document of the application: what the development server serves at /openapi.json
- * and what `npm run openapi` writes to openapi.json. Call it after configureApp(), which sets the
- * global prefix the paths carry.
+ * and what `npm run openapi` writes to openapi.json (or, with another `variant`, to
+ * admin-openapi.json). Call it after configureApp(), which sets the global prefix the paths carry.
  */
 export function buildOpenApiDocument(
   app: INestApplication,
   guardRefusals: readonly GuardRefusal[] = [],
+  variant: OpenApiVariant = INTERFACE_VARIANT,
 ): OpenAPIObject {
+  const include = modulesOf(app, variant);
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
-      .setTitle('Keygate')
-      .setDescription(
-        'Identity and token service: registration, login, rotating refresh tokens, revocation.',
-      )
+      .setTitle(variant.title)
+      .setDescription(variant.description)
       .setVersion('1.0')
       // Relative: the document describes whichever deployment serves it, and the development
       // Swagger UI calls the port it was loaded from.
@@ -68,25 +96,29 @@ export function buildOpenApiDocument(
         {
           type: 'http',
           scheme: 'bearer',
-          bearerFormat: 'JWT',
-          description:
-            'The access token of an auth response (register, login or refresh), sent as ' +
-            '`Authorization: Bearer <token>`.',
+          bearerFormat: variant.scheme.format,
+          description: variant.scheme.description,
         },
-        BEARER_SCHEME,
+        variant.scheme.name,
       )
       .build(),
     {
       extraModels: [ErrorResponseDto, ProblemDetailsResponseDto],
       // Handler names are the operations' names: `login`, `me`, `listSessions`.
       operationIdFactory: (_controllerKey, methodKey) => methodKey,
+      ...(include === undefined ? {} : { include }),
     },
   );
   for (const path of Object.values(document.paths)) {
     for (const method of HTTP_METHODS) {
       const operation = path[method];
       if (operation !== undefined) {
-        documentSharedFailures(operation, BODY_READING_METHODS.has(method), guardRefusals);
+        documentSharedFailures(
+          operation,
+          BODY_READING_METHODS.has(method),
+          guardRefusals,
+          variant.scheme.name,
+        );
       }
     }
   }
@@ -111,6 +143,7 @@ function documentSharedFailures(
   operation: OperationObject,
   readsBody: boolean,
   guardRefusals: readonly GuardRefusal[],
+  scheme: string,
 ): void {
   addErrorExamples(
     operation.responses,
@@ -140,9 +173,7 @@ function documentSharedFailures(
       errorBodyExamples(415, { unsupportedMediaType: STATUS_CODES[415] ?? '' }),
     );
   }
-  const isProtected = (operation.security ?? []).some(
-    (requirement) => BEARER_SCHEME in requirement,
-  );
+  const isProtected = (operation.security ?? []).some((requirement) => scheme in requirement);
   if (isProtected) {
     addErrorExamples(
       operation.responses,
@@ -160,6 +191,23 @@ function documentSharedFailures(
       );
     }
   }
+}
+
+/** The modules whose controllers the variant documents; undefined: all of them. */
+function modulesOf(
+  app: INestApplication,
+  variant: OpenApiVariant,
+): (abstract new (...args: never[]) => unknown)[] | undefined {
+  if (variant.modules !== undefined) {
+    return [...variant.modules];
+  }
+  const excluded = variant.excludeModules ?? [];
+  if (excluded.length === 0) {
+    return undefined;
+  }
+  return [...app.get(ModulesContainer).values()]
+    .map((module) => module.metatype as abstract new (...args: never[]) => unknown)
+    .filter((metatype) => !excluded.includes(metatype));
 }
 
 /** The 400 of a body that is not a JSON object, on an operation that takes no body. */

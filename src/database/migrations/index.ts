@@ -16,6 +16,7 @@ import { SingleColumnOwnerIndexes1797000000200 } from './1797000000200-SingleCol
 import { CreateSigningKeys1798100000000 } from './1798100000000-CreateSigningKeys.js';
 import { CreatePasskeys1798300000000 } from './1798300000000-CreatePasskeys.js';
 import { CreateEmailCodes1798400000000 } from './1798400000000-CreateEmailCodes.js';
+import { CreateAdminKeys1798500000000 } from './1798500000000-CreateAdminKeys.js';
 import { CreateWebhooks1798600000000 } from './1798600000000-CreateWebhooks.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
@@ -43,5 +44,6 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   CreateSigningKeys1798100000000,
   CreatePasskeys1798300000000,
   CreateEmailCodes1798400000000,
+  CreateAdminKeys1798500000000,
   CreateWebhooks1798600000000,
 ];

@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { AdminModule } from '../admin/admin.module.js';
+import { MailModule } from '../mail/mail.module.js';
+import { AdminApiHttp } from './admin-api-http.js';
+import { AdminApiService } from './admin-api.service.js';
+import { AdminAuditController } from './admin-audit.controller.js';
+import { AdminKeyGuard } from './admin-key.guard.js';
+import { AdminKeysModule } from '../admin-keys/admin-keys.module.js';
+import { AdminUsersController } from './admin-users.controller.js';
+
+/**
+ * The admin HTTP API under `/api/admin/` (issue 28): controllers over AdminService, the
+ * operations the admin CLI runs, behind admin API keys with scopes (AdminKeyGuard).
+ */
+@Module({
+  imports: [AdminModule, AdminKeysModule, MailModule],
+  controllers: [AdminUsersController, AdminAuditController],
+  providers: [AdminApiService, AdminKeyGuard, AdminApiHttp],
+})
+export class AdminApiModule {}

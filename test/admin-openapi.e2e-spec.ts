@@ -1,0 +1,155 @@
+import { execFile } from 'node:child_process';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { AdminKeysService } from '../src/admin-keys/admin-keys.service.js';
+import { RandomSource } from '../src/common/random/random-source.js';
+import { internalOrigin } from '../src/common/request-origin/request-origin.js';
+import { registerUser } from './factories/user.factory.js';
+import { useSharedTestApp } from './utils/create-test-app.js';
+import { listOperations } from './utils/openapi-contract.js';
+
+// The admin API's contract, admin-openapi.json: what the code generates now, the admin routes
+// and only them (openapi.json has none of them), and usable as a typed client is used.
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const ADMIN_CONTRACT = join(ROOT, 'admin-openapi.json');
+const PUBLIC_CONTRACT = join(ROOT, 'openapi.json');
+const GENERATOR = join(ROOT, 'dist', 'openapi.js');
+const FIXTURE = join(ROOT, 'test', 'typed-admin-client');
+const TYPES_GENERATOR = join(ROOT, 'node_modules', 'openapi-typescript', 'bin', 'cli.js');
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+/** Generating, type-checking and running, on a busy machine. */
+const TIMEOUT_MS = 120_000;
+
+const contract = JSON.parse(readFileSync(ADMIN_CONTRACT, 'utf8')) as OpenAPIObject;
+
+describe('admin-openapi.json, the admin API contract', () => {
+  it(
+    'should equal what `npm run openapi` generates from the code now',
+    async () => {
+      const cwd = mkdtempSync(join(tmpdir(), 'keygate-admin-openapi-'));
+      try {
+        await run(
+          process.execPath,
+          [GENERATOR, join(cwd, 'openapi.json'), join(cwd, 'admin.json')],
+          {
+            cwd,
+            env: {},
+            timeout: TIMEOUT_MS - 5_000,
+          },
+        );
+        expect(readFileSync(join(cwd, 'admin.json'), 'utf8')).toBe(
+          readFileSync(ADMIN_CONTRACT, 'utf8'),
+        );
+        expect(readFileSync(join(cwd, 'openapi.json'), 'utf8')).toBe(
+          readFileSync(PUBLIC_CONTRACT, 'utf8'),
+        );
+        expect(readdirSync(cwd).sort()).toEqual(['admin.json', 'openapi.json']);
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
+    },
+    TIMEOUT_MS,
+  );
+
+  it('should list exactly the admin routes, each under the admin key scheme, and openapi.json none of them', () => {
+    const routes = listOperations(contract).map(({ route }) => route);
+    const publicRoutes = listOperations(
+      JSON.parse(readFileSync(PUBLIC_CONTRACT, 'utf8')) as OpenAPIObject,
+    ).map(({ route }) => route);
+
+    expect(routes.sort()).toEqual(
+      [
+        'GET /api/admin/users',
+        'GET /api/admin/users/{id}',
+        'POST /api/admin/users/{id}/deactivate',
+        'POST /api/admin/users/{id}/activate',
+        'POST /api/admin/users/{id}/unlock',
+        'POST /api/admin/users/{id}/logout',
+        'POST /api/admin/users/{id}/mfa-reset',
+        'POST /api/admin/users/{id}/verify-email',
+        'POST /api/admin/users/{id}/password-reset-mail',
+        'DELETE /api/admin/users/{id}',
+        'GET /api/admin/users/{id}/sessions',
+        'DELETE /api/admin/users/{id}/sessions/{sessionId}',
+        'GET /api/admin/audit',
+        'GET /api/admin/audit/export',
+      ].sort(),
+    );
+    for (const { operation } of listOperations(contract)) {
+      expect(operation.security).toEqual([{ adminKey: [] }]);
+      expect(Object.keys(operation.responses)).toEqual(
+        expect.arrayContaining(['401', '403', '404', '500']),
+      );
+    }
+    expect(publicRoutes.filter((route) => route.includes('/api/admin'))).toEqual([]);
+  });
+
+  describe('a client generated from it', () => {
+    const t = useSharedTestApp();
+    let directory: string;
+
+    beforeAll(() => {
+      directory = mkdtempSync(join(tmpdir(), 'keygate-typed-admin-client-'));
+      symlinkSync(join(ROOT, 'node_modules'), join(directory, 'node_modules'), 'dir');
+      writeFileSync(join(directory, 'package.json'), '{ "type": "module", "private": true }\n');
+      for (const file of ['flow.ts', 'tsconfig.json']) {
+        copyFileSync(join(FIXTURE, file), join(directory, file));
+      }
+    });
+
+    afterAll(() => {
+      rmSync(directory, { recursive: true, force: true });
+    });
+
+    it(
+      'should type-check and drive the support tool of the issue: find by e-mail, end the sessions, be refused anything else',
+      async () => {
+        const user = await registerUser(t);
+        const keys = t.app.get(AdminKeysService);
+        const origin = internalOrigin('cli', t.app.get(RandomSource));
+        const support = await keys.create('support-tool', ['users:read', 'sessions:write'], origin);
+        const auditor = await keys.create('auditor', ['audit:read'], origin);
+
+        await run(process.execPath, [TYPES_GENERATOR, ADMIN_CONTRACT, '-o', 'keygate-admin.d.ts'], {
+          cwd: directory,
+        });
+        await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: directory }).catch(
+          (error: Error & { stdout?: string }) => {
+            throw new Error(`tsc refused the client code:\n${error.stdout ?? error.message}`);
+          },
+        );
+        const { stdout } = await run(
+          process.execPath,
+          [join('out', 'flow.js'), t.baseUrl, support.secret, user.email, auditor.secret],
+          { cwd: directory },
+        );
+
+        expect(JSON.parse(stdout)).toEqual({
+          find: { status: 200, count: 1, isActive: true },
+          details: { status: 200, activeSessionCount: 1 },
+          logout: { status: 200, revokedSessions: 1 },
+          deactivate: {
+            status: 403,
+            message: 'La clave de administración no tiene el permiso necesario.',
+          },
+          audit: { status: 200, keys: ['support-tool'] },
+        });
+      },
+      TIMEOUT_MS,
+    );
+  });
+});
