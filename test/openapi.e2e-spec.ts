@@ -424,6 +424,7 @@ describe('openapi.json, the contract', () => {
         'POST /api/auth/mfa/totp/confirm': 'confirmTotp',
         'POST /api/auth/mfa/totp/recovery-codes': 'replaceRecoveryCodes',
         'POST /api/auth/mfa/totp/disable': 'disableTotp',
+        'GET /.well-known/jwks.json': 'getJwks',
       });
       expect(new Set(ids).size).toBe(ids.length);
     });
