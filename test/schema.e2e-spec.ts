@@ -25,6 +25,9 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     '^DROP INDEX "\\w+"\\."IDX_auth_events_(userId_)?occurredAt"$',
     '^CREATE INDEX "IDX_auth_events_occurredAt" ON "auth_events" {2}\\("occurredAt"\\) $',
     '^CREATE INDEX "IDX_auth_events_userId_occurredAt" ON "auth_events" {2}\\("userId", "occurredAt"\\) $',
+    // The key set's instants.
+    '^ALTER TABLE "signing_keys" DROP COLUMN "(createdAt|activatesAt|retiredAt)"$',
+    '^ALTER TABLE "signing_keys" ADD "(createdAt|activatesAt|retiredAt)" TIMESTAMP( NOT NULL)?$',
   ].join('|'),
 );
 
