@@ -437,6 +437,7 @@ describe('openapi.json, the contract', () => {
         'DELETE /api/auth/passkeys/{id}': 'removePasskey',
         'POST /api/auth/passkeys/login/options': 'passkeyLoginOptions',
         'POST /api/auth/passkeys/login/verify': 'loginWithPasskey',
+        'GET /.well-known/jwks.json': 'getJwks',
       });
       expect(new Set(ids).size).toBe(ids.length);
     });

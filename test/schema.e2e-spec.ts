@@ -35,6 +35,9 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     `^ALTER TABLE "admin_keys" ADD "(createdAt|revokedAt)" TIMESTAMP( NOT NULL)?$`,
     '^DROP INDEX "\\w+"\\."IDX_admin_keys_revokedAt"$',
     '^CREATE INDEX "IDX_admin_keys_revokedAt" ON "admin_keys" {2}\\("revokedAt"\\) $',
+    // The key set's instants.
+    '^ALTER TABLE "signing_keys" DROP COLUMN "(createdAt|activatesAt|retiredAt)"$',
+    '^ALTER TABLE "signing_keys" ADD "(createdAt|activatesAt|retiredAt)" TIMESTAMP( NOT NULL)?$',
   ].join('|'),
 );
 

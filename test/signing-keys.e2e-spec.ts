@@ -26,6 +26,7 @@ const ALGORITHMS = ['ES256', 'EdDSA', 'RS256'] as const;
 /** Keys__JwksMaxAgeSeconds + Keys__RefreshIntervalSeconds by default: a next key's lead. */
 const LEAD_MS = (300 + 30) * 1000;
 const TOKEN_LIFETIME_MS = 15 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
 const ORIGIN = originAt('203.0.113.9');
 /** The key members a published JWK has, by key type (RFC 7518 §6), besides kty, kid, alg, use. */
 const KEY_MEMBERS: Record<string, readonly string[]> = {
@@ -422,6 +423,37 @@ describe('Asymmetric signing keys', () => {
           ip: ORIGIN.ip,
           details: { kid: first, algorithm: 'ES256', previousState: 'current' },
         },
+      ]);
+    });
+  });
+
+  describe('automatic rotation', () => {
+    const t = useTestApp(asymmetric('EdDSA', { Keys__RotationIntervalDays: '1' }));
+
+    it('should publish a successor once the current key is Keys__RotationIntervalDays old, on the next reading', async () => {
+      const first = kidOf((await registerUser(t)).accessToken);
+      const keys = t.app.get(KeysService);
+
+      t.clock.advance(DAY_MS - 1);
+      await keys.refresh();
+      expect((await keys.list()).filter((key) => key.state === 'next')).toEqual([]);
+
+      t.clock.advance(1);
+      await keys.refresh();
+      await keys.refresh();
+      const next = (await keys.list()).filter((key) => key.state === 'next');
+      expect(next).toEqual([
+        expect.objectContaining({ algorithm: 'EdDSA', source: 'generated' }) as unknown,
+      ]);
+      expect(kidOf((await registerUser(t)).accessToken)).toBe(first);
+      t.clock.advance(LEAD_MS);
+      expect(kidOf((await registerUser(t)).accessToken)).toBe(next[0].kid);
+      const created = (await auditRows(t.database)).filter(
+        (row) => row.type === 'signing_key_created',
+      );
+      expect(created.map((row) => [row.ip, row.details.reason])).toEqual([
+        ['keys', 'no_current_key'],
+        ['keys', 'automatic_rotation'],
       ]);
     });
   });

@@ -688,3 +688,40 @@ describe(AppConfigModule.name, () => {
     await expect(forRoot).rejects.toThrow(/Jwt__SecretKey/);
   });
 });
+
+describe('the signing settings', () => {
+  const SEAL = Buffer.alloc(32, 9).toString('base64');
+
+  it('should accept an asymmetric algorithm with Keys__EncryptionKeys', () => {
+    const config = loadAppConfig({
+      Jwt__SecretKey: SECRET,
+      Jwt__SigningAlgorithm: 'EdDSA',
+      Keys__EncryptionKeys: SEAL,
+    });
+
+    expect(config.keys.signingAlgorithm).toBe('EdDSA');
+    expect(config.keys.encryptionKeys).toHaveLength(1);
+  });
+
+  it.each([
+    [
+      'an asymmetric algorithm without Keys__EncryptionKeys',
+      { Jwt__SigningAlgorithm: 'ES256' },
+      'Keys__EncryptionKeys is required when Jwt__SigningAlgorithm is ES256: private signing keys are stored only encrypted',
+    ],
+    [
+      'an algorithm Keygate does not sign with',
+      { Jwt__SigningAlgorithm: 'HS512' },
+      'Jwt__SigningAlgorithm must be one of the following values: HS256, ES256, EdDSA, RS256 (got "HS512")',
+    ],
+    [
+      'an encryption key of the wrong size',
+      { Keys__EncryptionKeys: Buffer.alloc(16).toString('base64') },
+      'Keys__EncryptionKeys: key 1 is not the base64 of exactly 32 bytes',
+    ],
+  ])('should refuse %s, never echoing a key', (_label, environment, problem) => {
+    expect(configurationErrorOf({ Jwt__SecretKey: SECRET, ...environment }).message).toBe(
+      `Invalid configuration: ${problem}`,
+    );
+  });
+});

@@ -1,9 +1,19 @@
 import { Controller, Get, UseInterceptors } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/decorators/public.decorator.js';
-import type { JwksResponseDto } from './dto/jwks-response.dto.js';
+import { JwksResponseDto } from './dto/jwks-response.dto.js';
 import { JwksHeaders } from './jwks-headers.interceptor.js';
 import { KeySet } from './key-set.js';
+
+const EXAMPLE_KEY = {
+  kty: 'EC',
+  crv: 'P-256',
+  x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+  y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0',
+  kid: 'Hq7xk1cZ2mFvY0a9RrT8uWbN3eLs5oPdJ4gC6iK1nQs',
+  alg: 'ES256',
+  use: 'sig',
+};
 
 /** Outside the `api` prefix, where verifiers look for it (RFC 8615 well-known URIs). */
 export const KEYS_PATHS = ['.well-known/jwks.json'];
@@ -21,7 +31,15 @@ export class JwksController {
   /** The next, current and previous public keys (RFC 7517); `keys` is empty under HS256. */
   @Get('jwks.json')
   @UseInterceptors(JwksHeaders)
-  jwks(): JwksResponseDto {
+  @ApiOkResponse({
+    description: 'The public keys that verify access tokens, by kid. Cacheable, from any origin.',
+    type: JwksResponseDto,
+    examples: {
+      es256: { summary: 'Signing with ES256', value: { keys: [EXAMPLE_KEY] } },
+      hs256: { summary: 'Under HS256 (the default): nothing to publish', value: { keys: [] } },
+    },
+  })
+  getJwks(): JwksResponseDto {
     return this.keySet.jwks();
   }
 }

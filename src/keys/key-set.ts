@@ -121,10 +121,9 @@ export class KeySet {
     if (typeof name !== 'string') {
       return undefined;
     }
-    const entry = this.state().byKid.get(name);
-    return entry !== undefined && this.clock.now().getTime() < entry.verifiesUntil
-      ? entry
-      : undefined;
+    const now = this.clock.now().getTime();
+    const entry = this.state(now).byKid.get(name);
+    return entry !== undefined && now < entry.verifiesUntil ? entry : undefined;
   }
 
   /** Whether tokens of `kid` (as verificationKey names it) still verify. */
@@ -196,8 +195,7 @@ export class KeySet {
     return key;
   }
 
-  private state(): Snapshot {
-    const now = this.clock.now().getTime();
+  private state(now = this.clock.now().getTime()): Snapshot {
     if (this.snapshot === undefined || now >= this.snapshot.validUntil) {
       this.snapshot = this.build(now);
     }
