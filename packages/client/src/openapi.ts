@@ -472,7 +472,7 @@ export interface paths {
             cookie?: never;
         };
         /** The next, current and previous public keys (RFC 7517); `keys` is empty under HS256. */
-        get: operations["jwks"];
+        get: operations["getJwks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3774,7 +3774,7 @@ export interface operations {
             };
         };
     };
-    jwks: {
+    getJwks: {
         parameters: {
             query?: never;
             header?: never;
@@ -3783,6 +3783,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The public keys that verify access tokens, by kid. Cacheable, from any origin. */
             200: {
                 headers: {
                     [name: string]: unknown;
