@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { createHash, createHmac } from 'node:crypto';
 import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { MailSender } from '../src/mail/mail-sender.js';
+import { WebhookSender } from '../src/webhooks/webhook-sender.js';
 import { createUser, registerUser, reloadUser } from './factories/user.factory.js';
 import { auditRows } from './utils/audit-rows.js';
 import { type TestApp, type TestResponse, useSharedTestApp } from './utils/create-test-app.js';
@@ -517,10 +518,15 @@ describe('asking for a code: nothing tells whether an address has an account', (
   const t = useSharedTestApp(() => ({
     environment: emailCodeEnvironment({ url: 'smtp://127.0.0.1:9' }),
     override: (builder) =>
-      builder.overrideProvider(MailSender).useValue({
-        registerPreparer: () => undefined,
-        wake: () => undefined,
-      }),
+      builder
+        .overrideProvider(MailSender)
+        .useValue({
+          registerPreparer: () => undefined,
+          wake: () => undefined,
+        })
+        // The webhook sender's rounds (at start-up, on its timer) are not the requests' work.
+        .overrideProvider(WebhookSender)
+        .useValue({ wake: () => undefined, idle: () => Promise.resolve() }),
   }));
 
   beforeAll(() => {

@@ -44,9 +44,11 @@ const operations = listOperations(contract);
 /**
  * The admin CLI's texts (its commands' and its admin-keys commands') go to an operator's
  * terminal, never into an HTTP answer; so do the key set's refusals (KeysService), until an
- * admin route answers with them. The admin API's texts are in admin-openapi.json.
+ * admin route answers with them, and the webhook commands' (English, as the CLI's). The admin
+ * API's texts are in admin-openapi.json.
  */
-const CLI_ONLY = /^(admin(-keys)?[/\\]|keys[/\\]keys\.messages\.ts$)/;
+const CLI_ONLY =
+  /^(admin(-keys)?[/\\]|keys[/\\]keys\.messages\.ts$|webhooks[/\\]webhooks\.messages\.ts$)/;
 
 const ERROR_SCHEMA = 'ErrorResponseDto';
 const PROBLEM_SCHEMA = 'ProblemDetailsResponseDto';
