@@ -20,7 +20,13 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { PBKDF2_ITERATIONS, measurePbkdf2Ceiling } from './lib/ceiling.mjs';
 import { POSTGRES_SERVER_URL, postgresDatabase, sqliteDatabase } from './lib/databases.mjs';
-import { measureWindow, runAmount, waitUntilIdle, warmUp } from './lib/load.mjs';
+import {
+  measureEndpointWindow,
+  measureWindow,
+  runAmount,
+  waitUntilIdle,
+  warmUp,
+} from './lib/load.mjs';
 import { cpuSeconds, machineBusySeconds, memoryMiB, openFds, resetPeakRss } from './lib/proc.mjs';
 import {
   BASELINE_ENTRY,
@@ -248,7 +254,9 @@ async function measureSigning(tmp, secret) {
       for (const sut of order) {
         const run = await measureEndpoint(sut, suts, endpoint);
         runs[endpoint.name][sut.label] = run;
-        log(`round ${number} ${endpoint.name.padEnd(8)} ${sut.label.padEnd(6)} ${describeRun(run)}`);
+        log(
+          `round ${number} ${endpoint.name.padEnd(8)} ${sut.label.padEnd(6)} ${describeRun(run)}`,
+        );
       }
     }
     rounds.push({ round: number, runs });
@@ -634,18 +642,7 @@ async function measureEndpoint(sut, suts, endpoint) {
   }
   await allIdle(suts);
   const starvedBefore = sut.state.refreshTokens.starved;
-  const window = await measureWindow(sut, {
-    loads: [
-      {
-        name: endpoint.name,
-        connections: plan.connections,
-        requests: () => endpoint.requests(sut.state),
-      },
-    ],
-    warmupMs: plan.warmupMs,
-    windowMs: endpoint.windowMs,
-  });
-  const load = window.loads[endpoint.name];
+  const { window, load } = await measureEndpointWindow(sut, endpoint, plan);
   return {
     ...load,
     harnessCores: window.harnessCpuSeconds / load.seconds,

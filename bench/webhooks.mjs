@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
 import { postgresDatabase, sqliteDatabase } from './lib/databases.mjs';
-import { measureWindow, waitUntilIdle, warmUp } from './lib/load.mjs';
+import { measureEndpointWindow, waitUntilIdle, warmUp } from './lib/load.mjs';
 import {
   SERVICE_ENTRY,
   freePort,
@@ -130,18 +130,7 @@ export async function runWebhooks({ pg: onPostgres = false, quick = false }) {
             await ensureRefreshTokens(sut.state, sut.url, 2 * plan.connections);
           }
           await Promise.all(suts.map((s) => waitUntilIdle(s)));
-          const window = await measureWindow(sut, {
-            loads: [
-              {
-                name: endpoint.name,
-                connections: plan.connections,
-                requests: () => endpoint.requests(sut.state),
-              },
-            ],
-            warmupMs: plan.warmupMs,
-            windowMs: endpoint.windowMs,
-          });
-          const load = window.loads[endpoint.name];
+          const { window, load } = await measureEndpointWindow(sut, endpoint, plan);
           runs[`${endpoint.name}:${sut.label}`] = {
             rps: load.rps,
             p99: load.p99,

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { MailSender } from '../src/mail/mail-sender.js';
 import { ManagementServer } from '../src/metrics/management-server.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
@@ -39,6 +38,7 @@ import {
   REFRESH,
 } from './utils/routes.js';
 import { tokenOf, useSmtpSink, type SmtpSink } from './utils/smtp-sink.js';
+import { holdSendersStill, recordUnitsOfWork } from './utils/units-of-work.js';
 
 // Every flow as a person would go through it: the service mails a real SMTP server (smtp-server
 // on a free loopback port), the test reads the mail (mailparser), takes the link's token the way
@@ -796,25 +796,10 @@ describe('forgotten password: nothing tells whether an address has an account', 
   const units: string[] = [];
   const t = useSharedTestApp(() => ({
     environment: mailEnvironment({ url: 'smtp://127.0.0.1:9' } as SmtpSink),
-    override: (builder) =>
-      builder.overrideProvider(MailSender).useValue({
-        registerPreparer: () => undefined,
-        wake: () => undefined,
-      }),
+    override: holdSendersStill,
   }));
 
-  beforeAll(() => {
-    const unitOfWork = t.app.get(UnitOfWork);
-    for (const method of ['run', 'transaction', 'runOnSqlite', 'transactionOnSqlite'] as const) {
-      const original = unitOfWork[method].bind(unitOfWork) as (...args: unknown[]) => unknown;
-      Object.assign(unitOfWork, {
-        [method]: (...args: unknown[]) => {
-          units.push(method);
-          return original(...args);
-        },
-      });
-    }
-  });
+  beforeAll(() => recordUnitsOfWork(t.app, units));
 
   it('should answer, work and take alike for an address with an account and one without', async () => {
     const user = await createUser(t);

@@ -2,10 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
-import { httpRequest, type TestResponse } from './utils/http.js';
-import { EMAIL_CODE_LOGIN, EMAIL_CODE_SEND, REGISTER } from './utils/routes.js';
+import { mailingServerEnvironment, postJson, registerOn } from './utils/mailing-server.js';
+import { EMAIL_CODE_LOGIN, EMAIL_CODE_SEND } from './utils/routes.js';
 import { startSmtpSink, tokenOf, type ReceivedMail, type SmtpSink } from './utils/smtp-sink.js';
 import { startServer, stopAllServers, type ServerProcess } from './utils/spawn-server.js';
 import { createTestDatabase, type TestDatabase } from './utils/test-database.js';
@@ -19,36 +18,16 @@ const INVALID_CODE = 'Código inválido o expirado.';
 
 function environment(database: TestDatabase, sink: SmtpSink): Record<string, string> {
   return {
-    Jwt__SecretKey: TEST_SECRET_KEY,
-    PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-    ConnectionStrings__DefaultConnection: database.connectionString,
-    TokenCleanup__Enabled: 'false',
+    ...mailingServerEnvironment(database, sink),
     Management__Enabled: 'false',
-    Smtp__Url: sink.url,
-    Smtp__From: 'Keygate <no-reply@keygate.test>',
-    Mail__ResetPasswordUrl: 'https://app.example.com/reset-password?token={token}',
-    Mail__VerifyEmailUrl: 'https://app.example.com/verify-email?token={token}',
-    Mail__SendTimeoutSeconds: '1',
-    Mail__PollIntervalSeconds: '1',
     EmailCode__Enabled: 'true',
     EmailCode__LinkUrl: 'https://app.example.com/sign-in/email-code?token={token}',
     EmailCode__MaxAttempts: '3',
   };
 }
 
-function post(server: ServerProcess, path: string, body: unknown): Promise<TestResponse> {
-  return httpRequest(server.baseUrl, path, {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { 'content-type': 'application/json' },
-  });
-}
-
-async function register(server: ServerProcess, email: string): Promise<void> {
-  const response = await post(server, REGISTER, { username: 'code', email, password: PASSWORD });
-  if (response.status !== 201) {
-    throw new Error(`register: expected 201, got ${response.status} ${response.text}`);
-  }
+function register(server: ServerProcess, email: string): Promise<void> {
+  return registerOn(server, { username: 'code', email, password: PASSWORD });
 }
 
 function codeMails(sink: SmtpSink, email: string): ReceivedMail[] {
@@ -99,7 +78,7 @@ describe('sign-in codes with two instances on one database', () => {
     // Both instances asked for each address at once: one code, one mail (Mail__MinIntervalSeconds).
     await Promise.all(
       addresses.flatMap((email) =>
-        servers.map((server) => post(server, EMAIL_CODE_SEND, { email })),
+        servers.map((server) => postJson(server, EMAIL_CODE_SEND, { email })),
       ),
     );
     const mails = await Promise.all(addresses.map((email) => codeMail(sink, email)));
@@ -109,13 +88,13 @@ describe('sign-in codes with two instances on one database', () => {
     const answers = await Promise.all(
       addresses.map((email, i) =>
         i % 2 === 0
-          ? post(servers[1], EMAIL_CODE_LOGIN, { email, code: codeOf(mails[i]) })
-          : post(servers[0], EMAIL_CODE_LOGIN, { token: tokenOf(mails[i].link) }),
+          ? postJson(servers[1], EMAIL_CODE_LOGIN, { email, code: codeOf(mails[i]) })
+          : postJson(servers[0], EMAIL_CODE_LOGIN, { token: tokenOf(mails[i].link) }),
       ),
     );
     expect(answers.map((answer) => answer.status)).toEqual(addresses.map(() => 200));
     // Used up everywhere.
-    const again = await post(servers[0], EMAIL_CODE_LOGIN, {
+    const again = await postJson(servers[0], EMAIL_CODE_LOGIN, {
       email: addresses[0],
       code: codeOf(mails[0]),
     });
@@ -125,16 +104,16 @@ describe('sign-in codes with two instances on one database', () => {
   it('should give a code no more than its three wrong tries, spread over both instances', async () => {
     const email = 'guessed@example.com';
     await register(servers[0], email);
-    await post(servers[1], EMAIL_CODE_SEND, { email });
+    await postJson(servers[1], EMAIL_CODE_SEND, { email });
     const mail = await codeMail(sink, email);
     const wrong = codeOf(mail) === '000000' ? '000001' : '000000';
 
     const tries = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        post(servers[i % 2], EMAIL_CODE_LOGIN, { email, code: wrong }),
+        postJson(servers[i % 2], EMAIL_CODE_LOGIN, { email, code: wrong }),
       ),
     );
-    const right = await post(servers[0], EMAIL_CODE_LOGIN, { email, code: codeOf(mail) });
+    const right = await postJson(servers[0], EMAIL_CODE_LOGIN, { email, code: codeOf(mail) });
 
     expect(tries.map((res) => res.json())).toEqual(tries.map(() => errorBody(401, INVALID_CODE)));
     expect(right.json()).toEqual(errorBody(401, INVALID_CODE));

@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import { createHash, createHmac } from 'node:crypto';
-import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { MailSender } from '../src/mail/mail-sender.js';
-import { WebhookSender } from '../src/webhooks/webhook-sender.js';
 import { createUser, registerUser, reloadUser } from './factories/user.factory.js';
 import { auditRows } from './utils/audit-rows.js';
 import { type TestApp, type TestResponse, useSharedTestApp } from './utils/create-test-app.js';
@@ -18,6 +16,7 @@ import {
   TOTP_ENROLL,
 } from './utils/routes.js';
 import { tokenOf, useSmtpSink, type ReceivedMail, type SmtpSink } from './utils/smtp-sink.js';
+import { holdSendersStill, recordUnitsOfWork } from './utils/units-of-work.js';
 
 // Sign-in with a mailed code (issue 27), as a person goes through it: the service mails a real
 // SMTP server (smtp-server), the test reads the mail (mailparser) and types the code, or opens
@@ -517,30 +516,10 @@ describe('asking for a code: nothing tells whether an address has an account', (
   const units: string[] = [];
   const t = useSharedTestApp(() => ({
     environment: emailCodeEnvironment({ url: 'smtp://127.0.0.1:9' }),
-    override: (builder) =>
-      builder
-        .overrideProvider(MailSender)
-        .useValue({
-          registerPreparer: () => undefined,
-          wake: () => undefined,
-        })
-        // The webhook sender's rounds (at start-up, on its timer) are not the requests' work.
-        .overrideProvider(WebhookSender)
-        .useValue({ wake: () => undefined, idle: () => Promise.resolve() }),
+    override: holdSendersStill,
   }));
 
-  beforeAll(() => {
-    const unitOfWork = t.app.get(UnitOfWork);
-    for (const method of ['run', 'transaction', 'runOnSqlite', 'transactionOnSqlite'] as const) {
-      const original = unitOfWork[method].bind(unitOfWork) as (...args: unknown[]) => unknown;
-      Object.assign(unitOfWork, {
-        [method]: (...args: unknown[]) => {
-          units.push(method);
-          return original(...args);
-        },
-      });
-    }
-  });
+  beforeAll(() => recordUnitsOfWork(t.app, units));
 
   it('should answer and work alike for an address with an account, a deactivated one and none', async () => {
     const user = await createUser(t);

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import mailparser from 'mailparser';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from './utils/create-test-app.js';
-import { httpRequest, type TestResponse } from './utils/http.js';
-import { EMAIL_VERIFY, REGISTER } from './utils/routes.js';
+import { mailingServerEnvironment, postJson, registerOn } from './utils/mailing-server.js';
+import { EMAIL_VERIFY } from './utils/routes.js';
 import { startSmtpSink, tokenOf, type SmtpSink } from './utils/smtp-sink.js';
 import { startServer, stopAllServers, type ServerProcess } from './utils/spawn-server.js';
 import { createTestDatabase, type TestDatabase } from './utils/test-database.js';
@@ -16,34 +16,8 @@ import { createTestDatabase, type TestDatabase } from './utils/test-database.js'
 
 const PASSWORD = 'S3cure!pass';
 
-function environment(database: TestDatabase, sink: SmtpSink): Record<string, string> {
-  return {
-    Jwt__SecretKey: TEST_SECRET_KEY,
-    PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-    ConnectionStrings__DefaultConnection: database.connectionString,
-    TokenCleanup__Enabled: 'false',
-    Smtp__Url: sink.url,
-    Smtp__From: 'Keygate <no-reply@keygate.test>',
-    Mail__ResetPasswordUrl: 'https://app.example.com/reset-password?token={token}',
-    Mail__VerifyEmailUrl: 'https://app.example.com/verify-email?token={token}',
-    Mail__SendTimeoutSeconds: '1',
-    Mail__PollIntervalSeconds: '1',
-  };
-}
-
-function post(server: ServerProcess, path: string, body: unknown): Promise<TestResponse> {
-  return httpRequest(server.baseUrl, path, {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { 'content-type': 'application/json' },
-  });
-}
-
-async function register(server: ServerProcess, email: string): Promise<void> {
-  const response = await post(server, REGISTER, { username: 'mail', email, password: PASSWORD });
-  if (response.status !== 201) {
-    throw new Error(`register: expected 201, got ${response.status} ${response.text}`);
-  }
+function register(server: ServerProcess, email: string): Promise<void> {
+  return registerOn(server, { username: 'mail', email, password: PASSWORD });
 }
 
 /**
@@ -97,7 +71,7 @@ describe('mail delivery by real processes', () => {
   });
 
   const start = (): Promise<ServerProcess> =>
-    startServer({ env: environment(database, sink), cwd });
+    startServer({ env: mailingServerEnvironment(database, sink), cwd });
 
   it('should deliver once, after a restart, a mail whose sender was killed before the server accepted it', async () => {
     const first = await start();
@@ -115,7 +89,7 @@ describe('mail delivery by real processes', () => {
     expect(await outbox(database)).toEqual([
       { state: 'sent', attempts: 2, recipient: 'killed-early@example.com' },
     ]);
-    const verified = await post(second, EMAIL_VERIFY, { token: tokenOf(mail.link) });
+    const verified = await postJson(second, EMAIL_VERIFY, { token: tokenOf(mail.link) });
     expect(verified.status).toBe(200);
   });
 
@@ -142,8 +116,10 @@ describe('mail delivery by real processes', () => {
       { state: 'sent', attempts: 2, recipient: 'killed-late@example.com' },
     ]);
     // The two copies carry one single-use token.
-    expect((await post(second, EMAIL_VERIFY, { token: tokenOf(again.link) })).status).toBe(200);
-    expect((await post(second, EMAIL_VERIFY, { token: tokenOf(original.link) })).status).toBe(400);
+    expect((await postJson(second, EMAIL_VERIFY, { token: tokenOf(again.link) })).status).toBe(200);
+    expect((await postJson(second, EMAIL_VERIFY, { token: tokenOf(original.link) })).status).toBe(
+      400,
+    );
   });
 
   it('should have two instances on one database deliver each mail once', async () => {
@@ -211,7 +187,7 @@ describe('mail in development without SMTP', () => {
     expect(mail.subject).toBe('Verifica tu email');
     const link = /http:\/\/localhost:3000\/verify-email\?token=[\w-]{43}/.exec(mail.text ?? '');
     expect(link).not.toBeNull();
-    const verified = await post(server, EMAIL_VERIFY, { token: tokenOf(link?.[0] ?? null) });
+    const verified = await postJson(server, EMAIL_VERIFY, { token: tokenOf(link?.[0] ?? null) });
     expect(verified.status).toBe(200);
     const output = server.stdout() + server.stderr();
     expect(output).toContain(`written to data/mail/${files[0]}`);

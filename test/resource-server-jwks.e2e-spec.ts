@@ -1,6 +1,4 @@
 import { Module } from '@nestjs/common';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
 import { customFetch, jwksCache, SignJWT, type JSONWebKeySet } from 'jose';
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -25,6 +23,7 @@ import { httpRequest } from './utils/http.js';
 import { accessTokenClaims, decodeJwt, signJwt } from './utils/jwt.js';
 import { codeShownFor } from './utils/page-code.js';
 import { originAt } from './utils/origin.js';
+import { useResourceServer } from './utils/resource-server.js';
 import { JWKS } from './utils/routes.js';
 import { asymmetricSigning } from './utils/signing-keys.js';
 
@@ -209,34 +208,19 @@ describe('Verifying Keygate access tokens with the JWKS', () => {
 
   describe('as a NestJS guard', () => {
     const t = useSharedTestApp(() => ({ clock: past(), environment: asymmetricSigning('EdDSA') }));
-    let api: NestFastifyApplication;
-    let apiUrl: string;
-
-    beforeAll(async () => {
+    const api = useResourceServer(() => {
       @Module({
         imports: [KeygateJwksAuthModule.forRoot({ ...SETTINGS, jwksUrl: jwksUrl(t) })],
         controllers: [OrdersController],
       })
       class ResourceServerModule {}
-
-      const moduleRef = await Test.createTestingModule({
-        imports: [ResourceServerModule],
-      }).compile();
-      api = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), {
-        logger: false,
-      });
-      await api.listen(0, '127.0.0.1');
-      apiUrl = await api.getUrl();
-    });
-
-    afterAll(async () => {
-      await api.close();
+      return ResourceServerModule;
     });
 
     it('should serve a request with a token of Keygate, and refuse a forged one', async () => {
       const user = await registerUser(t);
       const orders = (token: string) =>
-        httpRequest(apiUrl, '/orders', { headers: { authorization: `Bearer ${token}` } });
+        httpRequest(api.url, '/orders', { headers: { authorization: `Bearer ${token}` } });
 
       const served = await orders(user.accessToken);
       const refused = await orders(await forgedToken(user, t));

@@ -1,6 +1,4 @@
 import { Module } from '@nestjs/common';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Test } from '@nestjs/testing';
 import { readFileSync } from 'node:fs';
 import { registerUser } from './factories/user.factory.js';
 import { KeygateAuthModule } from './resource-server/keygate-auth.module.js';
@@ -16,6 +14,7 @@ import { FakeClock } from './utils/fake-clock.js';
 import { httpRequest } from './utils/http.js';
 import { decodeJwt, encodeSegment, signJwt, withPayload } from './utils/jwt.js';
 import { codeShownFor } from './utils/page-code.js';
+import { useResourceServer } from './utils/resource-server.js';
 import { REVOKE } from './utils/routes.js';
 
 // docs/verifying-tokens.md: the code a team puts in its own API to accept Keygate's access
@@ -164,28 +163,12 @@ describe('Verifying Keygate access tokens in your own API', () => {
     @Module({ imports: [KeygateAuthModule.forRoot(SETTINGS)], controllers: [OrdersController] })
     class ResourceServerModule {}
 
-    let api: NestFastifyApplication;
-    let apiUrl: string;
-
-    beforeAll(async () => {
-      const moduleRef = await Test.createTestingModule({
-        imports: [ResourceServerModule],
-      }).compile();
-      api = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), {
-        logger: false,
-      });
-      await api.listen(0, '127.0.0.1');
-      apiUrl = await api.getUrl();
-    });
-
-    afterAll(async () => {
-      await api.close();
-    });
+    const api = useResourceServer(() => ResourceServerModule);
 
     it('should serve a request with a token of Keygate, for its user', async () => {
       const user = await registerUser(keygate);
 
-      const response = await httpRequest(apiUrl, '/orders', {
+      const response = await httpRequest(api.url, '/orders', {
         headers: { authorization: `Bearer ${user.accessToken}` },
       });
 
@@ -202,7 +185,7 @@ describe('Verifying Keygate access tokens in your own API', () => {
     ])('should refuse a request with %s', async (_label, authorizationOf) => {
       const authorization = authorizationOf(await registerUser(keygate));
 
-      const response = await httpRequest(apiUrl, '/orders', {
+      const response = await httpRequest(api.url, '/orders', {
         headers: authorization === undefined ? {} : { authorization },
       });
 

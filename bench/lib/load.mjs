@@ -56,6 +56,22 @@ export async function measureWindow(sut, { loads, warmupMs, windowMs }) {
 }
 
 /**
+ * One measured window of a single endpoint on `sut`: `connections` clients sending
+ * `endpoint.requests(sut.state)` for warmupMs + endpoint.windowMs. Returns the window and the
+ * endpoint's load in it.
+ *
+ * endpoint: { name, windowMs, requests(state) → autocannon requests array }
+ */
+export async function measureEndpointWindow(sut, endpoint, { connections, warmupMs }) {
+  const window = await measureWindow(sut, {
+    loads: [{ name: endpoint.name, connections, requests: () => endpoint.requests(sut.state) }],
+    warmupMs,
+    windowMs: endpoint.windowMs,
+  });
+  return { window, load: window.loads[endpoint.name] };
+}
+
+/**
  * Sends `amount` requests in all (or stops at maxMs, whichever comes first) and reports what
  * was done. Used by the stability check, where the count matters more than the rate.
  */

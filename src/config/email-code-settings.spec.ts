@@ -1,4 +1,5 @@
-import { ConfigurationError, loadAppConfig } from './app-config.js';
+import { configurationProblemsOf } from '../../test/utils/configuration-problems.js';
+import { loadAppConfig } from './app-config.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdef-XYZ';
 const SMTP = {
@@ -9,18 +10,6 @@ const SMTP = {
   Mail__VerifyEmailUrl: 'https://app.example.com/verify?token={token}',
 };
 const PAGE = 'https://app.example.com/sign-in/email-code#token={token}';
-
-function problemsOf(raw: Record<string, string>): string {
-  try {
-    loadAppConfig(raw);
-  } catch (error: unknown) {
-    if (error instanceof ConfigurationError) {
-      return error.message;
-    }
-    throw error;
-  }
-  throw new Error('expected a ConfigurationError, but the configuration loaded');
-}
 
 describe('e-mail code settings', () => {
   it('should be off by default, with a six-digit code that works ten minutes and five tries', () => {
@@ -52,9 +41,9 @@ describe('e-mail code settings', () => {
   });
 
   it('should refuse to start enabled in production without mail', () => {
-    expect(problemsOf({ Jwt__SecretKey: SECRET, EmailCode__Enabled: 'true' })).toContain(
-      'EmailCode__Enabled needs mail to send codes: set Smtp__Url',
-    );
+    expect(
+      configurationProblemsOf({ Jwt__SecretKey: SECRET, EmailCode__Enabled: 'true' }),
+    ).toContain('EmailCode__Enabled needs mail to send codes: set Smtp__Url');
   });
 
   it('should start enabled in development, where mail goes to files, with the local page', () => {
@@ -87,7 +76,9 @@ describe('e-mail code settings', () => {
     ['eleven tries', { EmailCode__MaxAttempts: '11' }, 'EmailCode__MaxAttempts'],
     ['an enabled flag that is no boolean', { EmailCode__Enabled: 'yes' }, 'EmailCode__Enabled'],
   ])('should refuse %s', (_case, change, problem) => {
-    expect(problemsOf({ ...SMTP, EmailCode__Enabled: 'true', ...change })).toContain(problem);
+    expect(configurationProblemsOf({ ...SMTP, EmailCode__Enabled: 'true', ...change })).toContain(
+      problem,
+    );
   });
 
   it('should not require the link page while the feature is off', () => {

@@ -1,4 +1,5 @@
-import { ConfigurationError, loadAppConfig } from './app-config.js';
+import { configurationProblemsOf } from '../../test/utils/configuration-problems.js';
+import { loadAppConfig } from './app-config.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdef-XYZ';
 const SMTP = {
@@ -8,18 +9,6 @@ const SMTP = {
   Mail__ResetPasswordUrl: 'https://app.example.com/reset?token={token}',
   Mail__VerifyEmailUrl: 'https://app.example.com/verify?token={token}',
 };
-
-function problemsOf(raw: Record<string, string>): string {
-  try {
-    loadAppConfig(raw);
-  } catch (error: unknown) {
-    if (error instanceof ConfigurationError) {
-      return error.message;
-    }
-    throw error;
-  }
-  throw new Error('expected a ConfigurationError, but the configuration loaded');
-}
 
 describe('mail settings', () => {
   it('should send through SMTP whenever Smtp__Url is set', () => {
@@ -65,19 +54,22 @@ describe('mail settings', () => {
       ),
     );
 
-    expect(problemsOf(raw)).toContain(problem);
+    expect(configurationProblemsOf(raw)).toContain(problem);
   });
 
   it('should never show the SMTP URL, which may carry a password', () => {
-    const message = problemsOf({ ...SMTP, Smtp__Url: 'ftp://mailer:s3cret-pass@mail.example.com' });
+    const message = configurationProblemsOf({
+      ...SMTP,
+      Smtp__Url: 'ftp://mailer:s3cret-pass@mail.example.com',
+    });
 
     expect(message).not.toContain('s3cret-pass');
   });
 
   it('should refuse Auth__RequireVerifiedEmail in production without SMTP', () => {
-    expect(problemsOf({ Jwt__SecretKey: SECRET, Auth__RequireVerifiedEmail: 'true' })).toContain(
-      'Auth__RequireVerifiedEmail needs mail to verify addresses: set Smtp__Url',
-    );
+    expect(
+      configurationProblemsOf({ Jwt__SecretKey: SECRET, Auth__RequireVerifiedEmail: 'true' }),
+    ).toContain('Auth__RequireVerifiedEmail needs mail to verify addresses: set Smtp__Url');
   });
 
   it('should allow Auth__RequireVerifiedEmail in development, where mail goes to files', () => {

@@ -597,6 +597,7 @@ export interface components {
             userHandle?: string | null;
         };
         AuthenticationResponseDto: {
+            response: components["schemas"]["AuthenticatorAssertionResponseDto"];
             /** @description The credential id, base64url. */
             id: string;
             rawId: string;
@@ -605,7 +606,6 @@ export interface components {
              * @enum {string}
              */
             type: "public-key";
-            response: components["schemas"]["AuthenticatorAssertionResponseDto"];
             /** @enum {string} */
             authenticatorAttachment?: "platform" | "cross-platform";
             /** @description Read by no check here: the service asks for no extension. */
@@ -811,6 +811,7 @@ export interface components {
             publicKey?: string;
         };
         RegistrationResponseDto: {
+            response: components["schemas"]["AuthenticatorAttestationResponseDto"];
             /** @description The credential id, base64url. */
             id: string;
             rawId: string;
@@ -819,7 +820,6 @@ export interface components {
              * @enum {string}
              */
             type: "public-key";
-            response: components["schemas"]["AuthenticatorAttestationResponseDto"];
             /** @enum {string} */
             authenticatorAttachment?: "platform" | "cross-platform";
             /** @description Read by no check here: the service asks for no extension. */

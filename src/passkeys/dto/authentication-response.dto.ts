@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsObject, IsOptional, ValidateNested } from 'class-validator';
+import { IsOptional } from 'class-validator';
+import { PublicKeyCredentialDto } from './public-key-credential.dto.js';
 import { Base64UrlField, WEBAUTHN_LIMITS } from './webauthn-fields.js';
 
 export class AuthenticatorAssertionResponseDto {
@@ -22,29 +23,7 @@ export class AuthenticatorAssertionResponseDto {
 }
 
 /** An assertion as the browser's `PublicKeyCredential.toJSON()` writes it. */
-export class AuthenticationResponseDto {
-  /** The credential id, base64url. */
-  @Base64UrlField(WEBAUTHN_LIMITS.credentialId)
-  readonly id: string;
-
-  @Base64UrlField(WEBAUTHN_LIMITS.credentialId)
-  readonly rawId: string;
-
-  /** Always `public-key`. */
-  @IsIn(['public-key'])
-  readonly type: 'public-key';
-
-  @IsObject()
-  @ValidateNested()
+export class AuthenticationResponseDto extends PublicKeyCredentialDto {
   @Type(() => AuthenticatorAssertionResponseDto)
-  readonly response: AuthenticatorAssertionResponseDto;
-
-  @IsOptional()
-  @IsIn(['platform', 'cross-platform'])
-  readonly authenticatorAttachment?: 'platform' | 'cross-platform';
-
-  /** Read by no check here: the service asks for no extension. */
-  @IsOptional()
-  @IsObject()
-  readonly clientExtensionResults?: object;
+  declare readonly response: AuthenticatorAssertionResponseDto;
 }

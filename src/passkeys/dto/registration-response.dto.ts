@@ -1,13 +1,6 @@
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsIn,
-  IsInt,
-  IsObject,
-  IsOptional,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional } from 'class-validator';
+import { PublicKeyCredentialDto } from './public-key-credential.dto.js';
 import { AUTHENTICATOR_TRANSPORTS, Base64UrlField, WEBAUTHN_LIMITS } from './webauthn-fields.js';
 
 export class AuthenticatorAttestationResponseDto {
@@ -40,29 +33,7 @@ export class AuthenticatorAttestationResponseDto {
 }
 
 /** A new credential as the browser's `PublicKeyCredential.toJSON()` writes it. */
-export class RegistrationResponseDto {
-  /** The credential id, base64url. */
-  @Base64UrlField(WEBAUTHN_LIMITS.credentialId)
-  readonly id: string;
-
-  @Base64UrlField(WEBAUTHN_LIMITS.credentialId)
-  readonly rawId: string;
-
-  /** Always `public-key`. */
-  @IsIn(['public-key'])
-  readonly type: 'public-key';
-
-  @IsObject()
-  @ValidateNested()
+export class RegistrationResponseDto extends PublicKeyCredentialDto {
   @Type(() => AuthenticatorAttestationResponseDto)
-  readonly response: AuthenticatorAttestationResponseDto;
-
-  @IsOptional()
-  @IsIn(['platform', 'cross-platform'])
-  readonly authenticatorAttachment?: 'platform' | 'cross-platform';
-
-  /** Read by no check here: the service asks for no extension. */
-  @IsOptional()
-  @IsObject()
-  readonly clientExtensionResults?: object;
+  declare readonly response: AuthenticatorAttestationResponseDto;
 }
