@@ -76,11 +76,20 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
       random,
       this.logger,
     );
-    this.deliveries.onQueued(() => this.loop.wake());
+    this.deliveries.onQueued(() => {
+      if (this.secrets.isConfigured) {
+        this.loop.wake();
+      }
+    });
   }
 
   onApplicationBootstrap(): void {
-    this.loop.start();
+    // Without Webhooks__EncryptionKeys no subscription can be added or signed for: a deployment
+    // that does not use webhooks polls nothing. Rows queued for subscriptions made before the
+    // keys were removed wait, pending, until the keys are back.
+    if (this.secrets.isConfigured) {
+      this.loop.start();
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
