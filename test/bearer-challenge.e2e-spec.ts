@@ -26,6 +26,9 @@ import {
   TOTP_DISABLE,
   TOTP_ENROLL,
   TOTP_RECOVERY_CODES,
+  PASSKEYS,
+  PASSKEY_REGISTER_OPTIONS,
+  PASSKEY_REGISTER_VERIFY,
 } from './utils/routes.js';
 
 // RFC 6750 §3: every 401 of the bearer-token guard says how to authenticate, and whether the
@@ -50,6 +53,11 @@ const PROTECTED = [
   `POST ${TOTP_CONFIRM}`,
   `POST ${TOTP_RECOVERY_CODES}`,
   `POST ${TOTP_DISABLE}`,
+  `POST ${PASSKEY_REGISTER_OPTIONS}`,
+  `POST ${PASSKEY_REGISTER_VERIFY}`,
+  `GET ${PASSKEYS}`,
+  `PATCH ${PASSKEYS}/:id`,
+  `DELETE ${PASSKEYS}/:id`,
 ];
 
 const CASES: ReadonlyArray<
