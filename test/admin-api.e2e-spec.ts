@@ -17,10 +17,13 @@ import {
 } from './utils/create-test-app.js';
 import { errorBody, problemDetails, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { runCliOn } from './utils/cli-process.js';
+import { asymmetricSigning } from './utils/signing-keys.js';
 import { httpRequest } from './utils/http.js';
 import {
   ADMIN_AUDIT,
   ADMIN_AUDIT_EXPORT,
+  ADMIN_KEYS,
+  ADMIN_KEYS_ROTATE,
   ADMIN_USERS,
   LOGIN,
   ME,
@@ -29,7 +32,14 @@ import {
 
 // The admin HTTP API (issue 28) over real HTTP, on SQLite and (npm run test:pg) PostgreSQL.
 
-const ALL_SCOPES = ['users:read', 'users:write', 'sessions:write', 'audit:read'] as const;
+const ALL_SCOPES = [
+  'users:read',
+  'users:write',
+  'sessions:write',
+  'audit:read',
+  'keys:read',
+  'keys:write',
+] as const;
 type Scope = (typeof ALL_SCOPES)[number];
 
 const FORBIDDEN_BODY = errorBody(403, 'La clave de administración no tiene el permiso necesario.');
@@ -72,6 +82,8 @@ interface Route {
   readonly method: string;
   readonly path: (userId: string) => string;
   readonly scope: Scope;
+  /** What a key with exactly the scope gets, when it is a refusal (the test app signs with HS256). */
+  readonly allowed?: { readonly status: number; readonly body: unknown };
 }
 
 /** Every admin route and the one scope it needs. */
@@ -98,6 +110,25 @@ const ROUTES: readonly Route[] = [
   },
   { method: 'GET', path: () => ADMIN_AUDIT, scope: 'audit:read' },
   { method: 'GET', path: () => ADMIN_AUDIT_EXPORT, scope: 'audit:read' },
+  { method: 'GET', path: () => ADMIN_KEYS, scope: 'keys:read' },
+  {
+    method: 'POST',
+    path: () => ADMIN_KEYS_ROTATE,
+    scope: 'keys:write',
+    allowed: {
+      status: 400,
+      body: errorBody(
+        400,
+        'Las claves de firma necesitan un algoritmo asimétrico en Jwt__SigningAlgorithm.',
+      ),
+    },
+  },
+  {
+    method: 'POST',
+    path: () => `${ADMIN_KEYS}/unknown-kid/retire`,
+    scope: 'keys:write',
+    allowed: { status: 404, body: errorBody(404, 'Clave de firma no encontrada.') },
+  },
 ];
 
 const ROUTE_NAMES = ROUTES.map((route) => [`${route.method} ${route.path(':id')}`, route] as const);
@@ -160,6 +191,10 @@ describe('admin API', () => {
         const user = await registerUser(t);
         const key = await createKey(t, [route.scope]);
         const response = await call(t, route.method, route.path(user.id), key);
+        if (route.allowed !== undefined) {
+          expect({ status: response.status, body: response.json() }).toEqual(route.allowed);
+          return;
+        }
         // 503: password-reset-mail without mail configured; 404: the made-up session id.
         expect([200, 202, 404, 503]).toContain(response.status);
         expect(response.status === 404 ? response.json() : {}).toEqual(
@@ -868,10 +903,165 @@ describe('admin-keys commands of the CLI', () => {
       code: 1,
       stdout: '',
       stderr:
-        'keygate-cli: admin-keys:create failed: Unknown scope "root"; the scopes are users:read, users:write, sessions:write, audit:read.\n',
+        'keygate-cli: admin-keys:create failed: Unknown scope "root"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write.\n',
     });
     expect((await runCliOn(t.database, ['admin-keys:list'], cwd)).stdout).toBe(
       'No admin keys. Create one with admin-keys:create; until then /api/admin/ answers 404.\n',
     );
+  });
+});
+
+describe('admin API over the signing keys (Jwt__SigningAlgorithm=ES256)', () => {
+  const t = useTestApp({ environment: asymmetricSigning('ES256') });
+
+  it('should list the key set, rotate and retire through the KeysService, with the key and the reason in the trail', async () => {
+    const key = await createKey(t, ['keys:read', 'keys:write', 'audit:read'], 'key-operator');
+
+    const listed = await call(t, 'GET', ADMIN_KEYS, key);
+    const first = listed.json<{ keys: { kid: string }[] }>().keys[0].kid;
+    const secret = listed.json<{ keys: { kid: string }[] }>().keys[1].kid;
+    expect({ status: listed.status, body: listed.json() }).toEqual({
+      status: 200,
+      body: {
+        keys: [
+          {
+            kid: first,
+            algorithm: 'ES256',
+            source: 'generated',
+            state: 'current',
+            createdAt: '2026-01-01T00:00:00.000Z',
+            activatesAt: '2026-01-01T00:00:00.000Z',
+            retiredAt: null,
+          },
+          {
+            kid: secret,
+            algorithm: 'HS256',
+            source: 'secret',
+            state: 'previous',
+            createdAt: null,
+            activatesAt: null,
+            retiredAt: null,
+          },
+        ],
+      },
+    });
+
+    const rotated = await call(t, 'POST', ADMIN_KEYS_ROTATE, key, { reason: 'Quarterly rotation' });
+    const next = rotated.json<{ kid: string }>().kid;
+    expect({ status: rotated.status, body: rotated.json() }).toEqual({
+      status: 201,
+      body: {
+        kid: next,
+        algorithm: 'ES256',
+        source: 'generated',
+        state: 'next',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        // Keys__JwksMaxAgeSeconds (300) + Keys__RefreshIntervalSeconds (30) after now.
+        activatesAt: '2026-01-01T00:05:30.000Z',
+        retiredAt: null,
+      },
+    });
+    expect(next).not.toBe(first);
+
+    const again = await call(t, 'POST', ADMIN_KEYS_ROTATE, key);
+    expect({ status: again.status, body: again.json() }).toEqual({
+      status: 409,
+      body: errorBody(409, 'Ya hay una clave de firma siguiente publicada.'),
+    });
+
+    const retired = await call(t, 'POST', `${ADMIN_KEYS}/${next}/retire`, key, {
+      reason: 'Published by mistake',
+    });
+    expect({ status: retired.status, body: retired.json() }).toEqual({
+      status: 200,
+      body: {
+        kid: next,
+        algorithm: 'ES256',
+        source: 'generated',
+        state: 'retired',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        activatesAt: '2026-01-01T00:05:30.000Z',
+        retiredAt: '2026-01-01T00:00:00.000Z',
+      },
+    });
+
+    const twice = await call(t, 'POST', `${ADMIN_KEYS}/${next}/retire`, key);
+    const unknown = await call(t, 'POST', `${ADMIN_KEYS}/${'A'.repeat(43)}/retire`, key);
+    expect([
+      { status: twice.status, body: twice.json() },
+      { status: unknown.status, body: unknown.json() },
+    ]).toEqual([
+      { status: 409, body: errorBody(409, 'La clave de firma ya está retirada.') },
+      { status: 404, body: errorBody(404, 'Clave de firma no encontrada.') },
+    ]);
+
+    const trail = await call(t, 'GET', `${ADMIN_AUDIT}?type=signing_key_created`, key);
+    const retiredTrail = await call(t, 'GET', `${ADMIN_AUDIT}?type=signing_key_retired`, key);
+    const details = (response: TestResponse) =>
+      response.json<{ events: { details: unknown }[] }>().events.map((e) => e.details);
+    // The start-up's key has no actor; the rotation has the admin key and the operator's reason
+    // beside its own.
+    expect(details(trail)).toEqual([
+      {
+        kid: next,
+        algorithm: 'ES256',
+        source: 'generated',
+        reason: 'rotation',
+        activatesAt: '2026-01-01T00:05:30.000Z',
+        adminKeyId: expect.any(String),
+        adminKeyName: 'key-operator',
+        adminReason: 'Quarterly rotation',
+      },
+      {
+        kid: first,
+        algorithm: 'ES256',
+        source: 'generated',
+        reason: 'no_current_key',
+        activatesAt: '2026-01-01T00:00:00.000Z',
+      },
+    ]);
+    expect(details(retiredTrail)).toEqual([
+      {
+        kid: next,
+        algorithm: 'ES256',
+        previousState: 'next',
+        adminKeyId: expect.any(String),
+        adminKeyName: 'key-operator',
+        reason: 'Published by mistake',
+      },
+    ]);
+  });
+
+  it('should retire the current key over HTTP and have the next one sign at once', async () => {
+    const key = await createKey(t, ['keys:read', 'keys:write']);
+    const [{ kid: current }, { kid: secretKid }] = (await call(t, 'GET', ADMIN_KEYS, key)).json<{
+      keys: { kid: string }[];
+    }>().keys;
+    const next = (await call(t, 'POST', ADMIN_KEYS_ROTATE, key)).json<{ kid: string }>().kid;
+
+    const retired = await call(t, 'POST', `${ADMIN_KEYS}/${current}/retire`, key);
+    const listed = await call(t, 'GET', ADMIN_KEYS, key);
+
+    expect(retired.status).toBe(200);
+    expect(retired.json<{ state: string }>().state).toBe('retired');
+    const states = Object.fromEntries(
+      listed.json<{ keys: { kid: string; state: string }[] }>().keys.map((k) => [k.kid, k.state]),
+    );
+    expect(states).toEqual({ [next]: 'current', [current]: 'retired', [secretKid]: 'previous' });
+  });
+
+  it.each<[string, string, unknown, Record<string, unknown>]>([
+    ['a kid with a dot', 'a.b', {}, problemDetails(['kid'])],
+    ['a kid with a NUL byte', 'a%00b', {}, problemDetails(['kid'])],
+    ['a kid with a space', 'a%20b', {}, problemDetails(['kid'])],
+    ['a reason of 501 characters', 'abc', { reason: 'x'.repeat(501) }, problemDetails(['reason'])],
+    ['a reason with a control character', 'abc', { reason: 'a\u0007b' }, problemDetails(['reason'])],
+  ])('should refuse %s with 400 problem details', async (_name, kid, body, expected) => {
+    const key = await createKey(t, ['keys:write']);
+    const response = await call(t, 'POST', `${ADMIN_KEYS}/${kid}/retire`, key, body);
+    expect({ status: response.status, body: response.json() }).toEqual({
+      status: 400,
+      body: expected,
+    });
   });
 });

@@ -6,6 +6,8 @@ import { AdminApiService } from './admin-api.service.js';
 import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminKeyGuard } from './admin-key.guard.js';
 import { AdminKeysModule } from '../admin-keys/admin-keys.module.js';
+import { KeysModule } from '../keys/keys.module.js';
+import { AdminSigningKeysController } from './admin-signing-keys.controller.js';
 import { AdminUsersController } from './admin-users.controller.js';
 
 /**
@@ -13,8 +15,8 @@ import { AdminUsersController } from './admin-users.controller.js';
  * operations the admin CLI runs, behind admin API keys with scopes (AdminKeyGuard).
  */
 @Module({
-  imports: [AdminModule, AdminKeysModule, MailModule],
-  controllers: [AdminUsersController, AdminAuditController],
+  imports: [AdminModule, AdminKeysModule, MailModule, KeysModule],
+  controllers: [AdminUsersController, AdminAuditController, AdminSigningKeysController],
   providers: [AdminApiService, AdminKeyGuard, AdminApiHttp],
 })
 export class AdminApiModule {}

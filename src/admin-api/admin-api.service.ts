@@ -8,10 +8,13 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AdminApiActor } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
+import type { SigningKeyResponseDto } from '../keys/dto/signing-key-response.dto.js';
+import { KeysService } from '../keys/keys.service.js';
 import { MailOutbox } from '../mail/mail-outbox.js';
 import type { AdminPrincipal } from '../admin-keys/admin-keys.service.js';
 import type { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';
 import type { AdminReasonDto } from './dto/admin-reason.dto.js';
+import type { AdminSigningKeyListResponseDto } from './dto/admin-signing-key.dto.js';
 import {
   AdminSessionResponseDto,
   type AdminSessionListResponseDto,
@@ -48,6 +51,7 @@ export class AdminApiService {
     private readonly mail: MailOutbox,
     private readonly unitOfWork: UnitOfWork,
     private readonly events: AuthEvents,
+    private readonly keys: KeysService,
   ) {}
 
   async listUsers(query: ListUsersQueryDto): Promise<AdminUserListResponseDto> {
@@ -189,6 +193,32 @@ export class AdminApiService {
     );
     this.log(call, `ended session ${sessionId} of`, id);
     return { userId: id, changed, revokedSessions: changed ? 1 : 0 };
+  }
+
+  async signingKeys(): Promise<AdminSigningKeyListResponseDto> {
+    return { keys: await this.keys.list() };
+  }
+
+  async rotateSigningKey(body: AdminReasonDto, call: AdminCall): Promise<SigningKeyResponseDto> {
+    const key = await this.keys.rotate(call.origin, actorOf(call, body));
+    this.logger.log(
+      `Admin key ${call.key.name} published signing key ${key.kid} as next`,
+      forRequest(call.origin.requestId),
+    );
+    return key;
+  }
+
+  async retireSigningKey(
+    kid: string,
+    body: AdminReasonDto,
+    call: AdminCall,
+  ): Promise<SigningKeyResponseDto> {
+    const key = await this.keys.retire(kid, call.origin, actorOf(call, body));
+    this.logger.log(
+      `Admin key ${call.key.name} retired signing key ${kid}`,
+      forRequest(call.origin.requestId),
+    );
+    return key;
   }
 
   async audit(query: AuditQueryDto): Promise<AuditPageResponseDto> {

@@ -154,11 +154,24 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
         source: event.source,
         reason: event.reason,
         activatesAt: event.activatesAt,
+        // `reason` is the event's own (rotation, import…): the operator's goes as adminReason.
+        ...(event.actor === undefined
+          ? {}
+          : {
+              adminKeyId: event.actor.adminKeyId,
+              adminKeyName: event.actor.adminKeyName,
+              adminReason: event.actor.reason,
+            }),
       };
     case 'signing_key_activated':
       return { kid: event.kid, algorithm: event.algorithm, scheduledFor: event.scheduledFor };
     case 'signing_key_retired':
-      return { kid: event.kid, algorithm: event.algorithm, previousState: event.previousState };
+      return {
+        kid: event.kid,
+        algorithm: event.algorithm,
+        previousState: event.previousState,
+        ...actorOf(event),
+      };
     case 'email_code_requested':
       return {};
     case 'email_code_login_succeeded':

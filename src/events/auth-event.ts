@@ -267,6 +267,8 @@ export type AuthEvent =
       readonly reason: SigningKeyCreationReason;
       /** When it starts signing. */
       readonly activatesAt: Date;
+      /** The admin API key that rotated it; absent for the CLI and the timer. */
+      readonly actor?: AdminApiActor;
     }
   | {
       readonly type: 'signing_key_activated';
@@ -284,6 +286,8 @@ export type AuthEvent =
       readonly algorithm: string;
       /** The state it was in: its tokens stop verifying now. */
       readonly previousState: 'next' | 'current' | 'previous' | 'retired';
+      /** The admin API key that retired it; absent for the CLI. */
+      readonly actor?: AdminApiActor;
     }
   | {
       /**

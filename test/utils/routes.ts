@@ -29,3 +29,5 @@ export const PASSKEY_LOGIN_VERIFY = '/api/auth/passkeys/login/verify';
 export const ADMIN_USERS = '/api/admin/users';
 export const ADMIN_AUDIT = '/api/admin/audit';
 export const ADMIN_AUDIT_EXPORT = '/api/admin/audit/export';
+export const ADMIN_KEYS = '/api/admin/keys';
+export const ADMIN_KEYS_ROTATE = '/api/admin/keys/rotate';
