@@ -8,6 +8,7 @@ import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { KeygateMetrics } from '../src/metrics/keygate-metrics.js';
 import { ManagementServer } from '../src/metrics/management-server.js';
 import { TotpFactor } from '../src/mfa/entities/totp-factor.entity.js';
+import { Passkey } from '../src/passkeys/entities/passkey.entity.js';
 import { registerUser, reloadUser, type RegisteredUser } from './factories/user.factory.js';
 import {
   createTestApp,
@@ -96,6 +97,7 @@ const ROUTES: readonly Route[] = [
   { method: 'POST', path: (id) => `${ADMIN_USERS}/${id}/unlock`, scope: 'users:write' },
   { method: 'POST', path: (id) => `${ADMIN_USERS}/${id}/mfa-reset`, scope: 'users:write' },
   { method: 'POST', path: (id) => `${ADMIN_USERS}/${id}/verify-email`, scope: 'users:write' },
+  { method: 'POST', path: (id) => `${ADMIN_USERS}/${id}/passkeys-remove`, scope: 'users:write' },
   {
     method: 'POST',
     path: (id) => `${ADMIN_USERS}/${id}/password-reset-mail`,
@@ -452,6 +454,101 @@ describe('admin API', () => {
         users: [],
         nextCursor: null,
       });
+    });
+
+    it('should show the passkeys among the factors, without credential or key, and remove them all with the key and reason in the trail', async () => {
+      const user = await registerUser(t);
+      const other = await registerUser(t);
+      const used = new Date(t.clock.now().getTime() + 60_000);
+      const passkeyOf = (userId: string, id: string, name: string, lastUsedAt: Date | null) => ({
+        id,
+        userId,
+        credentialId: `credential-${id}`,
+        publicKey: 'pQECAyYgASFYIA',
+        counter: 0,
+        transports: 'internal',
+        isBackupEligible: true,
+        isBackedUp: lastUsedAt !== null,
+        name,
+        createdAt: t.clock.now(),
+        lastUsedAt,
+      });
+      const [first, second, others] = [randomUUID(), randomUUID(), randomUUID()];
+      await t.dataSource
+        .getRepository(Passkey)
+        .insert([
+          passkeyOf(user.id, first, 'Laptop', used),
+          passkeyOf(user.id, second, 'Phone', null),
+          passkeyOf(other.id, others, 'Other', null),
+        ]);
+
+      const shown = await call(t, 'GET', `${ADMIN_USERS}/${user.id}`, key);
+      const removed = await call(t, 'POST', `${ADMIN_USERS}/${user.id}/passkeys-remove`, key, {
+        reason: 'Stolen laptop',
+      });
+      const again = await call(t, 'POST', `${ADMIN_USERS}/${user.id}/passkeys-remove`, key);
+      const after = await call(t, 'GET', `${ADMIN_USERS}/${user.id}`, key);
+      const unknown = await call(t, 'POST', `${ADMIN_USERS}/${randomUUID()}/passkeys-remove`, key);
+      const trail = await call(
+        t,
+        'GET',
+        `${ADMIN_AUDIT}?userId=${user.id}&type=admin_passkeys_removed`,
+        key,
+      );
+
+      const created = t.clock.now().toISOString();
+      const passkeyFactors = shown
+        .json<{ factors: { id?: string }[] }>()
+        .factors.sort((a, b) => (a.id === first ? -1 : b.id === first ? 1 : 0));
+      expect({ status: shown.status, factors: passkeyFactors }).toEqual({
+        status: 200,
+        factors: [
+          {
+            kind: 'passkey',
+            isConfirmed: true,
+            createdAt: created,
+            id: first,
+            name: 'Laptop',
+            lastUsedAt: used.toISOString(),
+            isBackupEligible: true,
+            isBackedUp: true,
+          },
+          {
+            kind: 'passkey',
+            isConfirmed: true,
+            createdAt: created,
+            id: second,
+            name: 'Phone',
+            lastUsedAt: null,
+            isBackupEligible: true,
+            isBackedUp: false,
+          },
+        ],
+      });
+      expect(shown.text).not.toContain('credential-');
+      expect(shown.text).not.toContain('pQECAyYgASFYIA');
+      expect([
+        { status: removed.status, body: removed.json() },
+        { status: again.status, body: again.json() },
+        { status: unknown.status, body: unknown.json() },
+      ]).toEqual([
+        { status: 200, body: { userId: user.id, changed: true, removedPasskeys: 2 } },
+        { status: 200, body: { userId: user.id, changed: false, removedPasskeys: 0 } },
+        { status: 404, body: errorBody(404, 'Usuario no encontrado.') },
+      ]);
+      expect(after.json<{ factors: unknown }>().factors).toEqual([]);
+      expect(await t.dataSource.getRepository(Passkey).countBy({ userId: other.id })).toBe(1);
+      expect(trail.json<{ events: { details: unknown }[] }>().events.map((e) => e.details)).toEqual(
+        [
+          { removedCount: 0, adminKeyId: expect.any(String), adminKeyName: 'operator', reason: null },
+          {
+            removedCount: 2,
+            adminKeyId: expect.any(String),
+            adminKeyName: 'operator',
+            reason: 'Stolen laptop',
+          },
+        ],
+      );
     });
 
     it('should delete an account; it is unknown afterwards', async () => {

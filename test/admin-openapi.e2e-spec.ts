@@ -81,12 +81,16 @@ describe('admin-openapi.json, the admin API contract', () => {
         'POST /api/admin/users/{id}/logout',
         'POST /api/admin/users/{id}/mfa-reset',
         'POST /api/admin/users/{id}/verify-email',
+        'POST /api/admin/users/{id}/passkeys-remove',
         'POST /api/admin/users/{id}/password-reset-mail',
         'DELETE /api/admin/users/{id}',
         'GET /api/admin/users/{id}/sessions',
         'DELETE /api/admin/users/{id}/sessions/{sessionId}',
         'GET /api/admin/audit',
         'GET /api/admin/audit/export',
+        'GET /api/admin/keys',
+        'POST /api/admin/keys/rotate',
+        'POST /api/admin/keys/{kid}/retire',
       ].sort(),
     );
     for (const { operation } of listOperations(contract)) {

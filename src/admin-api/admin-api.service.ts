@@ -120,6 +120,20 @@ export class AdminApiService {
     return { userId: id, changed };
   }
 
+  async removePasskeys(
+    id: string,
+    body: AdminReasonDto,
+    call: AdminCall,
+  ): Promise<AdminChangeResponseDto> {
+    const { removedCount } = await this.admin.removePasskeys(
+      { id },
+      call.origin,
+      actorOf(call, body),
+    );
+    this.log(call, `removed ${removedCount} passkey(s) of`, id);
+    return { userId: id, changed: removedCount > 0, removedPasskeys: removedCount };
+  }
+
   async verifyEmail(
     id: string,
     body: AdminReasonDto,

@@ -192,7 +192,7 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
     case 'passkey_ceremony_failed':
       return { ceremony: event.ceremony, reason: event.reason, passkeyId: event.passkeyId };
     case 'admin_passkeys_removed':
-      return { removedCount: event.removedCount };
+      return { removedCount: event.removedCount, ...actorOf(event) };
     case 'admin_email_verified':
     case 'admin_password_reset_mail_requested':
       return { changed: event.changed, ...actorOf(event) };

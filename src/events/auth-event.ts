@@ -353,6 +353,8 @@ export type AuthEvent =
       readonly type: 'admin_passkeys_removed';
       readonly userId: string;
       readonly removedCount: number;
+      /** The admin API key that removed them; absent for the CLI. */
+      readonly actor?: AdminApiActor;
     }
   // The admin API (src/admin-api): changes the CLI has no command for, and its keys.
   | {
