@@ -9,6 +9,7 @@ import { KeygateMetrics } from '../src/metrics/keygate-metrics.js';
 import { ManagementServer } from '../src/metrics/management-server.js';
 import { TotpFactor } from '../src/mfa/entities/totp-factor.entity.js';
 import { Passkey } from '../src/passkeys/entities/passkey.entity.js';
+import { WebhookDelivery } from '../src/webhooks/entities/webhook-delivery.entity.js';
 import { registerUser, reloadUser, type RegisteredUser } from './factories/user.factory.js';
 import {
   createTestApp,
@@ -26,6 +27,9 @@ import {
   ADMIN_KEYS,
   ADMIN_KEYS_ROTATE,
   ADMIN_USERS,
+  ADMIN_WEBHOOKS,
+  ADMIN_WEBHOOKS_DEAD,
+  ADMIN_WEBHOOKS_REPLAY,
   LOGIN,
   ME,
   REFRESH,
@@ -40,6 +44,8 @@ const ALL_SCOPES = [
   'audit:read',
   'keys:read',
   'keys:write',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 type Scope = (typeof ALL_SCOPES)[number];
 
@@ -130,6 +136,26 @@ const ROUTES: readonly Route[] = [
     path: () => `${ADMIN_KEYS}/unknown-kid/retire`,
     scope: 'keys:write',
     allowed: { status: 404, body: errorBody(404, 'Clave de firma no encontrada.') },
+  },
+  { method: 'GET', path: () => ADMIN_WEBHOOKS, scope: 'webhooks:read' },
+  { method: 'GET', path: () => ADMIN_WEBHOOKS_DEAD, scope: 'webhooks:read' },
+  {
+    method: 'POST',
+    path: () => ADMIN_WEBHOOKS,
+    scope: 'webhooks:write',
+    allowed: { status: 400, body: problemDetails(['url', 'events']) },
+  },
+  {
+    method: 'DELETE',
+    path: () => `${ADMIN_WEBHOOKS}/${randomUUID()}`,
+    scope: 'webhooks:write',
+    allowed: { status: 404, body: errorBody(404, 'Suscripción de webhook no encontrada.') },
+  },
+  {
+    method: 'POST',
+    path: () => ADMIN_WEBHOOKS_REPLAY,
+    scope: 'webhooks:write',
+    allowed: { status: 400, body: problemDetails(['id', 'all']) },
   },
 ];
 
@@ -540,7 +566,12 @@ describe('admin API', () => {
       expect(await t.dataSource.getRepository(Passkey).countBy({ userId: other.id })).toBe(1);
       expect(trail.json<{ events: { details: unknown }[] }>().events.map((e) => e.details)).toEqual(
         [
-          { removedCount: 0, adminKeyId: expect.any(String), adminKeyName: 'operator', reason: null },
+          {
+            removedCount: 0,
+            adminKeyId: expect.any(String),
+            adminKeyName: 'operator',
+            reason: null,
+          },
           {
             removedCount: 2,
             adminKeyId: expect.any(String),
@@ -1000,7 +1031,7 @@ describe('admin-keys commands of the CLI', () => {
       code: 1,
       stdout: '',
       stderr:
-        'keygate-cli: admin-keys:create failed: Unknown scope "root"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write.\n',
+        'keygate-cli: admin-keys:create failed: Unknown scope "root"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write.\n',
     });
     expect((await runCliOn(t.database, ['admin-keys:list'], cwd)).stdout).toBe(
       'No admin keys. Create one with admin-keys:create; until then /api/admin/ answers 404.\n',
@@ -1152,10 +1183,258 @@ describe('admin API over the signing keys (Jwt__SigningAlgorithm=ES256)', () => 
     ['a kid with a NUL byte', 'a%00b', {}, problemDetails(['kid'])],
     ['a kid with a space', 'a%20b', {}, problemDetails(['kid'])],
     ['a reason of 501 characters', 'abc', { reason: 'x'.repeat(501) }, problemDetails(['reason'])],
-    ['a reason with a control character', 'abc', { reason: 'a\u0007b' }, problemDetails(['reason'])],
+    [
+      'a reason with a control character',
+      'abc',
+      { reason: 'a\u0007b' },
+      problemDetails(['reason']),
+    ],
   ])('should refuse %s with 400 problem details', async (_name, kid, body, expected) => {
     const key = await createKey(t, ['keys:write']);
     const response = await call(t, 'POST', `${ADMIN_KEYS}/${kid}/retire`, key, body);
+    expect({ status: response.status, body: response.json() }).toEqual({
+      status: 400,
+      body: expected,
+    });
+  });
+});
+
+describe('admin API over the webhooks', () => {
+  const t = useTestApp({
+    environment: {
+      // The base64 of 32 bytes.
+      Webhooks__EncryptionKeys: Buffer.alloc(32, 7).toString('base64'),
+    },
+  });
+
+  it('should add a subscription answering its secret once, list it without, remove it, and record each change with the key', async () => {
+    const key = await createKey(t, ['webhooks:read', 'webhooks:write', 'audit:read'], 'hooks');
+
+    const added = await call(t, 'POST', ADMIN_WEBHOOKS, key, {
+      url: 'https://hooks.example.com/keygate',
+      events: ['account_deleted', 'registered'],
+      reason: 'CRM sync',
+    });
+    const all = await call(t, 'POST', ADMIN_WEBHOOKS, key, {
+      url: 'https://audit.example.com/in',
+      events: 'all',
+    });
+    const id = added.json<{ id: string }>().id;
+    const allId = all.json<{ id: string }>().id;
+    const created = t.clock.now().toISOString();
+    expect({ status: added.status, body: added.json() }).toEqual({
+      status: 201,
+      body: {
+        id: expect.stringMatching(UUID),
+        url: 'https://hooks.example.com/keygate',
+        // In the catalogue's order, whatever the request's.
+        events: ['registered', 'account_deleted'],
+        isEnabled: true,
+        createdAt: created,
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/=]+$/),
+      },
+    });
+    expect(all.json<{ events: unknown }>().events).toBe('all');
+
+    const listed = await call(t, 'GET', ADMIN_WEBHOOKS, key);
+    expect({ status: listed.status, body: listed.json() }).toEqual({
+      status: 200,
+      body: {
+        webhooks: expect.arrayContaining([
+          {
+            id,
+            url: 'https://hooks.example.com/keygate',
+            events: ['registered', 'account_deleted'],
+            isEnabled: true,
+            createdAt: created,
+          },
+          {
+            id: allId,
+            url: 'https://audit.example.com/in',
+            events: 'all',
+            isEnabled: true,
+            createdAt: created,
+          },
+        ]),
+      },
+    });
+    expect(listed.json<{ webhooks: unknown[] }>().webhooks).toHaveLength(2);
+    expect(listed.text).not.toContain('whsec_');
+
+    const removed = await call(t, 'DELETE', `${ADMIN_WEBHOOKS}/${id}`, key, { reason: 'CRM gone' });
+    const again = await call(t, 'DELETE', `${ADMIN_WEBHOOKS}/${id}`, key);
+    expect([
+      { status: removed.status, text: removed.text },
+      { status: again.status, body: again.json() },
+    ]).toEqual([
+      { status: 204, text: '' },
+      { status: 404, body: errorBody(404, 'Suscripción de webhook no encontrada.') },
+    ]);
+    expect(
+      (await call(t, 'GET', ADMIN_WEBHOOKS, key)).json<{ webhooks: { id: string }[] }>().webhooks,
+    ).toEqual([expect.objectContaining({ id: allId })]);
+
+    const details = async (type: string) =>
+      (await call(t, 'GET', `${ADMIN_AUDIT}?type=${type}`, key))
+        .json<{ events: { details: unknown }[] }>()
+        .events.map((e) => e.details);
+    expect(await details('admin_webhook_added')).toEqual([
+      {
+        subscriptionId: allId,
+        adminKeyId: expect.any(String),
+        adminKeyName: 'hooks',
+        reason: null,
+      },
+      {
+        subscriptionId: id,
+        adminKeyId: expect.any(String),
+        adminKeyName: 'hooks',
+        reason: 'CRM sync',
+      },
+    ]);
+    expect(await details('admin_webhook_removed')).toEqual([
+      {
+        subscriptionId: id,
+        adminKeyId: expect.any(String),
+        adminKeyName: 'hooks',
+        reason: 'CRM gone',
+      },
+    ]);
+  });
+
+  it('should list the dead deliveries and replay one by id, then all', async () => {
+    const key = await createKey(t, ['webhooks:read', 'webhooks:write']);
+    const subscription = (
+      await call(t, 'POST', ADMIN_WEBHOOKS, key, {
+        url: 'https://hooks.example.com/a',
+        events: 'all',
+      })
+    ).json<{ id: string }>().id;
+    const eventId = '01890a5d-ac96-774b-bcce-b302099a8057';
+    const deadId = `msg_${eventId}_${subscription}`;
+    await t.dataSource.getRepository(WebhookDelivery).insert({
+      id: deadId,
+      subscriptionId: subscription,
+      eventId,
+      type: 'registered',
+      accountId: null,
+      sessionId: null,
+      ip: '203.0.113.9',
+      occurredAt: t.clock.now(),
+      state: 'dead',
+      attempts: 6,
+      nextAttemptAt: t.clock.now(),
+      claimedBy: null,
+      claimedUntil: null,
+      finishedAt: t.clock.now(),
+      lastError: 'HTTP 500',
+    });
+
+    const dead = await call(t, 'GET', ADMIN_WEBHOOKS_DEAD, key);
+    const unknown = await call(t, 'POST', ADMIN_WEBHOOKS_REPLAY, key, {
+      id: `msg_${eventId}_${randomUUID()}`,
+    });
+    const replayed = await call(t, 'POST', ADMIN_WEBHOOKS_REPLAY, key, { id: deadId });
+    const replayedAll = await call(t, 'POST', ADMIN_WEBHOOKS_REPLAY, key, { all: true });
+
+    expect({ status: dead.status, body: dead.json() }).toEqual({
+      status: 200,
+      body: {
+        deliveries: [
+          {
+            id: deadId,
+            subscriptionId: subscription,
+            eventId,
+            type: 'registered',
+            accountId: null,
+            attempts: 6,
+            lastError: 'HTTP 500',
+            finishedAt: t.clock.now().toISOString(),
+          },
+        ],
+      },
+    });
+    expect([
+      { status: unknown.status, body: unknown.json() },
+      { status: replayed.status, body: replayed.json() },
+      { status: replayedAll.status, body: replayedAll.json() },
+    ]).toEqual([
+      { status: 404, body: errorBody(404, 'Entrega de webhook fallida no encontrada.') },
+      { status: 200, body: { replayedCount: 1 } },
+      { status: 200, body: { replayedCount: 0 } },
+    ]);
+    expect((await call(t, 'GET', ADMIN_WEBHOOKS_DEAD, key)).json()).toEqual({ deliveries: [] });
+  });
+
+  it.each<[string, unknown, Record<string, unknown>]>([
+    ['no events', { url: 'https://a.example.com/', events: [] }, problemDetails(['events'])],
+    [
+      'an unknown event',
+      { url: 'https://a.example.com/', events: ['nope'] },
+      problemDetails(['events']),
+    ],
+    [
+      'a repeated event',
+      { url: 'https://a.example.com/', events: ['registered', 'registered'] },
+      problemDetails(['events']),
+    ],
+    [
+      'events as a comma list',
+      { url: 'https://a.example.com/', events: 'registered,login' },
+      problemDetails(['events']),
+    ],
+    [
+      'a URL with a control character',
+      { url: 'https://a.example.com/\u0007', events: 'all' },
+      problemDetails(['url']),
+    ],
+    [
+      'a URL of 2049 characters',
+      { url: `https://a.example.com/${'a'.repeat(2027)}`, events: 'all' },
+      problemDetails(['url']),
+    ],
+    ['a URL that is a number', { url: 7, events: 'all' }, problemDetails(['url'])],
+    [
+      'an ftp URL',
+      { url: 'ftp://a.example.com/', events: 'all' },
+      errorBody(
+        400,
+        'La URL debe ser http o https absoluta, sin usuario, contraseña ni fragmento, de 2048 caracteres como máximo.',
+      ),
+    ],
+    [
+      'a URL with credentials',
+      { url: 'https://u:p@a.example.com/', events: 'all' },
+      errorBody(
+        400,
+        'La URL debe ser http o https absoluta, sin usuario, contraseña ni fragmento, de 2048 caracteres como máximo.',
+      ),
+    ],
+    [
+      'a loopback URL',
+      { url: 'http://127.0.0.1:8080/', events: 'all' },
+      errorBody(
+        400,
+        'La URL apunta a una dirección privada, de loopback o de enlace local; Webhooks__AllowPrivateDestinations=true la permite.',
+      ),
+    ],
+  ])('should refuse to add a subscription with %s (400)', async (_name, body, expected) => {
+    const key = await createKey(t, ['webhooks:read', 'webhooks:write']);
+    const response = await call(t, 'POST', ADMIN_WEBHOOKS, key, body);
+    expect({ status: response.status, body: response.json() }).toEqual({
+      status: 400,
+      body: expected,
+    });
+    expect((await call(t, 'GET', ADMIN_WEBHOOKS, key)).json()).toEqual({ webhooks: [] });
+  });
+
+  it.each<[string, unknown, Record<string, unknown>]>([
+    ['both id and all', { id: 'msg_x', all: true }, problemDetails(['id', 'all'])],
+    ['all: false', { all: false }, problemDetails(['all'])],
+    ['a malformed id', { id: 'msg_../../x' }, problemDetails(['id'])],
+  ])('should refuse a replay with %s (400)', async (_name, body, expected) => {
+    const key = await createKey(t, ['webhooks:write']);
+    const response = await call(t, 'POST', ADMIN_WEBHOOKS_REPLAY, key, body);
     expect({ status: response.status, body: response.json() }).toEqual({
       status: 400,
       body: expected,

@@ -91,6 +91,11 @@ describe('admin-openapi.json, the admin API contract', () => {
         'GET /api/admin/keys',
         'POST /api/admin/keys/rotate',
         'POST /api/admin/keys/{kid}/retire',
+        'GET /api/admin/webhooks',
+        'POST /api/admin/webhooks',
+        'DELETE /api/admin/webhooks/{id}',
+        'GET /api/admin/webhooks/dead',
+        'POST /api/admin/webhooks/replay',
       ].sort(),
     );
     for (const { operation } of listOperations(contract)) {

@@ -111,12 +111,12 @@ describe(AdminKeysService.name, () => {
     [
       'an unknown scope',
       ['users:read', 'keys:delete'],
-      'Unknown scope "keys:delete"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write.',
+      'Unknown scope "keys:delete"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write.',
     ],
     [
       'no scope',
       [' ', ''],
-      'A key needs at least one scope: users:read, users:write, sessions:write, audit:read, keys:read, keys:write.',
+      'A key needs at least one scope: users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write.',
     ],
   ])('should refuse %s', async (_name, scopes, message) => {
     await expect(sut.create('tool', scopes, ORIGIN)).rejects.toThrow(message);

@@ -9,6 +9,8 @@ export const ADMIN_SCOPES = [
   'audit:read',
   'keys:read',
   'keys:write',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 
 export type AdminScopeName = (typeof ADMIN_SCOPES)[number];

@@ -180,9 +180,13 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { reason: event.reason };
     case 'admin_webhook_added':
     case 'admin_webhook_removed':
-      return { subscriptionId: event.subscriptionId };
+      return { subscriptionId: event.subscriptionId, ...actorOf(event) };
     case 'admin_webhook_replayed':
-      return { deliveryId: event.deliveryId, replayedCount: event.replayedCount };
+      return {
+        deliveryId: event.deliveryId,
+        replayedCount: event.replayedCount,
+        ...actorOf(event),
+      };
     case 'passkey_registered':
     case 'passkey_renamed':
     case 'passkey_removed':

@@ -320,6 +320,8 @@ export type AuthEvent =
       readonly type: 'admin_webhook_added' | 'admin_webhook_removed';
       readonly userId: null;
       readonly subscriptionId: string;
+      /** The admin API key that made the change; absent for the CLI. */
+      readonly actor?: AdminApiActor;
     }
   | {
       readonly type: 'admin_webhook_replayed';
@@ -327,6 +329,8 @@ export type AuthEvent =
       /** The dead delivery replayed, or null for all of them. */
       readonly deliveryId: string | null;
       readonly replayedCount: number;
+      /** The admin API key that replayed; absent for the CLI. */
+      readonly actor?: AdminApiActor;
     }
   // Passkeys (WebAuthn). No challenge, credential id, key or signature is ever part of an event.
   | {

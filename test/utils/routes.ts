@@ -31,3 +31,6 @@ export const ADMIN_AUDIT = '/api/admin/audit';
 export const ADMIN_AUDIT_EXPORT = '/api/admin/audit/export';
 export const ADMIN_KEYS = '/api/admin/keys';
 export const ADMIN_KEYS_ROTATE = '/api/admin/keys/rotate';
+export const ADMIN_WEBHOOKS = '/api/admin/webhooks';
+export const ADMIN_WEBHOOKS_DEAD = '/api/admin/webhooks/dead';
+export const ADMIN_WEBHOOKS_REPLAY = '/api/admin/webhooks/replay';
