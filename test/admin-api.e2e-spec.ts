@@ -8,6 +8,8 @@ import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { KeygateMetrics } from '../src/metrics/keygate-metrics.js';
 import { ManagementServer } from '../src/metrics/management-server.js';
 import { TotpFactor } from '../src/mfa/entities/totp-factor.entity.js';
+import { Passkey } from '../src/passkeys/entities/passkey.entity.js';
+import { WebhookDelivery } from '../src/webhooks/entities/webhook-delivery.entity.js';
 import { registerUser, reloadUser, type RegisteredUser } from './factories/user.factory.js';
 import {
   createTestApp,
@@ -17,11 +19,17 @@ import {
 } from './utils/create-test-app.js';
 import { errorBody, problemDetails, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import { runCliOn } from './utils/cli-process.js';
+import { asymmetricSigning } from './utils/signing-keys.js';
 import { httpRequest } from './utils/http.js';
 import {
   ADMIN_AUDIT,
   ADMIN_AUDIT_EXPORT,
+  ADMIN_KEYS,
+  ADMIN_KEYS_ROTATE,
   ADMIN_USERS,
+  ADMIN_WEBHOOKS,
+  ADMIN_WEBHOOKS_DEAD,
+  ADMIN_WEBHOOKS_REPLAY,
   LOGIN,
   ME,
   REFRESH,
@@ -29,7 +37,16 @@ import {
 
 // The admin HTTP API (issue 28) over real HTTP, on SQLite and (npm run test:pg) PostgreSQL.
 
-const ALL_SCOPES = ['users:read', 'users:write', 'sessions:write', 'audit:read'] as const;
+const ALL_SCOPES = [
+  'users:read',
+  'users:write',
+  'sessions:write',
+  'audit:read',
+  'keys:read',
+  'keys:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
 type Scope = (typeof ALL_SCOPES)[number];
 
 const FORBIDDEN_BODY = errorBody(403, 'La clave de administración no tiene el permiso necesario.');
@@ -72,6 +89,8 @@ interface Route {
   readonly method: string;
   readonly path: (userId: string) => string;
   readonly scope: Scope;
+  /** What a key with exactly the scope gets, when it is a refusal (the test app signs with HS256). */
+  readonly allowed?: { readonly status: number; readonly body: unknown };
 }
 
 /** Every admin route and the one scope it needs. */
@@ -84,6 +103,7 @@ const ROUTES: readonly Route[] = [
   { method: 'POST', path: (id) => `${ADMIN_USERS}/${id}/unlock`, scope: 'users:write' },
   { method: 'POST', path: (id) => `${ADMIN_USERS}/${id}/mfa-reset`, scope: 'users:write' },
   { method: 'POST', path: (id) => `${ADMIN_USERS}/${id}/verify-email`, scope: 'users:write' },
+  { method: 'POST', path: (id) => `${ADMIN_USERS}/${id}/passkeys-remove`, scope: 'users:write' },
   {
     method: 'POST',
     path: (id) => `${ADMIN_USERS}/${id}/password-reset-mail`,
@@ -98,6 +118,45 @@ const ROUTES: readonly Route[] = [
   },
   { method: 'GET', path: () => ADMIN_AUDIT, scope: 'audit:read' },
   { method: 'GET', path: () => ADMIN_AUDIT_EXPORT, scope: 'audit:read' },
+  { method: 'GET', path: () => ADMIN_KEYS, scope: 'keys:read' },
+  {
+    method: 'POST',
+    path: () => ADMIN_KEYS_ROTATE,
+    scope: 'keys:write',
+    allowed: {
+      status: 400,
+      body: errorBody(
+        400,
+        'Las claves de firma necesitan un algoritmo asimétrico en Jwt__SigningAlgorithm.',
+      ),
+    },
+  },
+  {
+    method: 'POST',
+    path: () => `${ADMIN_KEYS}/unknown-kid/retire`,
+    scope: 'keys:write',
+    allowed: { status: 404, body: errorBody(404, 'Clave de firma no encontrada.') },
+  },
+  { method: 'GET', path: () => ADMIN_WEBHOOKS, scope: 'webhooks:read' },
+  { method: 'GET', path: () => ADMIN_WEBHOOKS_DEAD, scope: 'webhooks:read' },
+  {
+    method: 'POST',
+    path: () => ADMIN_WEBHOOKS,
+    scope: 'webhooks:write',
+    allowed: { status: 400, body: problemDetails(['url', 'events']) },
+  },
+  {
+    method: 'DELETE',
+    path: () => `${ADMIN_WEBHOOKS}/${randomUUID()}`,
+    scope: 'webhooks:write',
+    allowed: { status: 404, body: errorBody(404, 'Suscripción de webhook no encontrada.') },
+  },
+  {
+    method: 'POST',
+    path: () => ADMIN_WEBHOOKS_REPLAY,
+    scope: 'webhooks:write',
+    allowed: { status: 400, body: problemDetails(['id', 'all']) },
+  },
 ];
 
 const ROUTE_NAMES = ROUTES.map((route) => [`${route.method} ${route.path(':id')}`, route] as const);
@@ -160,6 +219,10 @@ describe('admin API', () => {
         const user = await registerUser(t);
         const key = await createKey(t, [route.scope]);
         const response = await call(t, route.method, route.path(user.id), key);
+        if (route.allowed !== undefined) {
+          expect({ status: response.status, body: response.json() }).toEqual(route.allowed);
+          return;
+        }
         // 503: password-reset-mail without mail configured; 404: the made-up session id.
         expect([200, 202, 404, 503]).toContain(response.status);
         expect(response.status === 404 ? response.json() : {}).toEqual(
@@ -417,6 +480,106 @@ describe('admin API', () => {
         users: [],
         nextCursor: null,
       });
+    });
+
+    it('should show the passkeys among the factors, without credential or key, and remove them all with the key and reason in the trail', async () => {
+      const user = await registerUser(t);
+      const other = await registerUser(t);
+      const used = new Date(t.clock.now().getTime() + 60_000);
+      const passkeyOf = (userId: string, id: string, name: string, lastUsedAt: Date | null) => ({
+        id,
+        userId,
+        credentialId: `credential-${id}`,
+        publicKey: 'pQECAyYgASFYIA',
+        counter: 0,
+        transports: 'internal',
+        isBackupEligible: true,
+        isBackedUp: lastUsedAt !== null,
+        name,
+        createdAt: t.clock.now(),
+        lastUsedAt,
+      });
+      const [first, second, others] = [randomUUID(), randomUUID(), randomUUID()];
+      await t.dataSource
+        .getRepository(Passkey)
+        .insert([
+          passkeyOf(user.id, first, 'Laptop', used),
+          passkeyOf(user.id, second, 'Phone', null),
+          passkeyOf(other.id, others, 'Other', null),
+        ]);
+
+      const shown = await call(t, 'GET', `${ADMIN_USERS}/${user.id}`, key);
+      const removed = await call(t, 'POST', `${ADMIN_USERS}/${user.id}/passkeys-remove`, key, {
+        reason: 'Stolen laptop',
+      });
+      const again = await call(t, 'POST', `${ADMIN_USERS}/${user.id}/passkeys-remove`, key);
+      const after = await call(t, 'GET', `${ADMIN_USERS}/${user.id}`, key);
+      const unknown = await call(t, 'POST', `${ADMIN_USERS}/${randomUUID()}/passkeys-remove`, key);
+      const trail = await call(
+        t,
+        'GET',
+        `${ADMIN_AUDIT}?userId=${user.id}&type=admin_passkeys_removed`,
+        key,
+      );
+
+      const created = t.clock.now().toISOString();
+      const passkeyFactors = shown
+        .json<{ factors: { id?: string }[] }>()
+        .factors.sort((a, b) => (a.id === first ? -1 : b.id === first ? 1 : 0));
+      expect({ status: shown.status, factors: passkeyFactors }).toEqual({
+        status: 200,
+        factors: [
+          {
+            kind: 'passkey',
+            isConfirmed: true,
+            createdAt: created,
+            id: first,
+            name: 'Laptop',
+            lastUsedAt: used.toISOString(),
+            isBackupEligible: true,
+            isBackedUp: true,
+          },
+          {
+            kind: 'passkey',
+            isConfirmed: true,
+            createdAt: created,
+            id: second,
+            name: 'Phone',
+            lastUsedAt: null,
+            isBackupEligible: true,
+            isBackedUp: false,
+          },
+        ],
+      });
+      expect(shown.text).not.toContain('credential-');
+      expect(shown.text).not.toContain('pQECAyYgASFYIA');
+      expect([
+        { status: removed.status, body: removed.json() },
+        { status: again.status, body: again.json() },
+        { status: unknown.status, body: unknown.json() },
+      ]).toEqual([
+        { status: 200, body: { userId: user.id, changed: true, removedPasskeys: 2 } },
+        { status: 200, body: { userId: user.id, changed: false, removedPasskeys: 0 } },
+        { status: 404, body: errorBody(404, 'Usuario no encontrado.') },
+      ]);
+      expect(after.json<{ factors: unknown }>().factors).toEqual([]);
+      expect(await t.dataSource.getRepository(Passkey).countBy({ userId: other.id })).toBe(1);
+      expect(trail.json<{ events: { details: unknown }[] }>().events.map((e) => e.details)).toEqual(
+        [
+          {
+            removedCount: 0,
+            adminKeyId: expect.any(String),
+            adminKeyName: 'operator',
+            reason: null,
+          },
+          {
+            removedCount: 2,
+            adminKeyId: expect.any(String),
+            adminKeyName: 'operator',
+            reason: 'Stolen laptop',
+          },
+        ],
+      );
     });
 
     it('should delete an account; it is unknown afterwards', async () => {
@@ -868,10 +1031,413 @@ describe('admin-keys commands of the CLI', () => {
       code: 1,
       stdout: '',
       stderr:
-        'keygate-cli: admin-keys:create failed: Unknown scope "root"; the scopes are users:read, users:write, sessions:write, audit:read.\n',
+        'keygate-cli: admin-keys:create failed: Unknown scope "root"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write.\n',
     });
     expect((await runCliOn(t.database, ['admin-keys:list'], cwd)).stdout).toBe(
       'No admin keys. Create one with admin-keys:create; until then /api/admin/ answers 404.\n',
     );
+  });
+});
+
+describe('admin API over the signing keys (Jwt__SigningAlgorithm=ES256)', () => {
+  const t = useTestApp({ environment: asymmetricSigning('ES256') });
+
+  it('should list the key set, rotate and retire through the KeysService, with the key and the reason in the trail', async () => {
+    const key = await createKey(t, ['keys:read', 'keys:write', 'audit:read'], 'key-operator');
+
+    const listed = await call(t, 'GET', ADMIN_KEYS, key);
+    const first = listed.json<{ keys: { kid: string }[] }>().keys[0].kid;
+    const secret = listed.json<{ keys: { kid: string }[] }>().keys[1].kid;
+    expect({ status: listed.status, body: listed.json() }).toEqual({
+      status: 200,
+      body: {
+        keys: [
+          {
+            kid: first,
+            algorithm: 'ES256',
+            source: 'generated',
+            state: 'current',
+            createdAt: '2026-01-01T00:00:00.000Z',
+            activatesAt: '2026-01-01T00:00:00.000Z',
+            retiredAt: null,
+          },
+          {
+            kid: secret,
+            algorithm: 'HS256',
+            source: 'secret',
+            state: 'previous',
+            createdAt: null,
+            activatesAt: null,
+            retiredAt: null,
+          },
+        ],
+      },
+    });
+
+    const rotated = await call(t, 'POST', ADMIN_KEYS_ROTATE, key, { reason: 'Quarterly rotation' });
+    const next = rotated.json<{ kid: string }>().kid;
+    expect({ status: rotated.status, body: rotated.json() }).toEqual({
+      status: 201,
+      body: {
+        kid: next,
+        algorithm: 'ES256',
+        source: 'generated',
+        state: 'next',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        // Keys__JwksMaxAgeSeconds (300) + Keys__RefreshIntervalSeconds (30) after now.
+        activatesAt: '2026-01-01T00:05:30.000Z',
+        retiredAt: null,
+      },
+    });
+    expect(next).not.toBe(first);
+
+    const again = await call(t, 'POST', ADMIN_KEYS_ROTATE, key);
+    expect({ status: again.status, body: again.json() }).toEqual({
+      status: 409,
+      body: errorBody(409, 'Ya hay una clave de firma siguiente publicada.'),
+    });
+
+    const retired = await call(t, 'POST', `${ADMIN_KEYS}/${next}/retire`, key, {
+      reason: 'Published by mistake',
+    });
+    expect({ status: retired.status, body: retired.json() }).toEqual({
+      status: 200,
+      body: {
+        kid: next,
+        algorithm: 'ES256',
+        source: 'generated',
+        state: 'retired',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        activatesAt: '2026-01-01T00:05:30.000Z',
+        retiredAt: '2026-01-01T00:00:00.000Z',
+      },
+    });
+
+    const twice = await call(t, 'POST', `${ADMIN_KEYS}/${next}/retire`, key);
+    const unknown = await call(t, 'POST', `${ADMIN_KEYS}/${'A'.repeat(43)}/retire`, key);
+    expect([
+      { status: twice.status, body: twice.json() },
+      { status: unknown.status, body: unknown.json() },
+    ]).toEqual([
+      { status: 409, body: errorBody(409, 'La clave de firma ya está retirada.') },
+      { status: 404, body: errorBody(404, 'Clave de firma no encontrada.') },
+    ]);
+
+    const trail = await call(t, 'GET', `${ADMIN_AUDIT}?type=signing_key_created`, key);
+    const retiredTrail = await call(t, 'GET', `${ADMIN_AUDIT}?type=signing_key_retired`, key);
+    const details = (response: TestResponse) =>
+      response.json<{ events: { details: unknown }[] }>().events.map((e) => e.details);
+    // The start-up's key has no actor; the rotation has the admin key and the operator's reason
+    // beside its own.
+    expect(details(trail)).toEqual([
+      {
+        kid: next,
+        algorithm: 'ES256',
+        source: 'generated',
+        reason: 'rotation',
+        activatesAt: '2026-01-01T00:05:30.000Z',
+        adminKeyId: expect.any(String),
+        adminKeyName: 'key-operator',
+        adminReason: 'Quarterly rotation',
+      },
+      {
+        kid: first,
+        algorithm: 'ES256',
+        source: 'generated',
+        reason: 'no_current_key',
+        activatesAt: '2026-01-01T00:00:00.000Z',
+      },
+    ]);
+    expect(details(retiredTrail)).toEqual([
+      {
+        kid: next,
+        algorithm: 'ES256',
+        previousState: 'next',
+        adminKeyId: expect.any(String),
+        adminKeyName: 'key-operator',
+        reason: 'Published by mistake',
+      },
+    ]);
+  });
+
+  it('should retire the current key over HTTP and have the next one sign at once', async () => {
+    const key = await createKey(t, ['keys:read', 'keys:write']);
+    const [{ kid: current }, { kid: secretKid }] = (await call(t, 'GET', ADMIN_KEYS, key)).json<{
+      keys: { kid: string }[];
+    }>().keys;
+    const next = (await call(t, 'POST', ADMIN_KEYS_ROTATE, key)).json<{ kid: string }>().kid;
+
+    const retired = await call(t, 'POST', `${ADMIN_KEYS}/${current}/retire`, key);
+    const listed = await call(t, 'GET', ADMIN_KEYS, key);
+
+    expect(retired.status).toBe(200);
+    expect(retired.json<{ state: string }>().state).toBe('retired');
+    const states = Object.fromEntries(
+      listed.json<{ keys: { kid: string; state: string }[] }>().keys.map((k) => [k.kid, k.state]),
+    );
+    expect(states).toEqual({ [next]: 'current', [current]: 'retired', [secretKid]: 'previous' });
+  });
+
+  it.each<[string, string, unknown, Record<string, unknown>]>([
+    ['a kid with a dot', 'a.b', {}, problemDetails(['kid'])],
+    ['a kid with a NUL byte', 'a%00b', {}, problemDetails(['kid'])],
+    ['a kid with a space', 'a%20b', {}, problemDetails(['kid'])],
+    ['a reason of 501 characters', 'abc', { reason: 'x'.repeat(501) }, problemDetails(['reason'])],
+    [
+      'a reason with a control character',
+      'abc',
+      { reason: 'a\u0007b' },
+      problemDetails(['reason']),
+    ],
+  ])('should refuse %s with 400 problem details', async (_name, kid, body, expected) => {
+    const key = await createKey(t, ['keys:write']);
+    const response = await call(t, 'POST', `${ADMIN_KEYS}/${kid}/retire`, key, body);
+    expect({ status: response.status, body: response.json() }).toEqual({
+      status: 400,
+      body: expected,
+    });
+  });
+});
+
+describe('admin API over the webhooks', () => {
+  const t = useTestApp({
+    environment: {
+      // The base64 of 32 bytes.
+      Webhooks__EncryptionKeys: Buffer.alloc(32, 7).toString('base64'),
+    },
+  });
+
+  it('should add a subscription answering its secret once, list it without, remove it, and record each change with the key', async () => {
+    const key = await createKey(t, ['webhooks:read', 'webhooks:write', 'audit:read'], 'hooks');
+
+    const added = await call(t, 'POST', ADMIN_WEBHOOKS, key, {
+      url: 'https://hooks.example.com/keygate',
+      events: ['account_deleted', 'registered'],
+      reason: 'CRM sync',
+    });
+    const all = await call(t, 'POST', ADMIN_WEBHOOKS, key, {
+      url: 'https://audit.example.com/in',
+      events: 'all',
+    });
+    const id = added.json<{ id: string }>().id;
+    const allId = all.json<{ id: string }>().id;
+    const created = t.clock.now().toISOString();
+    expect({ status: added.status, body: added.json() }).toEqual({
+      status: 201,
+      body: {
+        id: expect.stringMatching(UUID),
+        url: 'https://hooks.example.com/keygate',
+        // In the catalogue's order, whatever the request's.
+        events: ['registered', 'account_deleted'],
+        isEnabled: true,
+        createdAt: created,
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/=]+$/),
+      },
+    });
+    expect(all.json<{ events: unknown }>().events).toBe('all');
+
+    const listed = await call(t, 'GET', ADMIN_WEBHOOKS, key);
+    expect({ status: listed.status, body: listed.json() }).toEqual({
+      status: 200,
+      body: {
+        webhooks: expect.arrayContaining([
+          {
+            id,
+            url: 'https://hooks.example.com/keygate',
+            events: ['registered', 'account_deleted'],
+            isEnabled: true,
+            createdAt: created,
+          },
+          {
+            id: allId,
+            url: 'https://audit.example.com/in',
+            events: 'all',
+            isEnabled: true,
+            createdAt: created,
+          },
+        ]),
+      },
+    });
+    expect(listed.json<{ webhooks: unknown[] }>().webhooks).toHaveLength(2);
+    expect(listed.text).not.toContain('whsec_');
+
+    const removed = await call(t, 'DELETE', `${ADMIN_WEBHOOKS}/${id}`, key, { reason: 'CRM gone' });
+    const again = await call(t, 'DELETE', `${ADMIN_WEBHOOKS}/${id}`, key);
+    expect([
+      { status: removed.status, text: removed.text },
+      { status: again.status, body: again.json() },
+    ]).toEqual([
+      { status: 204, text: '' },
+      { status: 404, body: errorBody(404, 'Suscripción de webhook no encontrada.') },
+    ]);
+    expect(
+      (await call(t, 'GET', ADMIN_WEBHOOKS, key)).json<{ webhooks: { id: string }[] }>().webhooks,
+    ).toEqual([expect.objectContaining({ id: allId })]);
+
+    const details = async (type: string) =>
+      (await call(t, 'GET', `${ADMIN_AUDIT}?type=${type}`, key))
+        .json<{ events: { details: unknown }[] }>()
+        .events.map((e) => e.details);
+    expect(await details('admin_webhook_added')).toEqual([
+      {
+        subscriptionId: allId,
+        adminKeyId: expect.any(String),
+        adminKeyName: 'hooks',
+        reason: null,
+      },
+      {
+        subscriptionId: id,
+        adminKeyId: expect.any(String),
+        adminKeyName: 'hooks',
+        reason: 'CRM sync',
+      },
+    ]);
+    expect(await details('admin_webhook_removed')).toEqual([
+      {
+        subscriptionId: id,
+        adminKeyId: expect.any(String),
+        adminKeyName: 'hooks',
+        reason: 'CRM gone',
+      },
+    ]);
+  });
+
+  it('should list the dead deliveries and replay one by id, then all', async () => {
+    const key = await createKey(t, ['webhooks:read', 'webhooks:write']);
+    const subscription = (
+      await call(t, 'POST', ADMIN_WEBHOOKS, key, {
+        url: 'https://hooks.example.com/a',
+        events: 'all',
+      })
+    ).json<{ id: string }>().id;
+    const eventId = '01890a5d-ac96-774b-bcce-b302099a8057';
+    const deadId = `msg_${eventId}_${subscription}`;
+    await t.dataSource.getRepository(WebhookDelivery).insert({
+      id: deadId,
+      subscriptionId: subscription,
+      eventId,
+      type: 'registered',
+      accountId: null,
+      sessionId: null,
+      ip: '203.0.113.9',
+      occurredAt: t.clock.now(),
+      state: 'dead',
+      attempts: 6,
+      nextAttemptAt: t.clock.now(),
+      claimedBy: null,
+      claimedUntil: null,
+      finishedAt: t.clock.now(),
+      lastError: 'HTTP 500',
+    });
+
+    const dead = await call(t, 'GET', ADMIN_WEBHOOKS_DEAD, key);
+    const unknown = await call(t, 'POST', ADMIN_WEBHOOKS_REPLAY, key, {
+      id: `msg_${eventId}_${randomUUID()}`,
+    });
+    const replayed = await call(t, 'POST', ADMIN_WEBHOOKS_REPLAY, key, { id: deadId });
+    const replayedAll = await call(t, 'POST', ADMIN_WEBHOOKS_REPLAY, key, { all: true });
+
+    expect({ status: dead.status, body: dead.json() }).toEqual({
+      status: 200,
+      body: {
+        deliveries: [
+          {
+            id: deadId,
+            subscriptionId: subscription,
+            eventId,
+            type: 'registered',
+            accountId: null,
+            attempts: 6,
+            lastError: 'HTTP 500',
+            finishedAt: t.clock.now().toISOString(),
+          },
+        ],
+      },
+    });
+    expect([
+      { status: unknown.status, body: unknown.json() },
+      { status: replayed.status, body: replayed.json() },
+      { status: replayedAll.status, body: replayedAll.json() },
+    ]).toEqual([
+      { status: 404, body: errorBody(404, 'Entrega de webhook fallida no encontrada.') },
+      { status: 200, body: { replayedCount: 1 } },
+      { status: 200, body: { replayedCount: 0 } },
+    ]);
+    expect((await call(t, 'GET', ADMIN_WEBHOOKS_DEAD, key)).json()).toEqual({ deliveries: [] });
+  });
+
+  it.each<[string, unknown, Record<string, unknown>]>([
+    ['no events', { url: 'https://a.example.com/', events: [] }, problemDetails(['events'])],
+    [
+      'an unknown event',
+      { url: 'https://a.example.com/', events: ['nope'] },
+      problemDetails(['events']),
+    ],
+    [
+      'a repeated event',
+      { url: 'https://a.example.com/', events: ['registered', 'registered'] },
+      problemDetails(['events']),
+    ],
+    [
+      'events as a comma list',
+      { url: 'https://a.example.com/', events: 'registered,login' },
+      problemDetails(['events']),
+    ],
+    [
+      'a URL with a control character',
+      { url: 'https://a.example.com/\u0007', events: 'all' },
+      problemDetails(['url']),
+    ],
+    [
+      'a URL of 2049 characters',
+      { url: `https://a.example.com/${'a'.repeat(2027)}`, events: 'all' },
+      problemDetails(['url']),
+    ],
+    ['a URL that is a number', { url: 7, events: 'all' }, problemDetails(['url'])],
+    [
+      'an ftp URL',
+      { url: 'ftp://a.example.com/', events: 'all' },
+      errorBody(
+        400,
+        'La URL debe ser http o https absoluta, sin usuario, contraseña ni fragmento, de 2048 caracteres como máximo.',
+      ),
+    ],
+    [
+      'a URL with credentials',
+      { url: 'https://u:p@a.example.com/', events: 'all' },
+      errorBody(
+        400,
+        'La URL debe ser http o https absoluta, sin usuario, contraseña ni fragmento, de 2048 caracteres como máximo.',
+      ),
+    ],
+    [
+      'a loopback URL',
+      { url: 'http://127.0.0.1:8080/', events: 'all' },
+      errorBody(
+        400,
+        'La URL apunta a una dirección privada, de loopback o de enlace local; Webhooks__AllowPrivateDestinations=true la permite.',
+      ),
+    ],
+  ])('should refuse to add a subscription with %s (400)', async (_name, body, expected) => {
+    const key = await createKey(t, ['webhooks:read', 'webhooks:write']);
+    const response = await call(t, 'POST', ADMIN_WEBHOOKS, key, body);
+    expect({ status: response.status, body: response.json() }).toEqual({
+      status: 400,
+      body: expected,
+    });
+    expect((await call(t, 'GET', ADMIN_WEBHOOKS, key)).json()).toEqual({ webhooks: [] });
+  });
+
+  it.each<[string, unknown, Record<string, unknown>]>([
+    ['both id and all', { id: 'msg_x', all: true }, problemDetails(['id', 'all'])],
+    ['all: false', { all: false }, problemDetails(['all'])],
+    ['a malformed id', { id: 'msg_../../x' }, problemDetails(['id'])],
+  ])('should refuse a replay with %s (400)', async (_name, body, expected) => {
+    const key = await createKey(t, ['webhooks:write']);
+    const response = await call(t, 'POST', ADMIN_WEBHOOKS_REPLAY, key, body);
+    expect({ status: response.status, body: response.json() }).toEqual({
+      status: 400,
+      body: expected,
+    });
   });
 });

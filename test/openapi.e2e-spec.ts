@@ -43,9 +43,9 @@ const operations = listOperations(contract);
 
 /**
  * The admin CLI's texts (its commands' and its admin-keys commands') go to an operator's
- * terminal, never into an HTTP answer; so do the key set's refusals (KeysService), until an
- * admin route answers with them, and the webhook commands' (English, as the CLI's). The admin
- * API's texts are in admin-openapi.json.
+ * terminal, never into an HTTP answer of this document. The key set's and the webhooks' refusals
+ * (KeysService, WebhooksService) answer only on admin routes (or, for an import, only in the
+ * terminal): the admin API's texts are in admin-openapi.json.
  */
 const CLI_ONLY =
   /^(admin(-keys)?[/\\]|keys[/\\]keys\.messages\.ts$|webhooks[/\\]webhooks\.messages\.ts$)/;

@@ -240,7 +240,7 @@ describe('Webhooks (e2e)', () => {
     receiver.mode = { kind: 'accept' };
     await expect(
       webhooks.replay('msg_unknown', cliOrigin(t.app.get(RandomSource))),
-    ).rejects.toThrow('No dead webhook delivery has the id msg_unknown.');
+    ).rejects.toThrow('Entrega de webhook fallida no encontrada.');
     expect(await webhooks.replay(dead[0].id, cliOrigin(t.app.get(RandomSource)))).toBe(1);
     await deliver(t);
 
@@ -267,7 +267,7 @@ describe('Webhook subscriptions (e2e)', () => {
         'http://192.168.1.10/hooks',
       ]) {
         await expect(webhooks.add({ url, events: 'all' }, origin)).rejects.toThrow(
-          'The URL names a private, loopback or link-local address; set Webhooks__AllowPrivateDestinations=true to allow it.',
+          'La URL apunta a una dirección privada, de loopback o de enlace local; Webhooks__AllowPrivateDestinations=true la permite.',
         );
       }
       for (const url of [
@@ -277,12 +277,12 @@ describe('Webhook subscriptions (e2e)', () => {
         'https://example.com/#x',
       ]) {
         await expect(webhooks.add({ url, events: 'all' }, origin)).rejects.toThrow(
-          'The URL must be an absolute http or https URL, without user name, password or fragment, of at most 2048 characters.',
+          'La URL debe ser http o https absoluta, sin usuario, contraseña ni fragmento, de 2048 caracteres como máximo.',
         );
       }
       await expect(
         webhooks.add({ url: 'https://example.com/hooks', events: 'registered,nope' }, origin),
-      ).rejects.toThrow('Unknown event type(s): nope. See docs/webhooks.md for the catalogue.');
+      ).rejects.toThrow('Tipo de evento desconocido: el catálogo está en docs/webhooks.md.');
       const added = await webhooks.add(
         { url: 'https://example.com/hooks', events: 'account_deleted,registered' },
         origin,
@@ -306,7 +306,7 @@ describe('Webhook subscriptions (e2e)', () => {
       await webhooks.remove(added.id, origin);
       expect(await webhooks.list()).toEqual([]);
       await expect(webhooks.remove(added.id, origin)).rejects.toThrow(
-        `No webhook subscription has the id ${added.id}.`,
+        'Suscripción de webhook no encontrada.',
       );
     } finally {
       await t.close();
@@ -321,7 +321,7 @@ describe('Webhook subscriptions (e2e)', () => {
           .get(WebhooksService)
           .add({ url: 'https://example.com/hooks', events: 'all' }, cliOrigin(new RandomSource())),
       ).rejects.toThrow(
-        'Webhooks__EncryptionKeys is not configured: subscription secrets cannot be stored encrypted.',
+        'Webhooks__EncryptionKeys no está configurado: los secretos de las suscripciones no se pueden guardar cifrados.',
       );
     } finally {
       await t.close();

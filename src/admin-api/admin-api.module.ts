@@ -6,15 +6,24 @@ import { AdminApiService } from './admin-api.service.js';
 import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminKeyGuard } from './admin-key.guard.js';
 import { AdminKeysModule } from '../admin-keys/admin-keys.module.js';
+import { KeysModule } from '../keys/keys.module.js';
+import { AdminSigningKeysController } from './admin-signing-keys.controller.js';
 import { AdminUsersController } from './admin-users.controller.js';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
+import { AdminWebhooksController } from './admin-webhooks.controller.js';
 
 /**
  * The admin HTTP API under `/api/admin/` (issue 28): controllers over AdminService, the
  * operations the admin CLI runs, behind admin API keys with scopes (AdminKeyGuard).
  */
 @Module({
-  imports: [AdminModule, AdminKeysModule, MailModule],
-  controllers: [AdminUsersController, AdminAuditController],
+  imports: [AdminModule, AdminKeysModule, MailModule, KeysModule, WebhooksModule],
+  controllers: [
+    AdminUsersController,
+    AdminAuditController,
+    AdminSigningKeysController,
+    AdminWebhooksController,
+  ],
   providers: [AdminApiService, AdminKeyGuard, AdminApiHttp],
 })
 export class AdminApiModule {}

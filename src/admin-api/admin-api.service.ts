@@ -8,10 +8,26 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AdminApiActor } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
+import type { SigningKeyResponseDto } from '../keys/dto/signing-key-response.dto.js';
+import { KeysService } from '../keys/keys.service.js';
 import { MailOutbox } from '../mail/mail-outbox.js';
+import {
+  WebhooksService,
+  type WebhookSubscriptionSummary,
+} from '../webhooks/webhooks.service.js';
 import type { AdminPrincipal } from '../admin-keys/admin-keys.service.js';
 import type { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';
 import type { AdminReasonDto } from './dto/admin-reason.dto.js';
+import type { AdminSigningKeyListResponseDto } from './dto/admin-signing-key.dto.js';
+import type {
+  AddedWebhookResponseDto,
+  AddWebhookDto,
+  DeadWebhookListResponseDto,
+  ReplayWebhooksDto,
+  ReplayWebhooksResponseDto,
+  WebhookListResponseDto,
+  WebhookSubscriptionResponseDto,
+} from './dto/admin-webhook.dto.js';
 import {
   AdminSessionResponseDto,
   type AdminSessionListResponseDto,
@@ -48,6 +64,8 @@ export class AdminApiService {
     private readonly mail: MailOutbox,
     private readonly unitOfWork: UnitOfWork,
     private readonly events: AuthEvents,
+    private readonly keys: KeysService,
+    private readonly webhooksService: WebhooksService,
   ) {}
 
   async listUsers(query: ListUsersQueryDto): Promise<AdminUserListResponseDto> {
@@ -114,6 +132,20 @@ export class AdminApiService {
     const { changed } = await this.admin.resetMfa({ id }, call.origin, actorOf(call, body));
     this.log(call, 'reset the second factor of', id);
     return { userId: id, changed };
+  }
+
+  async removePasskeys(
+    id: string,
+    body: AdminReasonDto,
+    call: AdminCall,
+  ): Promise<AdminChangeResponseDto> {
+    const { removedCount } = await this.admin.removePasskeys(
+      { id },
+      call.origin,
+      actorOf(call, body),
+    );
+    this.log(call, `removed ${removedCount} passkey(s) of`, id);
+    return { userId: id, changed: removedCount > 0, removedPasskeys: removedCount };
   }
 
   async verifyEmail(
@@ -191,6 +223,85 @@ export class AdminApiService {
     return { userId: id, changed, revokedSessions: changed ? 1 : 0 };
   }
 
+  async signingKeys(): Promise<AdminSigningKeyListResponseDto> {
+    return { keys: await this.keys.list() };
+  }
+
+  async rotateSigningKey(body: AdminReasonDto, call: AdminCall): Promise<SigningKeyResponseDto> {
+    const key = await this.keys.rotate(call.origin, actorOf(call, body));
+    this.logger.log(
+      `Admin key ${call.key.name} published signing key ${key.kid} as next`,
+      forRequest(call.origin.requestId),
+    );
+    return key;
+  }
+
+  async retireSigningKey(
+    kid: string,
+    body: AdminReasonDto,
+    call: AdminCall,
+  ): Promise<SigningKeyResponseDto> {
+    const key = await this.keys.retire(kid, call.origin, actorOf(call, body));
+    this.logger.log(
+      `Admin key ${call.key.name} retired signing key ${kid}`,
+      forRequest(call.origin.requestId),
+    );
+    return key;
+  }
+
+  async webhooks(): Promise<WebhookListResponseDto> {
+    return { webhooks: (await this.webhooksService.list()).map(webhookBody) };
+  }
+
+  async addWebhook(body: AddWebhookDto, call: AdminCall): Promise<AddedWebhookResponseDto> {
+    // The service parses the CLI's form (`all`, or types comma-separated): one rule for both.
+    const events = body.events === 'all' ? 'all' : body.events.join(',');
+    const added = await this.webhooksService.add(
+      { url: body.url, events },
+      call.origin,
+      actorOf(call, body),
+    );
+    this.logger.log(
+      `Admin key ${call.key.name} added webhook subscription ${added.id}`,
+      forRequest(call.origin.requestId),
+    );
+    return { ...webhookBody(added), secret: added.secret };
+  }
+
+  async removeWebhook(id: string, body: AdminReasonDto, call: AdminCall): Promise<void> {
+    await this.webhooksService.remove(id, call.origin, actorOf(call, body));
+    this.logger.log(
+      `Admin key ${call.key.name} removed webhook subscription ${id}`,
+      forRequest(call.origin.requestId),
+    );
+  }
+
+  async deadWebhooks(): Promise<DeadWebhookListResponseDto> {
+    const dead = await this.webhooksService.dead();
+    return {
+      deliveries: dead.map((delivery) => ({
+        ...delivery,
+        finishedAt: delivery.finishedAt?.toISOString() ?? null,
+      })),
+    };
+  }
+
+  async replayWebhooks(
+    body: ReplayWebhooksDto,
+    call: AdminCall,
+  ): Promise<ReplayWebhooksResponseDto> {
+    const replayedCount = await this.webhooksService.replay(
+      body.id ?? 'all',
+      call.origin,
+      actorOf(call, body),
+    );
+    this.logger.log(
+      `Admin key ${call.key.name} replayed ${replayedCount} dead webhook delivery(ies)`,
+      forRequest(call.origin.requestId),
+    );
+    return { replayedCount };
+  }
+
   async audit(query: AuditQueryDto): Promise<AuditPageResponseDto> {
     const page = await this.admin.auditPage({
       ...filtersOf(query),
@@ -221,6 +332,16 @@ export class AdminApiService {
       forRequest(call.origin.requestId),
     );
   }
+}
+
+function webhookBody(subscription: WebhookSubscriptionSummary): WebhookSubscriptionResponseDto {
+  return {
+    id: subscription.id,
+    url: subscription.url,
+    events: subscription.events,
+    isEnabled: subscription.isEnabled,
+    createdAt: subscription.createdAt.toISOString(),
+  };
 }
 
 function actorOf(call: AdminCall, body: AdminReasonDto): AdminApiActor {

@@ -136,6 +136,21 @@ export class AdminUsersController {
     return this.adminApi.resetMfa(params.id, body, { key, origin });
   }
 
+  /** Removes every passkey of the account (lost or stolen devices); sessions stay. */
+  @Post(':id/passkeys-remove')
+  @HttpCode(HttpStatus.OK)
+  @AdminScope('users:write')
+  @ApiOkResponse({ type: AdminChangeResponseDto })
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  removeUserPasskeys(
+    @Param() params: AdminUserParamsDto,
+    @Body() body: AdminReasonDto,
+    @CurrentAdminKey() key: AdminPrincipal,
+    @Origin() origin: RequestOrigin,
+  ): Promise<AdminChangeResponseDto> {
+    return this.adminApi.removePasskeys(params.id, body, { key, origin });
+  }
+
   /** Marks the account's current e-mail verified. */
   @Post(':id/verify-email')
   @HttpCode(HttpStatus.OK)

@@ -110,13 +110,13 @@ describe(AdminKeysService.name, () => {
   it.each<[string, string[], string]>([
     [
       'an unknown scope',
-      ['users:read', 'keys:write'],
-      'Unknown scope "keys:write"; the scopes are users:read, users:write, sessions:write, audit:read.',
+      ['users:read', 'keys:delete'],
+      'Unknown scope "keys:delete"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write.',
     ],
     [
       'no scope',
       [' ', ''],
-      'A key needs at least one scope: users:read, users:write, sessions:write, audit:read.',
+      'A key needs at least one scope: users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write.',
     ],
   ])('should refuse %s', async (_name, scopes, message) => {
     await expect(sut.create('tool', scopes, ORIGIN)).rejects.toThrow(message);

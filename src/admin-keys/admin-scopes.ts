@@ -1,9 +1,17 @@
 /**
  * What an admin API key may do, one scope per route (docs/operations/admin-api.md). A typed list:
- * signing keys (`keys:read`, `keys:write`) and webhooks (`webhooks:read`, `webhooks:write`) are
- * one entry each here, and one `@AdminScope(...)` on their controller, when they land.
+ * a new capability is one entry here and one `@AdminScope(...)` on its controller.
  */
-export const ADMIN_SCOPES = ['users:read', 'users:write', 'sessions:write', 'audit:read'] as const;
+export const ADMIN_SCOPES = [
+  'users:read',
+  'users:write',
+  'sessions:write',
+  'audit:read',
+  'keys:read',
+  'keys:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
 
 export type AdminScopeName = (typeof ADMIN_SCOPES)[number];
 

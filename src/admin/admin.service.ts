@@ -10,6 +10,7 @@ import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { TotpFactors } from '../mfa/totp-factors.service.js';
+import type { Passkey } from '../passkeys/entities/passkey.entity.js';
 import { Passkeys } from '../passkeys/passkeys.service.js';
 import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
@@ -57,17 +58,25 @@ export interface AccountQuery {
 export interface AccountDetails {
   readonly user: User;
   readonly isLockedOut: boolean;
-  /** The confirmed second factors, by kind; `totp` only until passkeys land. */
+  /** The second factors: the TOTP factor (pending or confirmed), then the passkeys, oldest first. */
   readonly factors: readonly SecondFactor[];
   readonly activeSessionCount: number;
 }
 
-export interface SecondFactor {
-  readonly kind: 'totp';
-  /** Null while enrolment is pending (not yet a factor). */
-  readonly confirmedAt: Date | null;
-  readonly createdAt: Date;
-}
+export type SecondFactor =
+  | {
+      readonly kind: 'totp';
+      /** Null while enrolment is pending (not yet a factor). */
+      readonly confirmedAt: Date | null;
+      readonly createdAt: Date;
+    }
+  | {
+      readonly kind: 'passkey';
+      /** A passkey is a factor from its registration. */
+      readonly confirmedAt: Date;
+      readonly createdAt: Date;
+      readonly passkey: Passkey;
+    };
 
 export interface SessionEndResult {
   readonly account: Account;
@@ -290,9 +299,13 @@ export class AdminService {
    * Removes every passkey of an account (lost or stolen devices): they sign in nowhere from now
    * on. Sessions are left alone, as at users:mfa-reset.
    */
-  async removePasskeys(account: AccountRef, origin: RequestOrigin): Promise<PasskeysRemovedResult> {
+  async removePasskeys(
+    account: AccountRef,
+    origin: RequestOrigin,
+    actor?: AdminApiActor,
+  ): Promise<PasskeysRemovedResult> {
     const user = await this.findUser(account);
-    const removedCount = await this.passkeys.removeAllByAdministrator(user.id, origin);
+    const removedCount = await this.passkeys.removeAllByAdministrator(user.id, origin, actor);
     return { account: accountOf(user), removedCount };
   }
 
@@ -411,14 +424,28 @@ export class AdminService {
   /** The account with what an operator needs to help it: lockout, factors, session count. */
   async accountDetails(account: AccountRef): Promise<AccountDetails> {
     const user = await this.findUser(account);
-    const [factor, sessions] = await Promise.all([
+    const [factor, passkeys, sessions] = await Promise.all([
       this.totpFactors.factorOf(user.id),
+      this.passkeys.listForAdministrator(user.id),
       this.tokensService.activeSessions(user.id),
     ]);
-    const factors: SecondFactor[] =
-      factor === null
+    const factors: SecondFactor[] = [
+      ...(factor === null
         ? []
-        : [{ kind: 'totp', confirmedAt: factor.confirmedAt, createdAt: factor.createdAt }];
+        : [
+            {
+              kind: 'totp' as const,
+              confirmedAt: factor.confirmedAt,
+              createdAt: factor.createdAt,
+            },
+          ]),
+      ...passkeys.map((passkey) => ({
+        kind: 'passkey' as const,
+        confirmedAt: passkey.createdAt,
+        createdAt: passkey.createdAt,
+        passkey,
+      })),
+    ];
     return {
       user,
       isLockedOut: isLockedOut(user, this.clock.now()),

@@ -182,6 +182,6 @@ describe(`${parseCliArguments.name}: admin keys`, () => {
   });
 
   it('should name the scopes in the usage text', () => {
-    expect(CLI_USAGE).toContain('users:read, users:write, sessions:write, audit:read');
+    expect(CLI_USAGE).toContain('users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write');
   });
 });

@@ -154,11 +154,24 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
         source: event.source,
         reason: event.reason,
         activatesAt: event.activatesAt,
+        // `reason` is the event's own (rotation, import…): the operator's goes as adminReason.
+        ...(event.actor === undefined
+          ? {}
+          : {
+              adminKeyId: event.actor.adminKeyId,
+              adminKeyName: event.actor.adminKeyName,
+              adminReason: event.actor.reason,
+            }),
       };
     case 'signing_key_activated':
       return { kid: event.kid, algorithm: event.algorithm, scheduledFor: event.scheduledFor };
     case 'signing_key_retired':
-      return { kid: event.kid, algorithm: event.algorithm, previousState: event.previousState };
+      return {
+        kid: event.kid,
+        algorithm: event.algorithm,
+        previousState: event.previousState,
+        ...actorOf(event),
+      };
     case 'email_code_requested':
       return {};
     case 'email_code_login_succeeded':
@@ -167,9 +180,13 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { reason: event.reason };
     case 'admin_webhook_added':
     case 'admin_webhook_removed':
-      return { subscriptionId: event.subscriptionId };
+      return { subscriptionId: event.subscriptionId, ...actorOf(event) };
     case 'admin_webhook_replayed':
-      return { deliveryId: event.deliveryId, replayedCount: event.replayedCount };
+      return {
+        deliveryId: event.deliveryId,
+        replayedCount: event.replayedCount,
+        ...actorOf(event),
+      };
     case 'passkey_registered':
     case 'passkey_renamed':
     case 'passkey_removed':
@@ -179,7 +196,7 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
     case 'passkey_ceremony_failed':
       return { ceremony: event.ceremony, reason: event.reason, passkeyId: event.passkeyId };
     case 'admin_passkeys_removed':
-      return { removedCount: event.removedCount };
+      return { removedCount: event.removedCount, ...actorOf(event) };
     case 'admin_email_verified':
     case 'admin_password_reset_mail_requested':
       return { changed: event.changed, ...actorOf(event) };

@@ -267,6 +267,8 @@ export type AuthEvent =
       readonly reason: SigningKeyCreationReason;
       /** When it starts signing. */
       readonly activatesAt: Date;
+      /** The admin API key that rotated it; absent for the CLI and the timer. */
+      readonly actor?: AdminApiActor;
     }
   | {
       readonly type: 'signing_key_activated';
@@ -284,6 +286,8 @@ export type AuthEvent =
       readonly algorithm: string;
       /** The state it was in: its tokens stop verifying now. */
       readonly previousState: 'next' | 'current' | 'previous' | 'retired';
+      /** The admin API key that retired it; absent for the CLI. */
+      readonly actor?: AdminApiActor;
     }
   | {
       /**
@@ -316,6 +320,8 @@ export type AuthEvent =
       readonly type: 'admin_webhook_added' | 'admin_webhook_removed';
       readonly userId: null;
       readonly subscriptionId: string;
+      /** The admin API key that made the change; absent for the CLI. */
+      readonly actor?: AdminApiActor;
     }
   | {
       readonly type: 'admin_webhook_replayed';
@@ -323,6 +329,8 @@ export type AuthEvent =
       /** The dead delivery replayed, or null for all of them. */
       readonly deliveryId: string | null;
       readonly replayedCount: number;
+      /** The admin API key that replayed; absent for the CLI. */
+      readonly actor?: AdminApiActor;
     }
   // Passkeys (WebAuthn). No challenge, credential id, key or signature is ever part of an event.
   | {
@@ -349,6 +357,8 @@ export type AuthEvent =
       readonly type: 'admin_passkeys_removed';
       readonly userId: string;
       readonly removedCount: number;
+      /** The admin API key that removed them; absent for the CLI. */
+      readonly actor?: AdminApiActor;
     }
   // The admin API (src/admin-api): changes the CLI has no command for, and its keys.
   | {

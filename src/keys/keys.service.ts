@@ -8,7 +8,7 @@ import { RandomSource } from '../common/random/random-source.js';
 import { internalOrigin, type RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import type { SigningKeyCreationReason } from '../events/auth-event.js';
+import type { AdminApiActor, SigningKeyCreationReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import type { SigningKeyResponseDto } from './dto/signing-key-response.dto.js';
 import { SigningKey } from './entities/signing-key.entity.js';
@@ -73,10 +73,13 @@ export class KeysService {
     return [...keys, ...this.secretListings(rows)];
   }
 
-  /** Makes a key of Jwt__SigningAlgorithm and publishes it as next: it signs once the lead is over. */
-  async rotate(origin: RequestOrigin): Promise<SigningKeyResponseDto> {
+  /**
+   * Makes a key of Jwt__SigningAlgorithm and publishes it as next: it signs once the lead is over.
+   * `actor` is the admin API key that asked (none for the CLI), recorded in the event.
+   */
+  async rotate(origin: RequestOrigin, actor?: AdminApiActor): Promise<SigningKeyResponseDto> {
     const material = await generateKeyMaterial(this.asymmetricAlgorithm());
-    return this.addNext(material, 'generated', 'rotation', origin);
+    return this.addNext(material, 'generated', 'rotation', origin, actor);
   }
 
   /** Imports a PEM private key as the next key, as a rotation would make one. */
@@ -95,7 +98,11 @@ export class KeysService {
    * one is made), so something always signs; an HS256 secret is retired by its `kid`, unless it
    * is the one that signs.
    */
-  async retire(kid: string, origin: RequestOrigin): Promise<SigningKeyResponseDto> {
+  async retire(
+    kid: string,
+    origin: RequestOrigin,
+    actor?: AdminApiActor,
+  ): Promise<SigningKeyResponseDto> {
     const before = await this.repository.all();
     const wasCurrent = this.keySet.statuses(before).get(kid)?.state === 'current';
     const successor =
@@ -106,8 +113,8 @@ export class KeysService {
       const row = current.find((candidate) => candidate.kid === kid);
       const retiredRow =
         row === undefined
-          ? await this.retireSecret(unit, kid, now, origin)
-          : await this.retireKey(unit, row, current, now, successor, origin);
+          ? await this.retireSecret(unit, kid, now, origin, actor)
+          : await this.retireKey(unit, row, current, now, successor, origin, actor);
       return { retired: retiredRow, rows: await unit.all() };
     });
     this.keySet.load(rows);
@@ -170,6 +177,7 @@ export class KeysService {
     source: 'generated' | 'imported',
     reason: SigningKeyCreationReason,
     origin: RequestOrigin,
+    actor?: AdminApiActor,
   ): Promise<SigningKeyResponseDto> {
     const { row, rows } = await this.repository.changing(async (unit) => {
       const now = this.clock.now();
@@ -189,6 +197,7 @@ export class KeysService {
         now,
         this.publishedAt(now),
         origin,
+        actor,
       );
       return { row: added, rows: await unit.all() };
     });
@@ -211,6 +220,7 @@ export class KeysService {
     now: Date,
     activatesAt: Date,
     origin: RequestOrigin,
+    actor?: AdminApiActor,
   ): Promise<SigningKey> {
     const row = Object.assign(new SigningKey(), {
       kid: material.kid,
@@ -233,6 +243,7 @@ export class KeysService {
         source,
         reason,
         activatesAt,
+        ...(actor === undefined ? {} : { actor }),
       },
       origin,
     );
@@ -244,6 +255,7 @@ export class KeysService {
     kid: string,
     now: Date,
     origin: RequestOrigin,
+    actor: AdminApiActor | undefined,
   ): Promise<SigningKey> {
     const secretKids = this.keySet.secretKids;
     if (!secretKids.includes(kid)) {
@@ -263,7 +275,7 @@ export class KeysService {
       retiredAt: now,
     });
     await unit.insert(row);
-    await this.recordRetired(unit, row, 'previous', origin);
+    await this.recordRetired(unit, row, 'previous', origin, actor);
     return row;
   }
 
@@ -274,6 +286,7 @@ export class KeysService {
     now: Date,
     successor: KeyMaterial | null,
     origin: RequestOrigin,
+    actor: AdminApiActor | undefined,
   ): Promise<SigningKey> {
     if (row.retiredAt !== null) {
       throw new ConflictError(KeysMessages.alreadyRetired);
@@ -284,7 +297,7 @@ export class KeysService {
     if (state === 'current' && this.algorithm !== 'HS256') {
       await this.replaceCurrent(unit, rows, statuses, now, successor, origin);
     }
-    await this.recordRetired(unit, row, state, origin);
+    await this.recordRetired(unit, row, state, origin, actor);
     return Object.assign(new SigningKey(), row, { retiredAt: now });
   }
 
@@ -327,6 +340,7 @@ export class KeysService {
     row: SigningKey,
     previousState: KeyState,
     origin: RequestOrigin,
+    actor: AdminApiActor | undefined,
   ): Promise<void> {
     await this.events.record(
       unit.manager,
@@ -336,6 +350,7 @@ export class KeysService {
         kid: row.kid,
         algorithm: row.algorithm,
         previousState,
+        ...(actor === undefined ? {} : { actor }),
       },
       origin,
     );

@@ -20,7 +20,11 @@ import { AppConfig } from '../config/app-config.js';
 import type { PasskeysConfig } from '../config/passkeys-settings.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import type { PasskeyCeremonyKind, PasskeyFailureReason } from '../events/auth-event.js';
+import type {
+  AdminApiActor,
+  PasskeyCeremonyKind,
+  PasskeyFailureReason,
+} from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
 import { passkeyMethods, type AuthMethod } from '../tokens/auth-methods.js';
@@ -330,6 +334,14 @@ export class Passkeys {
     };
   }
 
+  /**
+   * The account's passkeys, oldest first, for an operator's view of it: also when passkeys are
+   * off, as those registered before still exist (and can be removed).
+   */
+  listForAdministrator(userId: string): Promise<Passkey[]> {
+    return this.passkeys.listOf(userId);
+  }
+
   /** The account's passkeys, oldest first. 503 when passkeys are off. */
   list(userId: string): Promise<Passkey[]> {
     this.required();
@@ -379,12 +391,21 @@ export class Passkeys {
    * `admin_passkeys_removed` event; how many there were. Works with passkeys off too, so an
    * operator can clear them after turning the feature off.
    */
-  async removeAllByAdministrator(userId: string, origin: RequestOrigin): Promise<number> {
+  async removeAllByAdministrator(
+    userId: string,
+    origin: RequestOrigin,
+    actor?: AdminApiActor,
+  ): Promise<number> {
     const removed = await this.unitOfWork.transaction(async (m) => {
       const count = await this.passkeys.removeAllOf(m, userId);
       await this.events.record(
         m,
-        { type: 'admin_passkeys_removed', userId, removedCount: count },
+        {
+          type: 'admin_passkeys_removed',
+          userId,
+          removedCount: count,
+          ...(actor === undefined ? {} : { actor }),
+        },
         origin,
       );
       return count;

@@ -1,14 +1,16 @@
-/** Texts of the webhook commands, which operators read (as the admin CLI's own, in English). */
+/**
+ * The refusals of the webhook operations, in the interface's language: the admin API answers with
+ * them and the admin CLI prints them (as it prints the key set's). Listed in docs/api.md.
+ */
 export const WebhooksMessages = {
   notConfigured:
-    'Webhooks__EncryptionKeys is not configured: subscription secrets cannot be stored encrypted.',
+    'Webhooks__EncryptionKeys no está configurado: los secretos de las suscripciones no se pueden guardar cifrados.',
   badUrl:
-    'The URL must be an absolute http or https URL, without user name, password or fragment, of at most 2048 characters.',
+    'La URL debe ser http o https absoluta, sin usuario, contraseña ni fragmento, de 2048 caracteres como máximo.',
   privateDestination:
-    'The URL names a private, loopback or link-local address; set Webhooks__AllowPrivateDestinations=true to allow it.',
-  noEvents: 'Name the event types to send, comma-separated, or "all".',
-  unknownEvents: (types: readonly string[]) =>
-    `Unknown event type(s): ${types.join(', ')}. See docs/webhooks.md for the catalogue.`,
-  unknownSubscription: (id: string) => `No webhook subscription has the id ${id}.`,
-  unknownDeadDelivery: (id: string) => `No dead webhook delivery has the id ${id}.`,
+    'La URL apunta a una dirección privada, de loopback o de enlace local; Webhooks__AllowPrivateDestinations=true la permite.',
+  noEvents: 'Indique los tipos de evento que se envían, separados por comas, o "all".',
+  unknownEvents: 'Tipo de evento desconocido: el catálogo está en docs/webhooks.md.',
+  unknownSubscription: 'Suscripción de webhook no encontrada.',
+  unknownDeadDelivery: 'Entrega de webhook fallida no encontrada.',
 } as const;

@@ -11,7 +11,7 @@ import { Clock } from '../common/time/clock.js';
 import { INVISIBLE_CHARACTERS } from '../common/validation/string-rules.js';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import type { AuthEventType } from '../events/auth-event.js';
+import type { AdminApiActor, AuthEventType } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import type { WebhookDelivery } from './entities/webhook-delivery.entity.js';
 import {
@@ -77,11 +77,13 @@ export class WebhooksService {
 
   /**
    * Subscribes `url` to `events` (`all`, or a comma-separated list of catalogue types). The
-   * secret is made here and returned once; only its sealed form is stored.
+   * secret is made here and returned once; only its sealed form is stored. `actor` (here and
+   * below) is the admin API key that asked, recorded in the event; none for the CLI.
    */
   async add(
     request: { readonly url: string; readonly events: string },
     origin: RequestOrigin,
+    actor?: AdminApiActor,
   ): Promise<AddedWebhookSubscription> {
     if (!this.secrets.isConfigured) {
       throw new UnavailableError(WebhooksMessages.notConfigured);
@@ -102,7 +104,12 @@ export class WebhooksService {
       await this.subscriptions.insertWithin(m, subscription);
       await this.events.record(
         m,
-        { type: 'admin_webhook_added', userId: null, subscriptionId: subscription.id },
+        {
+          type: 'admin_webhook_added',
+          userId: null,
+          subscriptionId: subscription.id,
+          ...(actor === undefined ? {} : { actor }),
+        },
         origin,
       );
     });
@@ -114,14 +121,19 @@ export class WebhooksService {
   }
 
   /** Removes a subscription and every delivery to it, pending or dead. */
-  async remove(id: string, origin: RequestOrigin): Promise<void> {
+  async remove(id: string, origin: RequestOrigin, actor?: AdminApiActor): Promise<void> {
     await this.unitOfWork.transaction(async (m) => {
       if (!(await this.subscriptions.deleteWithin(m, id))) {
-        throw new NotFoundError(WebhooksMessages.unknownSubscription(id));
+        throw new NotFoundError(WebhooksMessages.unknownSubscription);
       }
       await this.events.record(
         m,
-        { type: 'admin_webhook_removed', userId: null, subscriptionId: id },
+        {
+          type: 'admin_webhook_removed',
+          userId: null,
+          subscriptionId: id,
+          ...(actor === undefined ? {} : { actor }),
+        },
         origin,
       );
     });
@@ -147,16 +159,22 @@ export class WebhooksService {
    * Makes the dead delivery `id` (or every dead one, for `all`) pending again, due now, with a
    * fresh count of attempts and the same `webhook-id`. Returns how many.
    */
-  async replay(id: string, origin: RequestOrigin): Promise<number> {
+  async replay(id: string, origin: RequestOrigin, actor?: AdminApiActor): Promise<number> {
     const deliveryId = id === 'all' ? null : id;
     return this.unitOfWork.transaction(async (m) => {
       const replayedCount = await this.deliveries.replayWithin(m, deliveryId, this.clock.now());
       if (deliveryId !== null && replayedCount === 0) {
-        throw new NotFoundError(WebhooksMessages.unknownDeadDelivery(deliveryId));
+        throw new NotFoundError(WebhooksMessages.unknownDeadDelivery);
       }
       await this.events.record(
         m,
-        { type: 'admin_webhook_replayed', userId: null, deliveryId, replayedCount },
+        {
+          type: 'admin_webhook_replayed',
+          userId: null,
+          deliveryId,
+          replayedCount,
+          ...(actor === undefined ? {} : { actor }),
+        },
         origin,
       );
       return replayedCount;
@@ -210,7 +228,7 @@ export function parseEventList(text: string): 'all' | AuthEventType[] {
     (name) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(name),
   );
   if (unknown.length > 0) {
-    throw new InvalidArgumentError(WebhooksMessages.unknownEvents(unknown));
+    throw new InvalidArgumentError(WebhooksMessages.unknownEvents);
   }
   return WEBHOOK_EVENT_TYPES.filter((type) => names.includes(type));
 }

@@ -18,6 +18,7 @@ import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import { UsersMessages } from '../../src/users/users.messages.js';
 import { KeysMessages } from '../../src/keys/keys.messages.js';
+import { WebhooksMessages } from '../../src/webhooks/webhooks.messages.js';
 import { allTokens, readRepositoryFile, tableRowsUnder, tokensOf } from './markdown.js';
 
 // docs/api.md quotes the API's texts; they are the code's, character for character. Its
@@ -43,6 +44,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ...prefixed('EmailCodesMessages', EmailCodesMessages),
   ...prefixed('PasskeysMessages', PasskeysMessages),
   ...prefixed('AdminApiMessages', AdminApiMessages),
+  ...prefixed('WebhooksMessages', WebhooksMessages),
 ]);
 
 /** Texts of other answers that the pages may quote: the readiness probe's. */

@@ -13,4 +13,7 @@ export class AdminChangeResponseDto {
 
   /** Deactivate and logout: how many sessions this call ended. */
   readonly revokedSessions?: number;
+
+  /** passkeys-remove: how many passkeys this call removed. */
+  readonly removedPasskeys?: number;
 }

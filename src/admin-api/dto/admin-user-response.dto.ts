@@ -46,22 +46,54 @@ export class AdminUserResponseDto {
   }
 }
 
-/** A second factor of an account; `totp` today, passkeys beside it when they land. */
+/**
+ * A second factor of an account: the TOTP factor, or a passkey. A passkey shows its id, name,
+ * last use and backup flags; never its credential id or public key.
+ */
 export class AdminFactorResponseDto {
-  @ApiProperty({ enum: ['totp'] })
-  readonly kind: 'totp';
+  @ApiProperty({ enum: ['totp', 'passkey'] })
+  readonly kind: 'totp' | 'passkey';
 
-  /** False while enrolment waits for its first code (not yet a factor). */
+  /** False while a TOTP enrolment waits for its first code (not yet a factor). */
   readonly isConfirmed: boolean;
 
   @ApiProperty({ format: 'date-time' })
   readonly createdAt: string;
 
+  /** A passkey's id (a UUID), as the account's own passkey routes name it. */
+  readonly id?: string;
+
+  /** A passkey's name, as its owner gave it. */
+  readonly name?: string;
+
+  /** When a passkey last signed in; null if never. */
+  @ApiProperty({ format: 'date-time', nullable: true, required: false, type: String })
+  readonly lastUsedAt?: string | null;
+
+  /** A passkey's authenticator may sync it to other devices (WebAuthn BE flag). */
+  readonly isBackupEligible?: boolean;
+
+  /** A passkey is synced now (WebAuthn BS flag). */
+  readonly isBackedUp?: boolean;
+
   static from(factor: SecondFactor): AdminFactorResponseDto {
+    if (factor.kind === 'totp') {
+      return {
+        kind: factor.kind,
+        isConfirmed: factor.confirmedAt !== null,
+        createdAt: factor.createdAt.toISOString(),
+      };
+    }
+    const { passkey } = factor;
     return {
       kind: factor.kind,
-      isConfirmed: factor.confirmedAt !== null,
-      createdAt: factor.createdAt.toISOString(),
+      isConfirmed: true,
+      createdAt: passkey.createdAt.toISOString(),
+      id: passkey.id,
+      name: passkey.name,
+      lastUsedAt: passkey.lastUsedAt?.toISOString() ?? null,
+      isBackupEligible: passkey.isBackupEligible,
+      isBackedUp: passkey.isBackedUp,
     };
   }
 }
