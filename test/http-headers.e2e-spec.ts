@@ -332,13 +332,28 @@ describe('HTTP headers', () => {
       all = probes(await registerUser(t), await registerUser(t));
     });
 
-    /** The methods each path is served with, as Fastify registered them. */
+    /**
+     * The methods each registered path is served with: its own routes' and those of every route
+     * with a parameter that the path also matches (`DELETE /api/admin/webhooks/:id` serves a
+     * DELETE of `/api/admin/webhooks/dead`, whose own route is a GET).
+     */
     function methodsByPath(): Map<string, string[]> {
+      const routes = t.routes.filter(({ method }) => method !== 'OPTIONS');
+      const matcherOf = (url: string): RegExp =>
+        new RegExp(
+          `^${url
+            .split('/')
+            .map((part) =>
+              part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+            )
+            .join('/')}$`,
+        );
       const byPath = new Map<string, string[]>();
-      for (const { method, url } of t.routes) {
-        if (method !== 'OPTIONS') {
-          byPath.set(url, [...(byPath.get(url) ?? []), method]);
-        }
+      for (const { url } of routes) {
+        const methods = routes
+          .filter((route) => route.url === url || matcherOf(route.url).test(url))
+          .map((route) => route.method);
+        byPath.set(url, [...new Set(methods)]);
       }
       return byPath;
     }
