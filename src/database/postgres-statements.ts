@@ -52,18 +52,26 @@ export class NamedStatement {
       return result.rows;
     }
     const client = await pool.connect();
+    // As pool.query does: while the client is out of the pool, an error its connection emits (a
+    // backend terminated under it) fails this execution. Without a listener, the 'error' event
+    // would end the process.
+    let onError: ((error: Error) => void) | undefined;
     let rows: RawRow[];
     try {
       rows = await new Promise<RawRow[]>((resolve, reject) => {
+        onError = reject;
+        client.once('error', onError);
         const execution = new Execution(this.name, this.text, [...values], this.shape!);
         execution.callback = (error, result) => (error === null ? resolve(result) : reject(error));
         void client.query(execution);
       });
     } catch (error: unknown) {
+      client.removeListener('error', onError!);
       // As pool.query does: a client whose query failed is not given to anyone else.
       client.release(error instanceof Error ? error : true);
       throw error;
     }
+    client.removeListener('error', onError!);
     client.release();
     return rows;
   }
