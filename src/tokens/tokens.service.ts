@@ -153,7 +153,7 @@ export class TokensService {
       ip: origin.ip,
       reason: TokensMessages.sessionLimitReason,
     });
-    return { response: await this.respond(user, familyId, raw, authMethods), familyId };
+    return { response: this.respond(user, familyId, raw, authMethods), familyId };
   }
 
   /**
@@ -197,7 +197,7 @@ export class TokensService {
     if (!recorded) {
       this.events.committed(event, origin, now);
     }
-    return { response: await this.respond(user, familyId, raw, start.authMethods), familyId };
+    return { response: this.respond(user, familyId, raw, start.authMethods), familyId };
   }
 
   /** A new session's row and its first token's (generation 0), as issue and start write them. */
@@ -643,14 +643,14 @@ export class TokensService {
     };
   }
 
-  private async respond(
+  private respond(
     user: User,
     sessionId: string,
     refreshToken: string,
     authMethods: readonly AuthMethod[],
     issue?: AccessTokenIssue,
-  ): Promise<AuthResponseDto> {
-    const access = await this.accessTokens.sign(user, sessionId, authMethods, issue);
+  ): AuthResponseDto {
+    const access = this.accessTokens.sign(user, sessionId, authMethods, issue);
     return {
       accessToken: access.token,
       refreshToken,
@@ -659,7 +659,7 @@ export class TokensService {
     };
   }
 
-  private async settle(outcome: RefreshOutcome, origin: RequestOrigin): Promise<AuthResponseDto> {
+  private settle(outcome: RefreshOutcome, origin: RequestOrigin): AuthResponseDto {
     if (outcome.grant !== undefined) {
       const { user, sessionId, refreshToken, authMethods, issue } = outcome.grant;
       return this.respond(user, sessionId, refreshToken, authMethods, issue);
