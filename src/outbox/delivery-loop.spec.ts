@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { getMaxListeners } from 'node:events';
 import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { DeliveryLoop, retryDelayMs, type DeliveryChannel } from './delivery-loop.js';
@@ -73,5 +74,101 @@ describe(DeliveryLoop.name, () => {
     sut.wake();
     await sut.idle();
     expect(attempted).toEqual(['a', 'b']);
+  });
+
+  it('should give every attempt of a batch the same signal, and each batch its own', async () => {
+    const signals: AbortSignal[][] = [];
+    const queue = ['a', 'b', 'c', 'd', 'e'];
+    const channel: DeliveryChannel<string> = {
+      claimDue: (_claim, limit) => {
+        signals.push([]);
+        return Promise.resolve(queue.splice(0, limit));
+      },
+      attempt: (_message, signal) => {
+        signals.at(-1)?.push(signal);
+        return Promise.resolve();
+      },
+    };
+    const sut = new DeliveryLoop(
+      channel,
+      { ...settings, batchSize: 3 },
+      new FixedClock(),
+      new RandomSource(),
+      new Logger('test'),
+    );
+
+    sut.wake();
+    await sut.idle();
+    await sut.stop();
+
+    const [first, second] = signals;
+    expect(first).toHaveLength(3);
+    expect(new Set(first).size).toBe(1);
+    expect(second).toHaveLength(2);
+    expect(new Set(second).size).toBe(1);
+    expect(second?.[0]).not.toBe(first?.[0]);
+  });
+
+  it('should abort the attempts of a batch together at the attempt deadline', async () => {
+    const attemptTimeoutMs = 50;
+    const aborted: { reason: unknown; afterMs: number }[] = [];
+    const queue = ['a', 'b'];
+    const channel: DeliveryChannel<string> = {
+      claimDue: (_claim, limit) => Promise.resolve(queue.splice(0, limit)),
+      attempt: (_message, signal) => {
+        const started = performance.now();
+        return new Promise<void>((resolve) => {
+          signal.addEventListener('abort', () => {
+            aborted.push({ reason: signal.reason, afterMs: performance.now() - started });
+            resolve();
+          });
+        });
+      },
+    };
+    const sut = new DeliveryLoop(
+      channel,
+      { ...settings, attemptTimeoutMs },
+      new FixedClock(),
+      new RandomSource(),
+      new Logger('test'),
+    );
+
+    sut.wake();
+    await sut.idle();
+    await sut.stop();
+
+    expect(aborted).toHaveLength(2);
+    for (const { reason, afterMs } of aborted) {
+      expect(reason).toBeInstanceOf(DOMException);
+      expect((reason as DOMException).name).toBe('TimeoutError');
+      // Timers may fire a little early or late; the deadline is what matters, not the precision.
+      expect(afterMs).toBeGreaterThanOrEqual(attemptTimeoutMs - 5);
+    }
+  });
+
+  it('should raise the listener limit of the shared signal to the batch, so Node does not warn of a leak', async () => {
+    const limits: number[] = [];
+    const queue = Array.from({ length: 32 }, (_, i) => String(i));
+    const channel: DeliveryChannel<string> = {
+      claimDue: (_claim, limit) => Promise.resolve(queue.splice(0, limit)),
+      attempt: (_message, signal) => {
+        limits.push(getMaxListeners(signal));
+        return Promise.resolve();
+      },
+    };
+    const sut = new DeliveryLoop(
+      channel,
+      { ...settings, batchSize: 32 },
+      new FixedClock(),
+      new RandomSource(),
+      new Logger('test'),
+    );
+
+    sut.wake();
+    await sut.idle();
+    await sut.stop();
+
+    expect(limits).toHaveLength(32);
+    expect(Math.min(...limits)).toBeGreaterThanOrEqual(32);
   });
 });

@@ -1,7 +1,11 @@
 import type { Logger } from '@nestjs/common';
+import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import type { RandomSource } from '../common/random/random-source.js';
 import type { Clock } from '../common/time/clock.js';
 import type { OutboxClaim } from './outbox-claim.js';
+
+/** Abort listeners one attempt may add to its signal before Node warns of a leak. */
+const LISTENERS_PER_ATTEMPT = 4;
 
 /** One kind of message on the outbox (mail, webhooks): how its rows are claimed and delivered. */
 export interface DeliveryChannel<M> {
@@ -9,7 +13,8 @@ export interface DeliveryChannel<M> {
   claimDue(claim: OutboxClaim, limit: number): Promise<readonly M[]>;
   /**
    * One attempt of a claimed message, which records its own outcome (delivered, retry at, given
-   * up) under the claim. `signal` aborts at the attempt's deadline and at shutdown.
+   * up) under the claim. `signal` aborts at the attempt's deadline and at shutdown; every
+   * attempt of a batch is given the same one, as they start together with one deadline.
    */
   attempt(message: M, signal: AbortSignal): Promise<void>;
   /** After every attempt of a claimed batch ended: outcomes recorded together (one statement). */
@@ -30,9 +35,9 @@ export interface DeliveryLoopSettings {
  * The outbox's one delivery loop (decision 0050), off every request path: at start, every poll
  * interval, and at once when wake() says a request queued something. A round claims due messages
  * (a claim is a fresh id and an expiry, so of several instances one holds a message at a time,
- * and a claim whose holder died lapses), attempts them side by side, each bounded by the attempt
- * deadline, and claims again until nothing is due. A round that fails is logged and the next
- * one tries again; wake() during a round asks for one more.
+ * and a claim whose holder died lapses), attempts them side by side, all bounded by the batch's
+ * one attempt deadline, and claims again until nothing is due. A round that fails is logged and
+ * the next one tries again; wake() during a round asks for one more.
  */
 export class DeliveryLoop<M> {
   private readonly stopping = new AbortController();
@@ -110,17 +115,16 @@ export class DeliveryLoop<M> {
       if (due.length === 0) {
         return;
       }
-      await Promise.all(
-        due.map((message) =>
-          this.channel.attempt(
-            message,
-            AbortSignal.any([
-              AbortSignal.timeout(this.settings.attemptTimeoutMs),
-              this.stopping.signal,
-            ]),
-          ),
-        ),
-      );
+      // Every attempt of the batch starts now and has the same deadline, so one signal serves
+      // them all: a signal each cost more than the rest of the loop's work per message.
+      const signal = AbortSignal.any([
+        AbortSignal.timeout(this.settings.attemptTimeoutMs),
+        this.stopping.signal,
+      ]);
+      // Each attempt listens on it (the HTTP client does): without this, a batch past ten
+      // attempts would print Node's listener-leak warning, though the signal dies with the batch.
+      setMaxListeners(Math.max(defaultMaxListeners, LISTENERS_PER_ATTEMPT * due.length), signal);
+      await Promise.all(due.map((message) => this.channel.attempt(message, signal)));
       await this.channel.afterBatch?.();
     }
   }

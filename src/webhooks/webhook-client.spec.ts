@@ -1,7 +1,12 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { postWebhook, RESPONSE_READ_LIMIT, WebhookCallError } from './webhook-client.js';
+import {
+  destinationOf,
+  postWebhook,
+  RESPONSE_READ_LIMIT,
+  WebhookCallError,
+} from './webhook-client.js';
 
 describe(postWebhook.name, () => {
   let server: Server;
@@ -118,5 +123,54 @@ describe(postWebhook.name, () => {
     const error = await failure(post(url(), false));
     expect([error.code, error.isRetryable]).toEqual(['EDESTINATION', false]);
     expect(requests).toEqual([]);
+  });
+
+  it('should refuse a private destination without the opt-in though the same URL was just sent to with it', async () => {
+    // Not kept open: a kept connection is reused without a look-up, and this is about the guard.
+    handler = (_request, response) => response.writeHead(204, { connection: 'close' }).end();
+
+    expect(await post(`http://127.0.0.1:${port}/hooks`)).toBe(204);
+    expect(await post(`http://localhost:${port}/hooks`)).toBe(204);
+
+    for (const url of [`http://127.0.0.1:${port}/hooks`, `http://localhost:${port}/hooks`]) {
+      const error = await failure(post(url, false));
+      expect(error.code).toBe('EDESTINATION');
+    }
+  });
+
+  it('should refuse what is not a URL, without retrying', async () => {
+    const error = await failure(post('not a url'));
+    expect([error.code, error.isRetryable]).toEqual(['EURL', false]);
+  });
+});
+
+describe(destinationOf.name, () => {
+  it('should take the parts a request needs from the URL', () => {
+    expect(destinationOf('https://[::1]:8443/hooks/in?x=1#part')).toEqual({
+      protocol: 'https:',
+      host: '::1',
+      isAddress: true,
+      port: 8443,
+      path: '/hooks/in?x=1',
+      isHttps: true,
+    });
+    expect(destinationOf('http://example.com/')).toEqual({
+      protocol: 'http:',
+      host: 'example.com',
+      isAddress: false,
+      port: undefined,
+      path: '/',
+      isHttps: false,
+    });
+  });
+
+  it('should parse a URL once and answer the same parts for it after', () => {
+    const url = 'https://receiver.example/webhooks';
+
+    expect(destinationOf(url)).toBe(destinationOf(url));
+  });
+
+  it('should answer null for what is not a URL', () => {
+    expect(destinationOf('not a url')).toBeNull();
   });
 });

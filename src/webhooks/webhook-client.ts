@@ -20,6 +20,30 @@ const KEEP_ALIVE = { keepAlive: true, maxSockets: 16, timeout: 30_000 };
 const httpAgent = new HttpAgent(KEEP_ALIVE);
 const httpsAgent = new HttpsAgent(KEEP_ALIVE);
 
+/**
+ * Destinations parsed at most; past this the cache starts over. Deliveries go to few URLs, each
+ * many times, and parsing one cost a visible part of a delivery.
+ */
+const DESTINATIONS_MAX = 256;
+const destinations = new Map<string, Destination>();
+
+/** The two guarded look-ups, made once rather than a closure per delivery. */
+const publicOnlyLookup = guardedLookup(false);
+const anyAddressLookup = guardedLookup(true);
+
+/** What a request needs of a webhook URL. */
+export interface Destination {
+  readonly protocol: string;
+  /** The host name, or the address without an IPv6 literal's brackets. */
+  readonly host: string;
+  /** True when `host` is an IP address, which the guard checks before connecting. */
+  readonly isAddress: boolean;
+  readonly port: number | undefined;
+  /** The path and query. */
+  readonly path: string;
+  readonly isHttps: boolean;
+}
+
 export interface WebhookPost {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
@@ -54,19 +78,16 @@ export class WebhookCallError extends Error {
  */
 export function postWebhook(post: WebhookPost, options: WebhookClientOptions): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    let url: URL;
-    try {
-      url = new URL(post.url);
-    } catch {
+    const destination = destinationOf(post.url);
+    if (destination === null) {
       reject(new WebhookCallError('EURL', false));
       return;
     }
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) !== 0 && !options.allowPrivateDestinations && !isPublicAddress(host)) {
+    const { host, isHttps } = destination;
+    if (destination.isAddress && !options.allowPrivateDestinations && !isPublicAddress(host)) {
       reject(new WebhookCallError('EDESTINATION', false));
       return;
     }
-    const isHttps = url.protocol === 'https:';
     const request = isHttps ? httpsRequest : httpRequest;
     let settled = false;
     const fail = (error: WebhookCallError) => {
@@ -78,10 +99,10 @@ export function postWebhook(post: WebhookPost, options: WebhookClientOptions): P
     };
     const req: ClientRequest = request(
       {
-        protocol: url.protocol,
+        protocol: destination.protocol,
         hostname: host,
-        port: url.port === '' ? undefined : Number(url.port),
-        path: `${url.pathname}${url.search}`,
+        port: destination.port,
+        path: destination.path,
         method: 'POST',
         headers: {
           ...post.headers,
@@ -90,7 +111,7 @@ export function postWebhook(post: WebhookPost, options: WebhookClientOptions): P
           'user-agent': 'Keygate-Webhooks/1',
         },
         agent: isHttps ? httpsAgent : httpAgent,
-        lookup: guardedLookup(options.allowPrivateDestinations),
+        lookup: options.allowPrivateDestinations ? anyAddressLookup : publicOnlyLookup,
         signal: options.signal,
       },
       (response: IncomingMessage) => readStatus(response, resolveOnce, fail),
@@ -132,6 +153,38 @@ export function postWebhook(post: WebhookPost, options: WebhookClientOptions): P
     req.on('close', () => clearTimeout(connectTimer));
     req.end(post.body);
   });
+}
+
+/**
+ * The parts of `url` a request needs, parsed once per URL string (the same object every time);
+ * null when it is not a URL, which is not kept. Whether the destination is allowed is not decided
+ * here: the address is checked on every delivery, after every name resolution.
+ */
+export function destinationOf(url: string): Destination | null {
+  const known = destinations.get(url);
+  if (known !== undefined) {
+    return known;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  const destination: Destination = {
+    protocol: parsed.protocol,
+    host,
+    isAddress: isIP(host) !== 0,
+    port: parsed.port === '' ? undefined : Number(parsed.port),
+    path: `${parsed.pathname}${parsed.search}`,
+    isHttps: parsed.protocol === 'https:',
+  };
+  if (destinations.size >= DESTINATIONS_MAX) {
+    destinations.clear();
+  }
+  destinations.set(url, destination);
+  return destination;
 }
 
 /** Reads at most RESPONSE_READ_LIMIT bytes of the answer, then settles with its status. */
