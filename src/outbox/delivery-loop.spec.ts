@@ -43,6 +43,23 @@ describe(DeliveryLoop.name, () => {
     );
   }
 
+  /** Runs one round of `channel` to its end with `overrides` of the settings, then stops. */
+  async function deliverAll(
+    channel: DeliveryChannel<string>,
+    overrides: Partial<typeof settings>,
+  ): Promise<void> {
+    const sut = new DeliveryLoop(
+      channel,
+      { ...settings, ...overrides },
+      new FixedClock(),
+      new RandomSource(),
+      new Logger('test'),
+    );
+    sut.wake();
+    await sut.idle();
+    await sut.stop();
+  }
+
   it('should claim batch after batch until nothing is due, each claim its own id lasting two deadlines', async () => {
     const attempted: string[] = [];
     const claims: OutboxClaim[] = [];
@@ -89,17 +106,7 @@ describe(DeliveryLoop.name, () => {
         return Promise.resolve();
       },
     };
-    const sut = new DeliveryLoop(
-      channel,
-      { ...settings, batchSize: 3 },
-      new FixedClock(),
-      new RandomSource(),
-      new Logger('test'),
-    );
-
-    sut.wake();
-    await sut.idle();
-    await sut.stop();
+    await deliverAll(channel, { batchSize: 3 });
 
     const [first, second] = signals;
     expect(first).toHaveLength(3);
@@ -125,17 +132,7 @@ describe(DeliveryLoop.name, () => {
         });
       },
     };
-    const sut = new DeliveryLoop(
-      channel,
-      { ...settings, attemptTimeoutMs },
-      new FixedClock(),
-      new RandomSource(),
-      new Logger('test'),
-    );
-
-    sut.wake();
-    await sut.idle();
-    await sut.stop();
+    await deliverAll(channel, { attemptTimeoutMs });
 
     expect(aborted).toHaveLength(2);
     for (const { reason, afterMs } of aborted) {
@@ -156,17 +153,7 @@ describe(DeliveryLoop.name, () => {
         return Promise.resolve();
       },
     };
-    const sut = new DeliveryLoop(
-      channel,
-      { ...settings, batchSize: 32 },
-      new FixedClock(),
-      new RandomSource(),
-      new Logger('test'),
-    );
-
-    sut.wake();
-    await sut.idle();
-    await sut.stop();
+    await deliverAll(channel, { batchSize: 32 });
 
     expect(limits).toHaveLength(32);
     expect(Math.min(...limits)).toBeGreaterThanOrEqual(32);
