@@ -53,6 +53,23 @@ describe('signCompactJws', () => {
     },
   );
 
+  // A refresh retried within Jwt__RefreshRetryWindowSeconds signs the same claims again and
+  // answers the same pair: byte for byte under the deterministic algorithms.
+  it.each([
+    ['EdDSA', true],
+    ['RS256', true],
+    ['ES256', false],
+  ] as const)('signs the same claims with %s to the same token: %s', (alg, same) => {
+    const { privateKey } = pairOf(alg);
+    const header = { alg, typ: 'JWT', kid: 'kid-1' } as const;
+
+    const first = signCompactJws(header, CLAIMS, privateKey);
+    const second = signCompactJws(header, CLAIMS, privateKey);
+
+    expect(first === second).toBe(same);
+    expect(first.split('.').slice(0, 2)).toEqual(second.split('.').slice(0, 2));
+  });
+
   it('fails, without a token, when the key is not of the algorithm', () => {
     expect(() =>
       signCompactJws({ alg: 'ES256', typ: 'JWT', kid: 'k' }, CLAIMS, pairOf('EdDSA').privateKey),
