@@ -158,8 +158,8 @@ async function newAccount(t: TestApp): Promise<Account> {
  * (it names one that does not exist): access tokens live 15 minutes, and these tests move the
  * clock by days.
  */
-async function bearerOf(t: TestApp, account: Account): Promise<string> {
-  const signed = await t.app
+function bearerOf(t: TestApp, account: Account): string {
+  const signed = t.app
     .get(AccessTokenService)
     .sign({ ...account, emailVerifiedAt: null }, randomUUID());
   return signed.token;
@@ -271,7 +271,7 @@ describe('Sessions', () => {
       const rotated = await refreshFrom(t, laptop.refreshToken, travelling);
 
       expect(await sessionIdOf(t, rotated.refreshToken)).toBe(laptopId);
-      const sessions = await sessionsOf(t, await bearerOf(t, account));
+      const sessions = await sessionsOf(t, bearerOf(t, account));
       expect(sessions.map((session) => session.id)).toEqual([
         laptopId,
         await sessionIdOf(t, phone.refreshToken),
@@ -329,7 +329,7 @@ describe('Sessions', () => {
           (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
       );
 
-      expect(await sessionsOf(t, await bearerOf(t, account))).toEqual(listed);
+      expect(await sessionsOf(t, bearerOf(t, account))).toEqual(listed);
     });
 
     it('should keep the start of a session that refreshes past the lifetime of its first token', async () => {
@@ -452,14 +452,14 @@ describe('Sessions', () => {
       // The laptop's token expires at exactly seven days.
       t.clock.advance(5 * DAY_MS);
 
-      expect((await sessionsOf(t, await bearerOf(t, account))).map((session) => session.id)).toEqual([
+      expect((await sessionsOf(t, bearerOf(t, account))).map((session) => session.id)).toEqual([
         await sessionIdOf(t, phone.refreshToken),
       ]);
       expect((await refresh(t, laptop.refreshToken)).json()).toEqual(
         errorBody(401, 'Refresh token expirado.'),
       );
       t.clock.advance(2 * DAY_MS);
-      expect(await sessionsOf(t, await bearerOf(t, account))).toEqual([]);
+      expect(await sessionsOf(t, bearerOf(t, account))).toEqual([]);
     });
 
     it('should answer any X-Refresh-Token value with the list, marking nothing, never a 500', async () => {
@@ -614,7 +614,7 @@ describe('Sessions', () => {
       t.clock.advance(6 * DAY_MS);
       const before = await findRefreshToken(t, expired.refreshToken);
 
-      const response = await revokeAll(t, await bearerOf(t, account), {});
+      const response = await revokeAll(t, bearerOf(t, account), {});
 
       expect(response.json()).toEqual({
         message: 'Sesiones revocadas exitosamente.',
@@ -683,7 +683,7 @@ describe('Sessions', () => {
       const active = await login(t, account, PHONE);
       t.clock.advance(6 * DAY_MS);
 
-      const response = await revokeAll(t, await bearerOf(t, account), {
+      const response = await revokeAll(t, bearerOf(t, account), {
         keepCurrent: true,
         refreshToken: expired.refreshToken,
       });
