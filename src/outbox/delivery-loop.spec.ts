@@ -3,6 +3,7 @@ import { getMaxListeners } from 'node:events';
 import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { DeliveryLoop, retryDelayMs, type DeliveryChannel } from './delivery-loop.js';
+import { DeliveryPacer } from './delivery-pacer.js';
 import type { OutboxClaim } from './outbox-claim.js';
 
 class FixedClock extends Clock {
@@ -157,5 +158,112 @@ describe(DeliveryLoop.name, () => {
 
     expect(limits).toHaveLength(32);
     expect(Math.min(...limits)).toBeGreaterThanOrEqual(32);
+  });
+
+  it('should ask the pacer before every claim, and stop at once when stopped during a pause', async () => {
+    const events: string[] = [];
+    const queue = ['a', 'b', 'c'];
+    let requests = 0;
+    let pauses = 0;
+    const stopping: { stop?: () => Promise<void> } = {};
+    const pacer = new DeliveryPacer(
+      { requestsStarted: () => (requests += 1), loopUtilization: () => 1 },
+      { busyUtilization: 0.9, firstPauseMs: 5, longestPauseMs: 5 },
+      (ms, signal) => {
+        events.push(`pause ${ms}`);
+        pauses += 1;
+        if (pauses < 3) {
+          return Promise.resolve();
+        }
+        // The third pause lasts until the loop is stopped.
+        const aborted = new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => resolve()),
+        );
+        void stopping.stop?.();
+        return aborted;
+      },
+    );
+    const channel: DeliveryChannel<string> = {
+      claimDue: (_claim, limit) => {
+        events.push('claim');
+        return Promise.resolve(queue.splice(0, limit));
+      },
+      attempt: (message) => {
+        events.push(message);
+        return Promise.resolve();
+      },
+    };
+    const sut = new DeliveryLoop(
+      channel,
+      { ...settings, batchSize: 1, pacer },
+      new FixedClock(),
+      new RandomSource(),
+      new Logger('test'),
+    );
+    stopping.stop = () => sut.stop();
+
+    sut.wake();
+    await sut.idle();
+
+    expect(events).toEqual(['pause 5', 'claim', 'a', 'pause 5', 'claim', 'b', 'pause 5']);
+    expect(queue).toEqual(['c']);
+  });
+
+  it('should attempt the messages of a lane one after the other, lanes side by side, and let go of a lane after a message to retry', async () => {
+    const events: string[] = [];
+    const released: string[][] = [];
+    let afterBatch = 0;
+    const queue = ['a1', 'b1', 'a2', 'b2', 'a3', 'c1'];
+    const channel: DeliveryChannel<string> = {
+      claimDue: (_claim, limit) => Promise.resolve(queue.splice(0, limit)),
+      laneOf: (message) => message[0],
+      attempt: async (message) => {
+        events.push(`start ${message}`);
+        await new Promise((resolve) => setImmediate(resolve));
+        events.push(`end ${message}`);
+        // b1 will be retried: b2 must wait for it.
+        return message !== 'b1';
+      },
+      afterBatch: () => {
+        afterBatch += 1;
+        return Promise.resolve();
+      },
+      release: (messages) => {
+        released.push([...messages]);
+        expect(afterBatch).toBe(1);
+        return Promise.resolve();
+      },
+    };
+    await deliverAll(channel, { batchSize: 6 });
+
+    const started = events.filter((e) => e.startsWith('start')).map((e) => e.slice(6));
+    expect(started).toEqual(['a1', 'b1', 'c1', 'a2', 'a3']);
+    // Lanes side by side: b1 and c1 started before a1 ended; a2 only after a1 ended.
+    expect(events.indexOf('start c1')).toBeLessThan(events.indexOf('end a1'));
+    expect(events.indexOf('start a2')).toBeGreaterThan(events.indexOf('end a1'));
+    expect(events.indexOf('start a3')).toBeGreaterThan(events.indexOf('end a2'));
+    expect(released).toEqual([['b2']]);
+  });
+
+  it('should make every message a lane of its own without laneOf, and release nothing', async () => {
+    const started: string[] = [];
+    let releases = 0;
+    const queue = ['a', 'b', 'c'];
+    const channel: DeliveryChannel<string> = {
+      claimDue: (_claim, limit) => Promise.resolve(queue.splice(0, limit)),
+      attempt: async (message) => {
+        started.push(message);
+        await new Promise((resolve) => setImmediate(resolve));
+        return false;
+      },
+      release: () => {
+        releases += 1;
+        return Promise.resolve();
+      },
+    };
+    await deliverAll(channel, { batchSize: 3 });
+
+    expect(started).toEqual(['a', 'b', 'c']);
+    expect(releases).toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { defaultMaxListeners, setMaxListeners } from 'node:events';
 import type { RandomSource } from '../common/random/random-source.js';
 import type { Clock } from '../common/time/clock.js';
+import type { DeliveryPacer } from './delivery-pacer.js';
 import type { OutboxClaim } from './outbox-claim.js';
 
 /** Abort listeners one attempt may add to its signal before Node warns of a leak. */
@@ -15,8 +16,17 @@ export interface DeliveryChannel<M> {
    * One attempt of a claimed message, which records its own outcome (delivered, retry at, given
    * up) under the claim. `signal` aborts at the attempt's deadline and at shutdown; every
    * attempt of a batch is given the same one, as they start together with one deadline.
+   * Resolves to false when the message will be retried: the later ones of its lane then wait.
    */
-  attempt(message: M, signal: AbortSignal): Promise<void>;
+  attempt(message: M, signal: AbortSignal): Promise<boolean | void>;
+  /**
+   * The lane of a message: messages of one lane (a subscription's webhooks of one account) are
+   * attempted one after the other, in the claimed order; lanes go side by side. Without it,
+   * every message is a lane of its own.
+   */
+  laneOf?(message: M): string;
+  /** Claimed messages left unattempted behind one that will be retried: their claim is let go. */
+  release?(messages: readonly M[]): Promise<void>;
   /** After every attempt of a claimed batch ended: outcomes recorded together (one statement). */
   afterBatch?(): Promise<void>;
   /** Housekeeping after each round: deleting finished rows past their retention. */
@@ -29,6 +39,11 @@ export interface DeliveryLoopSettings {
   readonly attemptTimeoutMs: number;
   /** Messages claimed, and attempted side by side, per round. */
   readonly batchSize: number;
+  /**
+   * Waits before each batch while requests keep the event loop busy (webhooks); none for a
+   * channel someone is waiting on (mail: a code to sign in with).
+   */
+  readonly pacer?: DeliveryPacer;
 }
 
 /**
@@ -36,7 +51,8 @@ export interface DeliveryLoopSettings {
  * interval, and at once when wake() says a request queued something. A round claims due messages
  * (a claim is a fresh id and an expiry, so of several instances one holds a message at a time,
  * and a claim whose holder died lapses), attempts them side by side, all bounded by the batch's
- * one attempt deadline, and claims again until nothing is due. A round that fails is logged and
+ * one attempt deadline, and claims again until nothing is due; a pacer, when the channel has one,
+ * may pause before each batch to leave the loop to requests. A round that fails is logged and
  * the next one tries again; wake() during a round asks for one more.
  */
 export class DeliveryLoop<M> {
@@ -103,8 +119,22 @@ export class DeliveryLoop<M> {
     } while (this.wantsAnotherRound && !this.stopping.signal.aborted);
   }
 
+  /** Attempts a lane's messages in order; after one that will be retried, holds the rest. */
+  private async attemptLane(lane: readonly M[], signal: AbortSignal, held: M[]): Promise<void> {
+    for (let i = 0; i < lane.length; i++) {
+      if ((await this.channel.attempt(lane[i], signal)) === false) {
+        held.push(...lane.slice(i + 1));
+        return;
+      }
+    }
+  }
+
   private async deliverDue(): Promise<void> {
     while (!this.stopping.signal.aborted) {
+      await this.settings.pacer?.beforeBatch(this.stopping.signal);
+      if (this.stopping.signal.aborted) {
+        return;
+      }
       const now = this.clock.now();
       const claim: OutboxClaim = {
         id: this.random.uuid(),
@@ -124,10 +154,34 @@ export class DeliveryLoop<M> {
       // Each attempt listens on it (the HTTP client does): without this, a batch past ten
       // attempts would print Node's listener-leak warning, though the signal dies with the batch.
       setMaxListeners(Math.max(defaultMaxListeners, LISTENERS_PER_ATTEMPT * due.length), signal);
-      await Promise.all(due.map((message) => this.channel.attempt(message, signal)));
+      const held: M[] = [];
+      await Promise.all(
+        lanesOf(due, this.channel).map((lane) => this.attemptLane(lane, signal, held)),
+      );
       await this.channel.afterBatch?.();
+      if (held.length > 0) {
+        await this.channel.release?.(held);
+      }
     }
   }
+}
+
+/** `due` split into lanes, each in the claimed order; one lane per message without laneOf. */
+function lanesOf<M>(due: readonly M[], channel: DeliveryChannel<M>): M[][] {
+  if (channel.laneOf === undefined) {
+    return due.map((message) => [message]);
+  }
+  const lanes = new Map<string, M[]>();
+  for (const message of due) {
+    const key = channel.laneOf(message);
+    const lane = lanes.get(key);
+    if (lane === undefined) {
+      lanes.set(key, [message]);
+    } else {
+      lane.push(message);
+    }
+  }
+  return [...lanes.values()];
 }
 
 /**

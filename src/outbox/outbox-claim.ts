@@ -32,13 +32,22 @@ export async function claimDueRows<T extends OutboxRow>(
   options: {
     readonly skipLocked: boolean;
     readonly open: (query: SelectQueryBuilder<T>) => SelectQueryBuilder<T>;
+    /** The column due rows are taken in, on the alias `row`; `row.nextAttemptAt` by default. */
+    readonly orderBy?: string;
   },
 ): Promise<T[]> {
+  // Taken in another order, SQLite must walk that order's index and stop at `limit`: left
+  // indexable, the due condition makes it read every due row, then sort them (the unary plus
+  // keeps the column out of index choice). PostgreSQL plans by its statistics.
+  const dueColumn =
+    options.orderBy === undefined || options.skipLocked
+      ? 'row.nextAttemptAt'
+      : '+row.nextAttemptAt';
   const due = options
     .open(manager.createQueryBuilder(target, 'row').select('row.id'))
-    .andWhere('row.nextAttemptAt <= :now', { now: claim.now })
+    .andWhere(`${dueColumn} <= :now`, { now: claim.now })
     .andWhere('(row.claimedUntil IS NULL OR row.claimedUntil <= :now)', { now: claim.now })
-    .orderBy('row.nextAttemptAt')
+    .orderBy(options.orderBy ?? 'row.nextAttemptAt')
     .addOrderBy('row.id')
     .limit(limit);
   if (options.skipLocked) {

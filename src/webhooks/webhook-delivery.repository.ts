@@ -178,17 +178,25 @@ export class WebhookDeliveryRepository implements DeliverySink {
   }
 
   /**
-   * Claims up to `limit` pending deliveries that are due, of enabled subscriptions, each the
-   * oldest pending one of its subscription and account: a later event of an account waits while
-   * an earlier one to the same subscription is pending (retrying), so one receiver sees an
-   * account's events in the order they were recorded. Dead ones no longer hold the line.
+   * Claims up to `limit` pending deliveries that are due, of enabled subscriptions, oldest event
+   * first, each with every earlier pending delivery of its subscription and account in the same
+   * claim: a later event of an account waits while an earlier one to the same subscription is
+   * not due yet (retrying) or held by another claim, so one receiver sees an account's events in
+   * the order they were recorded, and a batch may carry several events of one account (the sender
+   * sends them one after the other). Dead ones no longer hold the line.
+   *
+   * Taken in event order, the earlier deliveries a claimed one needs come before it, so the scan
+   * stops after `limit` rows however long the queue, unless rows wait behind a retrying one. On
+   * PostgreSQL another instance may be claiming an earlier one at the same moment (its rows are
+   * skipped, not seen as claimed): the claim then lets go of the later ones it cannot send yet.
    */
   claimDue(claim: OutboxClaim, limit: number): Promise<WebhookDelivery[]> {
     const enabled = this.unitOfWork.isSerialized ? '1' : 'TRUE';
     const table = `"${this.rows.table}"`;
-    return this.unitOfWork.transaction((m) =>
-      claimDueRows(m, WebhookDelivery, claim, limit, {
+    return this.unitOfWork.transaction(async (m) => {
+      const claimed = await claimDueRows(m, WebhookDelivery, claim, limit, {
         skipLocked: !this.unitOfWork.isSerialized,
+        orderBy: 'row.eventId',
         open: (due) =>
           due
             .where("row.state = 'pending'")
@@ -196,14 +204,66 @@ export class WebhookDeliveryRepository implements DeliverySink {
               `NOT EXISTS (SELECT 1 FROM ${table} earlier ` +
                 'WHERE earlier."subscriptionId" = "row"."subscriptionId" ' +
                 'AND earlier."accountId" = "row"."accountId" ' +
-                `AND earlier."state" = 'pending' AND earlier."eventId" < "row"."eventId")`,
+                `AND earlier."state" = 'pending' AND earlier."eventId" < "row"."eventId" ` +
+                'AND (earlier."nextAttemptAt" > :now OR earlier."claimedUntil" > :now))',
+              { now: claim.now },
             )
             .andWhere(
               `EXISTS (SELECT 1 FROM "${this.subscriptionsTable}" ws ` +
                 `WHERE ws."id" = "row"."subscriptionId" AND ws."isEnabled" = ${enabled})`,
             ),
-      }),
+      });
+      // One writer at a time on SQLite: nothing can have claimed an earlier one meanwhile.
+      const kept =
+        this.unitOfWork.isSerialized ||
+        claimed.length === 0 ||
+        (await this.releaseOutOfOrder(m, claim)) === 0
+          ? claimed
+          : await m.find(WebhookDelivery, { where: { claimedBy: claim.id } });
+      // In event order: the order an account's deliveries are sent in.
+      return kept.sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+    });
+  }
+
+  /**
+   * Lets go, inside the claim's transaction, of the claimed deliveries that have an earlier
+   * pending one of their subscription and account outside this claim, uncounting their attempt.
+   */
+  private async releaseOutOfOrder(manager: EntityManager, claim: OutboxClaim): Promise<number> {
+    const table = `"${this.rows.table}"`;
+    const result = await manager.query<[unknown[], number]>(
+      `UPDATE ${table} SET "claimedBy" = NULL, "claimedUntil" = NULL, "attempts" = "attempts" - 1 ` +
+        `WHERE "claimedBy" = $1 AND EXISTS (SELECT 1 FROM ${table} earlier ` +
+        `WHERE earlier."subscriptionId" = ${table}."subscriptionId" ` +
+        `AND earlier."accountId" = ${table}."accountId" ` +
+        `AND earlier."state" = 'pending' AND earlier."eventId" < ${table}."eventId" ` +
+        `AND earlier."claimedBy" IS DISTINCT FROM $1)`,
+      [claim.id],
     );
+    return result[1];
+  }
+
+  /**
+   * Lets go of claimed deliveries that were not attempted (they wait behind an earlier one of
+   * their account that failed), uncounting the attempt their claim counted.
+   */
+  async release(deliveries: readonly WebhookDelivery[]): Promise<void> {
+    for (const claim of new Set(deliveries.map((d) => d.claimedBy))) {
+      if (claim === null) {
+        continue;
+      }
+      await this.unitOfWork.run((m) =>
+        m
+          .createQueryBuilder()
+          .update(WebhookDelivery)
+          .set({ claimedBy: null, claimedUntil: null, attempts: () => '"attempts" - 1' })
+          .where({
+            id: In(deliveries.filter((d) => d.claimedBy === claim).map((d) => d.id)),
+            claimedBy: claim,
+          })
+          .execute(),
+      );
+    }
   }
 
   /**
