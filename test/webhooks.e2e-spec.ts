@@ -3,7 +3,11 @@ import { AuditTrail } from '../src/audit/audit-trail.service.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { UnitOfWork } from '../src/database/unit-of-work.js';
 import { AuthEvents } from '../src/events/auth-events.js';
+import { RequestActivity } from '../src/http/request-activity.js';
+import { jest } from '@jest/globals';
+import pg from 'pg';
 import { WebhookDelivery } from '../src/webhooks/entities/webhook-delivery.entity.js';
+import { WebhookDeliveryRepository } from '../src/webhooks/webhook-delivery.repository.js';
 import { WebhookSender } from '../src/webhooks/webhook-sender.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { registerUser } from './factories/user.factory.js';
@@ -11,6 +15,7 @@ import { createTestApp, useTestApp, type TestApp } from './utils/create-test-app
 import { FakeClock } from './utils/fake-clock.js';
 import { decodeJwt } from './utils/jwt.js';
 import { LOGIN, REFRESH, REGISTER, REVOKE } from './utils/routes.js';
+import { describeOnPostgres } from './utils/test-database.js';
 import { WebhookReceiver, type ReceivedWebhook } from './utils/webhook-receiver.js';
 
 /** A key for Webhooks__EncryptionKeys: the base64 of 32 bytes. */
@@ -122,6 +127,17 @@ describe('Webhooks (e2e)', () => {
     expect(await deliveries(t).countBy({ state: 'delivered' })).toBe(5);
   });
 
+  it('should count every request the service receives, routed or not, for the pacer that lets requests go first', async () => {
+    const activity = t.app.get(RequestActivity);
+    const before = activity.requestsStarted();
+
+    await t.post(LOGIN, {});
+    await t.post(LOGIN, 'not json');
+    await t.get('/no/such/route');
+
+    expect(activity.requestsStarted() - before).toBe(3);
+  });
+
   it('should send nothing for a change that rolled back, or a request that changed nothing', async () => {
     await subscribe(t, receiver);
     const user = await registerUser(t);
@@ -191,6 +207,42 @@ describe('Webhooks (e2e)', () => {
       ['login_succeeded', 'delivered', 1],
       ['token_refreshed', 'delivered', 1],
     ]);
+  });
+
+  it('should send a backlog of an account in batches of several of its events, one after the other in recorded order', async () => {
+    await subscribe(t, receiver);
+    receiver.mode = { kind: 'status', status: 503 };
+    const user = await registerUser(t);
+    const login = await t.post(LOGIN, { email: user.email, password: user.password });
+    let refreshToken = login.json<{ refreshToken: string }>().refreshToken;
+    const REFRESHES = 40;
+    for (let i = 0; i < REFRESHES; i += 1) {
+      const refreshed = await t.post(REFRESH, { refreshToken });
+      refreshToken = refreshed.json<{ refreshToken: string }>().refreshToken;
+    }
+    await deliver(t);
+    // The registration failed and waits for its retry; everything after it waits behind it.
+    expect(receiver.requests).toBe(2);
+    receiver.mode = { kind: 'accept' };
+    const claims = jest.spyOn(t.app.get(WebhookDeliveryRepository), 'claimDue');
+
+    await retry(t);
+
+    const ofAccount = receiver.unique().filter((w) => w.payload.data.accountId === user.id);
+    expect(ofAccount.map((w) => w.payload.type)).toEqual([
+      'registered',
+      'login_succeeded',
+      ...Array<string>(REFRESHES).fill('token_refreshed'),
+    ]);
+    const eventIds = ofAccount.map((w) => w.payload.data.eventId);
+    expect(eventIds).toEqual([...eventIds].sort());
+    expect(receiver.received).toHaveLength(receiver.unique().length);
+    // 44 deliveries in batches of 32: two claims that took some, and one that found none left.
+    expect(claims).toHaveBeenCalledTimes(3);
+    const attempts = await deliveries(t).find({ where: { type: 'token_refreshed' } });
+    expect(attempts.map((row) => [row.state, row.attempts])).toEqual(
+      Array(REFRESHES).fill(['delivered', 1]),
+    );
   });
 
   it('should not follow a redirect', async () => {
@@ -325,6 +377,46 @@ describe('Webhook subscriptions (e2e)', () => {
       );
     } finally {
       await t.close();
+    }
+  });
+});
+
+describeOnPostgres('Webhooks on PostgreSQL (e2e)', () => {
+  const t = useTestApp(options);
+
+  it('should let go of later events of an account when another instance is claiming an earlier one', async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      // The sender stays out of it: the test claims as a second instance would.
+      await t.app.get(WebhookSender).onApplicationShutdown();
+      await subscribe(t, receiver);
+      const user = await registerUser(t);
+      await t.post(LOGIN, { email: user.email, password: user.password });
+      const holder = new pg.Client({ connectionString: t.database.connectionString });
+      await holder.connect();
+      try {
+        // Another instance's claim in progress: the registration's row locked, not yet updated.
+        await holder.query('BEGIN');
+        await holder.query(
+          `SELECT "id" FROM "webhook_deliveries" WHERE "type" = 'registered' FOR UPDATE`,
+        );
+        const now = t.clock.now();
+        const claimed = await t.app
+          .get(WebhookDeliveryRepository)
+          .claimDue(
+            { id: t.app.get(RandomSource).uuid(), now, until: new Date(now.getTime() + 30_000) },
+            32,
+          );
+
+        expect(claimed.map((d) => d.type)).toEqual(['admin_webhook_added']);
+        await holder.query('ROLLBACK');
+      } finally {
+        await holder.end();
+      }
+      const login = await deliveries(t).findOneByOrFail({ type: 'login_succeeded' });
+      expect([login.state, login.attempts, login.claimedBy]).toEqual(['pending', 0, null]);
+    } finally {
+      await receiver.stop();
     }
   });
 });

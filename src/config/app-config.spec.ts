@@ -114,10 +114,21 @@ describe(loadAppConfig.name, () => {
         timeoutMs: 15_000,
         pollIntervalMs: 5_000,
         retentionDays: 7,
+        yieldToRequests: true,
       },
       passkeys: null,
       adminApi: { listener: 'public' },
     });
+  });
+
+  it('should deliver webhooks at full speed only when Webhooks__YieldToRequests is false, and refuse other words', () => {
+    expect(
+      sut({ Jwt__SecretKey: SECRET, Webhooks__YieldToRequests: 'false' }).webhooks.yieldToRequests,
+    ).toBe(false);
+    expect(
+      configurationErrorOf({ Jwt__SecretKey: SECRET, Webhooks__YieldToRequests: 'sometimes' })
+        .message,
+    ).toContain('Webhooks__YieldToRequests');
   });
 
   it('should treat an exported but empty optional variable as unset', () => {

@@ -508,6 +508,13 @@ export class EnvironmentVariables {
   Webhooks__RetentionDays = 7;
 
   /**
+   * Deliveries pause while requests keep the event loop busy, so they never slow requests down
+   * (decision 0050); false delivers at full speed whatever the load.
+   */
+  @IsBooleanKey()
+  Webhooks__YieldToRequests = true;
+
+  /**
    * The relying party id of passkeys: the domain they are bound to (`example.com`), the host of
    * every origin in Passkeys__Origins or a parent of it. Empty: passkeys are off.
    */

@@ -13,6 +13,7 @@ export interface WebhooksConfig {
   readonly timeoutMs: number;
   readonly pollIntervalMs: number;
   readonly retentionDays: number;
+  readonly yieldToRequests: boolean;
 }
 
 const KEY_LABEL = 'keygate-webhook-key:';
@@ -50,6 +51,7 @@ export function checkWebhooks(env: EnvironmentVariables): {
       timeoutMs: env.Webhooks__TimeoutSeconds * 1000,
       pollIntervalMs: env.Webhooks__PollIntervalSeconds * 1000,
       retentionDays: env.Webhooks__RetentionDays,
+      yieldToRequests: env.Webhooks__YieldToRequests,
     },
     problems,
   };

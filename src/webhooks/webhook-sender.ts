@@ -8,8 +8,10 @@ import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
 import type { WebhooksConfig } from '../config/webhook-settings.js';
+import { RequestActivity } from '../http/request-activity.js';
 import { KeygateMetrics, type WebhookOutcome } from '../metrics/keygate-metrics.js';
 import { DeliveryLoop, retryDelayMs } from '../outbox/delivery-loop.js';
+import { DeliveryPacer } from '../outbox/delivery-pacer.js';
 import type { WebhookDelivery } from './entities/webhook-delivery.entity.js';
 import type { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { postWebhook, WebhookCallError } from './webhook-client.js';
@@ -22,6 +24,8 @@ import { WebhookSubscriptionRepository } from './webhook-subscription.repository
 /** Deliveries claimed, and sent side by side, per batch. */
 const CLAIM_BATCH = 32;
 const PURGE_EVERY_MS = 10 * 60_000;
+/** How often the queue-age gauge is read again within a round that goes on (a paced backlog). */
+const QUEUE_AGE_EVERY_MS = 1_000;
 const DAY_MS = 24 * 60 * 60_000;
 
 /**
@@ -32,7 +36,9 @@ const DAY_MS = 24 * 60 * 60_000;
  * answer delivers it; anything else is retried with a doubling delay up to
  * Webhooks__MaxAttempts, then it is dead until `webhooks:replay`. A destination refused as
  * private, or a secret no key opens, is dead at once. A process that dies mid-attempt leaves its
- * claim to lapse, and the delivery is attempted again, with the same `webhook-id`.
+ * claim to lapse, and the delivery is attempted again, with the same `webhook-id`. With
+ * Webhooks__YieldToRequests (the default) a DeliveryPacer holds batches back while requests keep
+ * the event loop busy, so deliveries never slow the requests that cause them.
  */
 @Injectable()
 export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -40,6 +46,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
   private readonly settings: WebhooksConfig;
   private readonly loop: DeliveryLoop<WebhookDelivery>;
   private lastPurge = 0;
+  private lastQueueAge = 0;
   /** Deliveries of the running batch that were delivered: recorded in one statement after it. */
   private delivered: WebhookDelivery[] = [];
 
@@ -51,6 +58,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     private readonly clock: Clock,
     random: RandomSource,
     config: AppConfig,
+    activity: RequestActivity,
   ) {
     this.settings = config.webhooks;
     let round = new Map<string, WebhookSubscription>();
@@ -64,13 +72,22 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
         },
         attempt: (delivery, signal) =>
           this.attempt(delivery, round.get(delivery.subscriptionId), signal),
-        afterBatch: () => this.recordDelivered(),
+        // An account's events to one subscription go one after the other, in recorded order.
+        laneOf: (delivery) => `${delivery.subscriptionId} ${delivery.accountId ?? delivery.id}`,
+        release: (held) => this.deliveries.release(held),
+        afterBatch: async () => {
+          await this.recordDelivered();
+          if (this.clock.now().getTime() - this.lastQueueAge >= QUEUE_AGE_EVERY_MS) {
+            await this.measureQueueAge();
+          }
+        },
         afterRound: () => this.afterRound(),
       },
       {
         pollIntervalMs: this.settings.pollIntervalMs,
         attemptTimeoutMs: this.settings.timeoutMs,
         batchSize: CLAIM_BATCH,
+        pacer: this.settings.yieldToRequests ? new DeliveryPacer(activity) : undefined,
       },
       clock,
       random,
@@ -106,19 +123,20 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     return this.loop.idle();
   }
 
+  /** One attempt; false when the delivery will be retried (later ones of its account wait). */
   private async attempt(
     delivery: WebhookDelivery,
     subscription: WebhookSubscription | undefined,
     signal: AbortSignal,
-  ): Promise<void> {
+  ): Promise<boolean> {
     if (subscription === undefined) {
       // Removed since the claim: its deliveries went with it.
-      return;
+      return true;
     }
     const secret = this.secrets.open(subscription.id, subscription.secret);
     if (secret === null) {
       await this.settle(delivery, 'dead', 'ESECRET');
-      return;
+      return true;
     }
     const body = webhookBody(delivery);
     let failure: WebhookCallError;
@@ -137,7 +155,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
       );
       if (status >= 200 && status < 300) {
         this.delivered.push(delivery);
-        return;
+        return true;
       }
       failure = new WebhookCallError(`HTTP ${status}`);
     } catch (error: unknown) {
@@ -145,6 +163,7 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     }
     const isLast = !failure.isRetryable || delivery.attempts >= this.settings.maxAttempts;
     await this.settle(delivery, isLast ? 'dead' : 'retried', failure.code);
+    return isLast;
   }
 
   private async recordDelivered(): Promise<void> {
@@ -199,14 +218,21 @@ export class WebhookSender implements OnApplicationBootstrap, OnApplicationShutd
     }
   }
 
-  private async afterRound(): Promise<void> {
-    if (this.metrics.enabled) {
-      const oldest = await this.deliveries.oldestPendingAt();
-      const now = this.clock.now().getTime();
-      this.metrics.webhookQueueAge.set(
-        oldest === null ? 0 : Math.max(0, (now - oldest.getTime()) / 1000),
-      );
+  /** Sets the queue-age gauge: how long ago the oldest pending delivery's event happened. */
+  private async measureQueueAge(): Promise<void> {
+    this.lastQueueAge = this.clock.now().getTime();
+    if (!this.metrics.enabled) {
+      return;
     }
+    const oldest = await this.deliveries.oldestPendingAt();
+    const now = this.clock.now().getTime();
+    this.metrics.webhookQueueAge.set(
+      oldest === null ? 0 : Math.max(0, (now - oldest.getTime()) / 1000),
+    );
+  }
+
+  private async afterRound(): Promise<void> {
+    await this.measureQueueAge();
     const now = this.clock.now().getTime();
     if (now - this.lastPurge < PURGE_EVERY_MS) {
       return;
