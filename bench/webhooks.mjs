@@ -5,8 +5,10 @@
 // answers 204 at once. Each round measures refresh and login throughput on both, the first of
 // the pair swapping each round, with the harness waiting until both are idle between runs; the
 // ratio subscribed/none is taken per round and its median reported (goal ≥ 0.9). Deliveries
-// counted at the receiver show the subscription was live. Writes
-// bench/results/latest-webhooks{,-pg}.md and .json.
+// counted at the receiver show the subscription was live. Deliveries yield to requests
+// (Webhooks__YieldToRequests, on by default), so after each subscribed window the harness also
+// measures the lag that left: the deliveries still to come when the window closed, and how long
+// after it the last of them arrived. Writes bench/results/latest-webhooks{,-pg}.md and .json.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -15,7 +17,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import process from 'node:process';
+import { setTimeout as delay } from 'node:timers/promises';
 import { URL, fileURLToPath } from 'node:url';
 import { postgresDatabase, sqliteDatabase } from './lib/databases.mjs';
 import { measureEndpointWindow, waitUntilIdle, warmUp } from './lib/load.mjs';
@@ -39,6 +43,10 @@ import { median, round } from './lib/stats.mjs';
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 const CLI_ENTRY = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const GOAL = 0.9;
+/** The receiver has drained the queue once nothing arrived for this long. */
+const QUIET_MS = 1_000;
+/** The longest wait for a drain: a bound, so the benchmark always stops by itself. */
+const LONGEST_DRAIN_MS = 120_000;
 
 const FULL = { rounds: 3, connections: 20, warmupMs: 1_000, refreshMs: 3_000, loginMs: 4_000 };
 const QUICK = { rounds: 1, connections: 10, warmupMs: 500, refreshMs: 1_000, loginMs: 1_000 };
@@ -48,10 +56,12 @@ export async function runWebhooks({ pg: onPostgres = false, quick = false }) {
   const tmp = await mkdtemp(join(tmpdir(), 'keygate-bench-webhooks-'));
   const databases = [];
   let delivered = 0;
+  let lastDeliveryAt = 0;
   const receiver = createServer((request, response) => {
     request.resume();
     request.on('end', () => {
       delivered += 1;
+      lastDeliveryAt = performance.now();
       response.writeHead(204).end();
     });
   });
@@ -116,6 +126,22 @@ export async function runWebhooks({ pg: onPostgres = false, quick = false }) {
       suts.push(sut);
     }
 
+    /** Waits until the receiver hears nothing more: what was still queued, and how long it took. */
+    const drain = async () => {
+      const closedAt = performance.now();
+      const atClose = delivered;
+      while (performance.now() - closedAt < LONGEST_DRAIN_MS) {
+        await delay(50);
+        if (performance.now() - Math.max(lastDeliveryAt, closedAt) >= QUIET_MS) {
+          break;
+        }
+      }
+      return {
+        queuedAtClose: delivered - atClose,
+        drainMs: Math.max(0, lastDeliveryAt - closedAt),
+      };
+    };
+
     const endpoints = [
       { name: 'refresh', windowMs: plan.refreshMs, requests: (state) => [refreshRequest(state)] },
       { name: 'login', windowMs: plan.loginMs, requests: (state) => [loginRequest(state)] },
@@ -136,6 +162,7 @@ export async function runWebhooks({ pg: onPostgres = false, quick = false }) {
             p99: load.p99,
             non2xx: load.non2xx,
             cpuMsPerRequest: (window.cpuSeconds * 1000) / load.requests,
+            ...(sut.label === 'subscribed' ? await drain() : {}),
           };
           process.stdout.write(
             `round ${r + 1} ${endpoint.name} ${sut.label}: ${round(load.rps, 1)} req/s, ` +
@@ -189,15 +216,18 @@ function report(results) {
     `Webhooks delivered to the receiver during the run: ${results.deliveredWebhooks}.`,
     `Load average before: ${results.loadAverageBefore.map((v) => round(v, 2)).join(', ')}; after: ${results.loadAverageAfter.map((v) => round(v, 2)).join(', ')}.`,
     '',
-    '| Round | Endpoint | none req/s | subscribed req/s | none ms CPU/req | subscribed ms CPU/req |',
-    '| ----- | -------- | ---------- | ---------------- | --------------- | --------------------- |',
+    'Deliveries yield to requests: "queued at close" is how many deliveries of a subscribed window',
+    'were still to come when it closed, and "drained in" how long after it the last one arrived.',
+    '',
+    '| Round | Endpoint | none req/s | subscribed req/s | none ms CPU/req | subscribed ms CPU/req | queued at close | drained in (ms) |',
+    '| ----- | -------- | ---------- | ---------------- | --------------- | --------------------- | --------------- | --------------- |',
   ];
   results.rounds.forEach((runs, i) => {
     for (const name of ['refresh', 'login']) {
       const none = runs[`${name}:none`];
       const sub = runs[`${name}:subscribed`];
       lines.push(
-        `| ${i + 1} | ${name} | ${round(none.rps, 1)} | ${round(sub.rps, 1)} | ${round(none.cpuMsPerRequest, 3)} | ${round(sub.cpuMsPerRequest, 3)} |`,
+        `| ${i + 1} | ${name} | ${round(none.rps, 1)} | ${round(sub.rps, 1)} | ${round(none.cpuMsPerRequest, 3)} | ${round(sub.cpuMsPerRequest, 3)} | ${sub.queuedAtClose} | ${round(sub.drainMs, 0)} |`,
       );
     }
   });
