@@ -300,6 +300,35 @@ describe('Webhooks (e2e)', () => {
     expect(await webhooks.dead()).toEqual([]);
     expect(await webhooks.replay('all', cliOrigin(t.app.get(RandomSource)))).toBe(0);
   });
+
+  it('should make a replayed delivery wait for a later retry of its account, and send them all in recorded order', async () => {
+    const webhooks = t.app.get(WebhooksService);
+    await subscribe(t, receiver, 'registered,login_succeeded,token_refreshed');
+    receiver.mode = { kind: 'status', status: 500 };
+    const user = await registerUser(t);
+    await deliver(t);
+    for (let attempt = 2; attempt <= 6; attempt += 1) {
+      await retry(t);
+    }
+    const [dead] = await webhooks.dead();
+    expect(dead.type).toBe('registered');
+    // A later event of the account fails once and waits for its retry; one more waits behind it.
+    const login = await t.post(LOGIN, { email: user.email, password: user.password });
+    await deliver(t);
+    await t.post(REFRESH, { refreshToken: login.json<{ refreshToken: string }>().refreshToken });
+    await deliver(t);
+    const failedBefore = receiver.requests;
+
+    receiver.mode = { kind: 'accept' };
+    expect(await webhooks.replay(dead.id, cliOrigin(t.app.get(RandomSource)))).toBe(1);
+    await deliver(t);
+
+    // Nothing yet: the replayed one waits for the login's retry, the refresh behind both.
+    expect(receiver.requests).toBe(failedBefore);
+    await retry(t);
+    expect(types(receiver.unique())).toEqual(['registered', 'login_succeeded', 'token_refreshed']);
+    expect(receiver.received).toHaveLength(3);
+  });
 });
 
 describe('Webhook subscriptions (e2e)', () => {

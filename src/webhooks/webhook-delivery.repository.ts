@@ -186,9 +186,13 @@ export class WebhookDeliveryRepository implements DeliverySink {
    * sends them one after the other). Dead ones no longer hold the line.
    *
    * Taken in event order, the earlier deliveries a claimed one needs come before it, so the scan
-   * stops after `limit` rows however long the queue, unless rows wait behind a retrying one. On
-   * PostgreSQL another instance may be claiming an earlier one at the same moment (its rows are
-   * skipped, not seen as claimed): the claim then lets go of the later ones it cannot send yet.
+   * stops after `limit` rows however long the queue, unless rows wait behind a retrying one. Only
+   * an account's oldest pending delivery can be not due or held: a claim takes an account's
+   * deliveries from its oldest on, the sender retries one only after the earlier ones left the
+   * queue and hands back the rest, and a replayed one waits for the account's later retries (see
+   * replayWithin). So the check looks at that one row. On PostgreSQL another instance may be
+   * claiming the oldest one at the same moment (its rows are skipped, not seen as claimed): the
+   * claim then lets go of the later ones it cannot send yet.
    */
   claimDue(claim: OutboxClaim, limit: number): Promise<WebhookDelivery[]> {
     const enabled = this.unitOfWork.isSerialized ? '1' : 'TRUE';
@@ -201,11 +205,15 @@ export class WebhookDeliveryRepository implements DeliverySink {
           due
             .where("row.state = 'pending'")
             .andWhere(
-              `NOT EXISTS (SELECT 1 FROM ${table} earlier ` +
-                'WHERE earlier."subscriptionId" = "row"."subscriptionId" ' +
-                'AND earlier."accountId" = "row"."accountId" ' +
-                `AND earlier."state" = 'pending' AND earlier."eventId" < "row"."eventId" ` +
-                'AND (earlier."nextAttemptAt" > :now OR earlier."claimedUntil" > :now))',
+              // Only the account's oldest pending one can hold the others back (see above): one
+              // look-up a row, however long the account's queue.
+              `NOT EXISTS (SELECT 1 FROM ${table} head WHERE head."id" = ` +
+                `(SELECT h."id" FROM ${table} h ` +
+                'WHERE h."subscriptionId" = "row"."subscriptionId" ' +
+                `AND h."accountId" = "row"."accountId" AND h."state" = 'pending' ` +
+                'ORDER BY h."eventId" LIMIT 1) ' +
+                'AND head."id" <> "row"."id" ' +
+                'AND (head."nextAttemptAt" > :now OR head."claimedUntil" > :now))',
               { now: claim.now },
             )
             .andWhere(
@@ -344,6 +352,20 @@ export class WebhookDeliveryRepository implements DeliverySink {
         claimedUntil: null,
       },
     );
+    // A replayed delivery comes before the later pending ones of its account: it waits for the
+    // latest retry among them, so that none of them goes before an earlier one still waiting.
+    const table = `"${this.rows.table}"`;
+    const later =
+      `FROM ${table} later WHERE later."subscriptionId" = ${table}."subscriptionId" ` +
+      `AND later."accountId" = ${table}."accountId" AND later."state" = 'pending' ` +
+      `AND later."eventId" > ${table}."eventId"`;
+    const waits = manager
+      .createQueryBuilder()
+      .update(WebhookDelivery)
+      .set({ nextAttemptAt: () => `(SELECT MAX(later."nextAttemptAt") ${later})` })
+      .where(`"state" = 'pending' AND "attempts" = 0 AND "nextAttemptAt" = :at`, { at })
+      .andWhere(`EXISTS (SELECT 1 ${later} AND later."nextAttemptAt" > :at)`, { at });
+    await (id === null ? waits : waits.andWhere('"id" = :id', { id })).execute();
     return result.affected ?? 0;
   }
 
