@@ -38,13 +38,11 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     // The key set's instants.
     '^ALTER TABLE "signing_keys" DROP COLUMN "(createdAt|activatesAt|retiredAt)"$',
     '^ALTER TABLE "signing_keys" ADD "(createdAt|activatesAt|retiredAt)" TIMESTAMP( NOT NULL)?$',
-    // The webhooks' instants, and the due-delivery index, which holds nextAttemptAt.
+    // The webhooks' instants.
     '^ALTER TABLE "webhook_subscriptions" DROP COLUMN "createdAt"$',
     '^ALTER TABLE "webhook_subscriptions" ADD "createdAt" TIMESTAMP NOT NULL$',
     '^ALTER TABLE "webhook_deliveries" DROP COLUMN "(occurredAt|nextAttemptAt|claimedUntil|finishedAt)"$',
     '^ALTER TABLE "webhook_deliveries" ADD "(occurredAt|nextAttemptAt|claimedUntil|finishedAt)" TIMESTAMP( NOT NULL)?$',
-    '^DROP INDEX "\\w+"\\."IDX_webhook_deliveries_state_nextAttemptAt"$',
-    '^CREATE INDEX "IDX_webhook_deliveries_state_nextAttemptAt" ON "webhook_deliveries" {2}\\("state", "nextAttemptAt"\\) $',
   ].join('|'),
 );
 

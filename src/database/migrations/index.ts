@@ -18,6 +18,7 @@ import { CreatePasskeys1798300000000 } from './1798300000000-CreatePasskeys.js';
 import { CreateEmailCodes1798400000000 } from './1798400000000-CreateEmailCodes.js';
 import { CreateAdminKeys1798500000000 } from './1798500000000-CreateAdminKeys.js';
 import { CreateWebhooks1798600000000 } from './1798600000000-CreateWebhooks.js';
+import { DropWebhookDueIndex1798700000000 } from './1798700000000-DropWebhookDueIndex.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -46,4 +47,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   CreateEmailCodes1798400000000,
   CreateAdminKeys1798500000000,
   CreateWebhooks1798600000000,
+  DropWebhookDueIndex1798700000000,
 ];

@@ -13,7 +13,6 @@ export const WEBHOOK_ID_MAX_LENGTH = 80;
  * made from them at each attempt, the same bytes every time.
  */
 @Entity('webhook_deliveries')
-@Index('IDX_webhook_deliveries_state_nextAttemptAt', ['state', 'nextAttemptAt'])
 @Index('IDX_webhook_deliveries_state_eventId', ['state', 'eventId'])
 @Index('IDX_webhook_deliveries_order', ['subscriptionId', 'accountId', 'state', 'eventId'])
 export class WebhookDelivery {
