@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Database, Statement } from 'better-sqlite3';
 import { In } from 'typeorm';
+import { setBounded } from '../common/collections/bounded-map.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { UserAgent } from './entities/user-agent.entity.js';
 
@@ -83,10 +84,7 @@ export class UserAgentRepository {
     if (text === null || id === null || this.remembered.has(text)) {
       return;
     }
-    if (this.remembered.size >= REMEMBERED_USER_AGENTS) {
-      this.remembered.delete(this.remembered.keys().next().value!);
-    }
-    this.remembered.set(text, id);
+    setBounded(this.remembered, text, id, REMEMBERED_USER_AGENTS);
   }
 
   /** The texts of the given ids, for readers of the trail. */

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { setBounded } from '../common/collections/bounded-map.js';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
 
 /** What verification established about a token: its claims, and when it stops being valid. */
@@ -33,14 +34,7 @@ export class VerifiedTokenCache {
   }
 
   remember(token: string, verified: VerifiedToken): void {
-    const key = digest(token);
-    if (this.entries.size >= this.capacity && !this.entries.has(key)) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done !== true) {
-        this.entries.delete(oldest.value);
-      }
-    }
-    this.entries.set(key, verified);
+    setBounded(this.entries, digest(token), verified, this.capacity);
   }
 
   forget(token: string): void {

@@ -119,14 +119,17 @@ export class DeliveryLoop<M> {
     } while (this.wantsAnotherRound && !this.stopping.signal.aborted);
   }
 
-  /** Attempts a lane's messages in order; after one that will be retried, holds the rest. */
-  private async attemptLane(lane: readonly M[], signal: AbortSignal, held: M[]): Promise<void> {
+  /**
+   * Attempts a lane's messages in order; after one that will be retried, returns the rest, left
+   * unattempted.
+   */
+  private async attemptLane(lane: readonly M[], signal: AbortSignal): Promise<M[]> {
     for (let i = 0; i < lane.length; i++) {
       if ((await this.channel.attempt(lane[i], signal)) === false) {
-        held.push(...lane.slice(i + 1));
-        return;
+        return lane.slice(i + 1);
       }
     }
+    return [];
   }
 
   private async deliverDue(): Promise<void> {
@@ -154,10 +157,9 @@ export class DeliveryLoop<M> {
       // Each attempt listens on it (the HTTP client does): without this, a batch past ten
       // attempts would print Node's listener-leak warning, though the signal dies with the batch.
       setMaxListeners(Math.max(defaultMaxListeners, LISTENERS_PER_ATTEMPT * due.length), signal);
-      const held: M[] = [];
-      await Promise.all(
-        lanesOf(due, this.channel).map((lane) => this.attemptLane(lane, signal, held)),
-      );
+      const held = (
+        await Promise.all(lanesOf(due, this.channel).map((lane) => this.attemptLane(lane, signal)))
+      ).flat();
       await this.channel.afterBatch?.();
       if (held.length > 0) {
         await this.channel.release?.(held);

@@ -7,6 +7,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { setBounded } from '../common/collections/bounded-map.js';
 import { isPublicAddress } from './destination-guard.js';
 
 /** Bytes of a receiver's answer read at most; the rest is not waited for. */
@@ -21,8 +22,8 @@ const httpAgent = new HttpAgent(KEEP_ALIVE);
 const httpsAgent = new HttpsAgent(KEEP_ALIVE);
 
 /**
- * Destinations parsed at most; past this the cache starts over. Deliveries go to few URLs, each
- * many times, and parsing one cost a visible part of a delivery.
+ * Destinations parsed at most; past this the oldest goes. Deliveries go to few URLs, each many
+ * times, and parsing one cost a visible part of a delivery.
  */
 const DESTINATIONS_MAX = 256;
 const destinations = new Map<string, Destination>();
@@ -180,10 +181,7 @@ export function destinationOf(url: string): Destination | null {
     path: `${parsed.pathname}${parsed.search}`,
     isHttps: parsed.protocol === 'https:',
   };
-  if (destinations.size >= DESTINATIONS_MAX) {
-    destinations.clear();
-  }
-  destinations.set(url, destination);
+  setBounded(destinations, url, destination, DESTINATIONS_MAX);
   return destination;
 }
 

@@ -256,19 +256,13 @@ export class WebhookDeliveryRepository implements DeliverySink {
    * their account that failed), uncounting the attempt their claim counted.
    */
   async release(deliveries: readonly WebhookDelivery[]): Promise<void> {
-    for (const claim of new Set(deliveries.map((d) => d.claimedBy))) {
-      if (claim === null) {
-        continue;
-      }
+    for (const [claim, ids] of idsByClaim(deliveries)) {
       await this.unitOfWork.run((m) =>
         m
           .createQueryBuilder()
           .update(WebhookDelivery)
           .set({ claimedBy: null, claimedUntil: null, attempts: () => '"attempts" - 1' })
-          .where({
-            id: In(deliveries.filter((d) => d.claimedBy === claim).map((d) => d.id)),
-            claimedBy: claim,
-          })
+          .where({ id: In(ids), claimedBy: claim })
           .execute(),
       );
     }
@@ -279,16 +273,12 @@ export class WebhookDeliveryRepository implements DeliverySink {
    * (one whose claim lapsed meanwhile is another instance's now, which delivers it again).
    */
   async deliveredAll(deliveries: readonly WebhookDelivery[], at: Date): Promise<number> {
-    const claims = [...new Set(deliveries.map((d) => d.claimedBy ?? ''))];
     let recorded = 0;
-    for (const claim of claims) {
+    for (const [claim, ids] of idsByClaim(deliveries)) {
       const result = await this.unitOfWork.run((m) =>
         m.update(
           WebhookDelivery,
-          {
-            id: In(deliveries.filter((d) => (d.claimedBy ?? '') === claim).map((d) => d.id)),
-            claimedBy: claim,
-          },
+          { id: In(ids), claimedBy: claim },
           {
             state: 'delivered',
             finishedAt: at,
@@ -388,4 +378,15 @@ export class WebhookDeliveryRepository implements DeliverySink {
     );
     return result.affected ?? 0;
   }
+}
+
+/** The ids of `deliveries` by the claim that holds them; unclaimed ones are no claim's to record. */
+function idsByClaim(deliveries: readonly WebhookDelivery[]): Map<string, string[]> {
+  const byClaim = new Map<string, string[]>();
+  for (const { id, claimedBy } of deliveries) {
+    if (claimedBy !== null) {
+      byClaim.set(claimedBy, [...(byClaim.get(claimedBy) ?? []), id]);
+    }
+  }
+  return byClaim;
 }

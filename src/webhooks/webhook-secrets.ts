@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { setBounded } from '../common/collections/bounded-map.js';
 import { SealedBox } from '../common/crypto/sealed-box.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { AppConfig } from '../config/app-config.js';
 
 /**
- * Subscriptions whose opened secret is kept at most; past this the cache starts over, so a
- * deployment with many subscriptions pays an open now and then, never unbounded memory.
+ * Subscriptions whose opened secret is kept at most; past this the oldest goes, so a deployment
+ * with many subscriptions pays an open now and then, never unbounded memory.
  */
 const OPENED_MAX = 512;
 
@@ -45,10 +46,7 @@ export class WebhookSecrets {
     const secret = this.box.open(subscriptionId, sealed);
     // One that does not open is not kept: its deliveries are dead at once, so it is rare.
     if (secret !== null) {
-      if (this.opened.size >= OPENED_MAX) {
-        this.opened.clear();
-      }
-      this.opened.set(subscriptionId, { sealed, secret });
+      setBounded(this.opened, subscriptionId, { sealed, secret }, OPENED_MAX);
     }
     return secret;
   }
