@@ -102,6 +102,7 @@ describeOnPostgres('PostgreSQL', () => {
           ['webhook_deliveries', 'finishedAt'],
           ['webhook_deliveries', 'nextAttemptAt'],
           ['webhook_deliveries', 'occurredAt'],
+          ['webhook_queue', 'occurredAt'],
           ['webhook_subscriptions', 'createdAt'],
         ].map(([table_name, column_name]) => ({
           table_name,

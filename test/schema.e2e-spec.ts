@@ -42,6 +42,8 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     '^ALTER TABLE "webhook_subscriptions" DROP COLUMN "createdAt"$',
     '^ALTER TABLE "webhook_subscriptions" ADD "createdAt" TIMESTAMP NOT NULL$',
     '^ALTER TABLE "webhook_deliveries" DROP COLUMN "(occurredAt|nextAttemptAt|claimedUntil|finishedAt)"$',
+    '^ALTER TABLE "webhook_queue" DROP COLUMN "occurredAt"$',
+    '^ALTER TABLE "webhook_queue" ADD "occurredAt" TIMESTAMP NOT NULL$',
     '^ALTER TABLE "webhook_deliveries" ADD "(occurredAt|nextAttemptAt|claimedUntil|finishedAt)" TIMESTAMP( NOT NULL)?$',
   ].join('|'),
 );

@@ -7,7 +7,10 @@ import { RequestActivity } from '../src/http/request-activity.js';
 import { jest } from '@jest/globals';
 import pg from 'pg';
 import { WebhookDelivery } from '../src/webhooks/entities/webhook-delivery.entity.js';
-import { WebhookDeliveryRepository } from '../src/webhooks/webhook-delivery.repository.js';
+import {
+  WEBHOOK_CLAIM_LOCK,
+  WebhookDeliveryRepository,
+} from '../src/webhooks/webhook-delivery.repository.js';
 import { WebhookSender } from '../src/webhooks/webhook-sender.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { registerUser } from './factories/user.factory.js';
@@ -56,6 +59,25 @@ async function deliver(t: TestApp): Promise<void> {
 async function retry(t: TestApp): Promise<void> {
   t.clock.advance(4_000);
   await deliver(t);
+}
+
+/**
+ * Waits until a backend of `client`'s database waits for a transaction lock (a claim's turn), or
+ * `claiming` settled without waiting.
+ */
+async function untilWaitingOrSettled(client: pg.Client, claiming: Promise<unknown>): Promise<void> {
+  let settled = false;
+  void claiming.finally(() => (settled = true));
+  for (let tries = 0; tries < 200 && !settled; tries++) {
+    const { rows } = await client.query<{ waiting: number }>(
+      `SELECT count(*)::int AS "waiting" FROM pg_stat_activity WHERE "datname" = current_database() ` +
+        `AND "wait_event_type" = 'Lock' AND "wait_event" = 'advisory'`,
+    );
+    if (rows[0].waiting > 0) {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 const deliveries = (t: TestApp) => t.dataSource.getRepository(WebhookDelivery);
@@ -413,7 +435,7 @@ describe('Webhook subscriptions (e2e)', () => {
 describeOnPostgres('Webhooks on PostgreSQL (e2e)', () => {
   const t = useTestApp(options);
 
-  it('should let go of later events of an account when another instance is claiming an earlier one', async () => {
+  it('should make claims take turns, so no later event of an account goes before an earlier one another instance is claiming', async () => {
     const receiver = await WebhookReceiver.start();
     try {
       // The sender stays out of it: the test claims as a second instance would.
@@ -421,24 +443,38 @@ describeOnPostgres('Webhooks on PostgreSQL (e2e)', () => {
       await subscribe(t, receiver);
       const user = await registerUser(t);
       await t.post(LOGIN, { email: user.email, password: user.password });
+      const now = t.clock.now();
       const holder = new pg.Client({ connectionString: t.database.connectionString });
       await holder.connect();
       try {
-        // Another instance's claim in progress: the registration's row locked, not yet updated.
+        // Another instance's claim in progress: it holds the turn, has moved the queue into the
+        // deliveries and claimed the registration's, not yet committed.
         await holder.query('BEGIN');
+        await holder.query('SELECT pg_advisory_xact_lock(hashtext($1))', [WEBHOOK_CLAIM_LOCK]);
         await holder.query(
-          `SELECT "id" FROM "webhook_deliveries" WHERE "type" = 'registered' FOR UPDATE`,
+          'INSERT INTO "webhook_deliveries" ("id", "subscriptionId", "eventId", "type", ' +
+            '"accountId", "sessionId", "ip", "occurredAt", "state", "attempts", "nextAttemptAt") ' +
+            `SELECT 'msg_' || "eventId" || '_' || "subscriptionId", "subscriptionId", "eventId", ` +
+            `"type", "accountId", "sessionId", "ip", "occurredAt", 'pending', 0, "occurredAt" ` +
+            'FROM "webhook_queue"',
         );
-        const now = t.clock.now();
-        const claimed = await t.app
+        await holder.query('DELETE FROM "webhook_queue"');
+        await holder.query(
+          `UPDATE "webhook_deliveries" SET "claimedBy" = $1, "claimedUntil" = $2, ` +
+            `"attempts" = 1 WHERE "type" = 'registered'`,
+          [t.app.get(RandomSource).uuid(), new Date(now.getTime() + 30_000)],
+        );
+        const claiming = t.app
           .get(WebhookDeliveryRepository)
           .claimDue(
             { id: t.app.get(RandomSource).uuid(), now, until: new Date(now.getTime() + 30_000) },
             32,
           );
+        await untilWaitingOrSettled(holder, claiming);
+        await holder.query('COMMIT');
+        const claimed = await claiming;
 
         expect(claimed.map((d) => d.type)).toEqual(['admin_webhook_added']);
-        await holder.query('ROLLBACK');
       } finally {
         await holder.end();
       }

@@ -21,6 +21,7 @@ import { User } from '../users/entities/user.entity.js';
 import { SigningKey } from '../keys/entities/signing-key.entity.js';
 import { EmailCode } from '../email-codes/entities/email-code.entity.js';
 import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
+import { WebhookQueued } from '../webhooks/entities/webhook-queued.entity.js';
 import { WebhookSubscription } from '../webhooks/entities/webhook-subscription.entity.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { extensionMigrationsOf } from './keygate-extension.js';
@@ -44,6 +45,7 @@ export const ENTITIES = [
   EmailCode,
   WebhookSubscription,
   WebhookDelivery,
+  WebhookQueued,
 ];
 
 /**

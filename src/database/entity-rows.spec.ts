@@ -15,7 +15,7 @@ import type { Precondition } from './guarded-write.js';
 import { sqliteConnectionOf } from './driver-handle.js';
 import { EntityRows } from './entity-rows.js';
 import { UnitOfWork } from './unit-of-work.js';
-import { WebhookDelivery } from '../webhooks/entities/webhook-delivery.entity.js';
+import { WebhookQueued } from '../webhooks/entities/webhook-queued.entity.js';
 import { WebhookDeliveryRepository } from '../webhooks/webhook-delivery.repository.js';
 
 /** A test-only entity: stands for any table, with a column of each kind the entities use. */
@@ -152,7 +152,7 @@ describe(EntityRows.name, () => {
         | typeof RefreshToken
         | typeof AuditEvent
         | typeof Session
-        | typeof WebhookDelivery,
+        | typeof WebhookQueued,
     ) => dataSource.getMetadata(entity).columns.map((column) => column.databaseName);
 
     const tokenRepository = () => {
@@ -168,8 +168,8 @@ describe(EntityRows.name, () => {
 
     const rotationSql = () => tokenRepository().rotationSql();
 
-    /** A delivery fragment's parameters: its columns but id and subscription, and the type. */
-    const deliveryParameters = () => metadataColumns(WebhookDelivery).length - 2 + 1;
+    /** A queue fragment's parameters: its columns but the subscription, and the type. */
+    const deliveryParameters = () => metadataColumns(WebhookQueued).length - 1 + 1;
 
     it('should insert every refresh-token column the metadata has, on both engines', () => {
       const sql = rotationSql();
@@ -223,11 +223,11 @@ describe(EntityRows.name, () => {
         sessions: metadataColumns(Session),
         refresh_tokens: metadataColumns(RefreshToken),
         auth_events: metadataColumns(AuditEvent),
-        webhook_deliveries: metadataColumns(WebhookDelivery),
+        webhook_queue: metadataColumns(WebhookQueued),
       });
       // One parameter per column of each row, two for the audit row's user agent (its remembered
       // id or its text, decision 0032); the sessions limit's ending, user, instant and offset;
-      // the deliveries' own columns (id and subscription come from the subscription row) and the
+      // the queued rows' own columns (the subscription comes from its row) and the
       // type they match (decision 0050).
       const parameters = new Set(registration.match(/\$\d+/g));
       expect(parameters.size).toBe(
@@ -267,7 +267,7 @@ describe(EntityRows.name, () => {
         'sessions',
         'refresh_tokens',
         'auth_events',
-        'webhook_deliveries',
+        'webhook_queue',
       ]);
     });
 
@@ -276,7 +276,7 @@ describe(EntityRows.name, () => {
 
       expect(insertsOf(sql)).toEqual({
         auth_events: metadataColumns(AuditEvent),
-        webhook_deliveries: metadataColumns(WebhookDelivery),
+        webhook_queue: metadataColumns(WebhookQueued),
       });
       // Digest, bearer, the ending's instant, IP and reason; the audit row's owner and details
       // are computed from the rows it found, as are the deliveries' account and session.

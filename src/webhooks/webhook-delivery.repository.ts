@@ -8,24 +8,38 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
 import { DeliverySink, type ComputedFacts } from '../events/delivery-sink.js';
 import { claimDueRows, type OutboxClaim } from '../outbox/outbox-claim.js';
-import { WebhookDelivery } from './entities/webhook-delivery.entity.js';
+import { heldDeliveries, WebhookDelivery } from './entities/webhook-delivery.entity.js';
+import { WebhookQueued } from './entities/webhook-queued.entity.js';
 import { ALL_EVENTS, WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { webhookFactsOf } from './webhook-events.js';
 
-/** The columns the statement computes from the subscription row rather than take as values. */
-const FROM_SUBSCRIPTION = new Set(['id', 'subscriptionId']);
+/** The name of the PostgreSQL transaction lock that webhook claims take turns on. */
+export const WEBHOOK_CLAIM_LOCK = 'keygate.webhook_deliveries.claim';
 
 /**
- * The queries on `webhook_deliveries`, on both engines; the only code that names the table. As
- * the DeliverySink, it queues an event for the subscriptions that want it inside the event's own
- * transaction: one `INSERT … SELECT` over `webhook_subscriptions`, which the database matches
- * (enabled, and `*` or the type among the wanted ones), so a subscription committed before the
- * event's statement is always seen and no cache can be stale (decision 0050). When no
- * subscription wants the event the statement inserts nothing.
+ * Queued rows moved into `webhook_deliveries` by one claim, at most: a few batches' worth, so that
+ * a claim stays short however long the queue, and an account's queued events reach the
+ * deliveries in event order.
+ */
+const PROMOTED_PER_CLAIM_BATCHES = 4;
+
+/** Promotions at most in one claim while what it moved is all held back (a receiver down). */
+const PROMOTIONS_PER_CLAIM = 8;
+
+/**
+ * The queries on `webhook_queue` and `webhook_deliveries`, on both engines; the only code that
+ * names the tables. As the DeliverySink, it queues an event for the subscriptions that want it
+ * inside the event's own transaction: one `INSERT … SELECT` over `webhook_subscriptions` into
+ * `webhook_queue`, which the database matches (enabled, and `*` or the type among the wanted
+ * ones), so a subscription committed before the event's statement is always seen and no cache can
+ * be stale (decision 0050). When no subscription wants the event the statement inserts nothing.
+ * A claim first moves queued rows into `webhook_deliveries`, in its own transaction: the change's
+ * transaction appends one small row to one b-tree, and the claim's does the rest in batches.
  */
 @Injectable()
 export class WebhookDeliveryRepository implements DeliverySink {
   private readonly rows: EntityRows<WebhookDelivery>;
+  private readonly queue: EntityRows<WebhookQueued>;
   private readonly subscriptionsTable: string;
   private sqliteInsert: Statement<unknown[]> | undefined;
   private postgresInsert: string | undefined;
@@ -36,6 +50,7 @@ export class WebhookDeliveryRepository implements DeliverySink {
     private readonly dataSource: DataSource,
   ) {
     this.rows = new EntityRows(dataSource, WebhookDelivery);
+    this.queue = new EntityRows(dataSource, WebhookQueued);
     this.subscriptionsTable = dataSource.getMetadata(WebhookSubscription).tableName;
   }
 
@@ -65,16 +80,7 @@ export class WebhookDeliveryRepository implements DeliverySink {
 
   insertOnSqlite(db: Database, record: AuthEventRecord, eventId: string): void {
     const statement = (this.sqliteInsert ??= db.prepare(this.sqliteInsertSql()));
-    // In the statement's order: the id's event id where the id is, the facts, then the type.
-    const facts = this.valuesOf(record, eventId, {});
-    const values = this.rows.columns.flatMap((column) =>
-      column.propertyName === 'id'
-        ? [eventId]
-        : column.propertyName === 'subscriptionId'
-          ? []
-          : [facts.shift()],
-    );
-    const { changes } = statement.run(...values, `,${record.event.type},`);
+    const { changes } = statement.run(...this.valuesOf(record, eventId, {}), typeNeedle(record));
     if (changes > 0) {
       this.unitOfWork.afterCommit(null, () => this.queued());
     }
@@ -82,44 +88,30 @@ export class WebhookDeliveryRepository implements DeliverySink {
 
   /**
    * PostgreSQL: `INSERT … SELECT … FROM <source>, subscriptions WHERE …`, parameters from
-   * `$first`: the facts not `computed`, then the type to match. The delivery's id is made of the
-   * event id (its parameter) and the subscription's.
+   * `$first`: the facts not `computed`, then the type to match.
    */
   insertSelectSql(first: number, source: string, computed: ComputedFacts): string {
     let next = first;
-    let eventIdParameter = '';
-    const expressions = this.rows.columns.map((column) => {
+    const select = this.queue.columns.map((column) => {
       const property = column.propertyName;
       if (property === 'subscriptionId') {
         return 'ws."id"';
       }
-      if (property === 'id') {
-        return null;
-      }
-      const given = computed[property as keyof ComputedFacts];
-      if (given !== undefined) {
-        return given;
-      }
-      const parameter = `$${next++}::${postgresTypeOf(this.dataSource, column)}`;
-      if (property === 'eventId') {
-        eventIdParameter = parameter;
-      }
-      return parameter;
+      return (
+        computed[property as keyof ComputedFacts] ??
+        `$${next++}::${postgresTypeOf(this.dataSource, column)}`
+      );
     });
-    const typeParameter = `$${next}::text`;
-    const select = expressions.map((expression) =>
-      expression === null ? `'msg_' || ${eventIdParameter} || '_' || ws."id"` : expression,
-    );
     const from = source === '' ? '' : `${source}, `;
     return (
-      `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${select.join(', ')} ` +
+      `INSERT INTO "${this.queue.table}" (${this.queue.names()}) SELECT ${select.join(', ')} ` +
       `FROM ${from}"${this.subscriptionsTable}" ws WHERE ws."isEnabled" ` +
-      `AND (ws."events" = '${ALL_EVENTS}' OR strpos(ws."events", ${typeParameter}) > 0)`
+      `AND (ws."events" = '${ALL_EVENTS}' OR strpos(ws."events", $${next}::text) > 0)`
     );
   }
 
   insertSelectValues(record: AuthEventRecord, eventId: string, computed: ComputedFacts): unknown[] {
-    return [...this.valuesOf(record, eventId, computed), `,${record.event.type},`];
+    return [...this.valuesOf(record, eventId, computed), typeNeedle(record)];
   }
 
   /** Tells the sender once a statement that queued deliveries (its `queued` count) committed. */
@@ -135,120 +127,141 @@ export class WebhookDeliveryRepository implements DeliverySink {
     }
   }
 
-  /** The SQLite statement: the id as `'msg_' || ? || '_' || ws.id`, then the facts, then the type. */
+  /** The SQLite statement: the subscription's id from its row, the facts, then the type. */
   private sqliteInsertSql(): string {
-    const select = this.rows.columns.map((column) => {
-      if (column.propertyName === 'id') {
-        return `'msg_' || ? || '_' || ws."id"`;
-      }
-      return column.propertyName === 'subscriptionId' ? 'ws."id"' : '?';
-    });
+    const select = this.queue.columns.map((column) =>
+      column.propertyName === 'subscriptionId' ? 'ws."id"' : '?',
+    );
     return (
-      `INSERT INTO "${this.rows.table}" (${this.rows.names()}) SELECT ${select.join(', ')} ` +
+      `INSERT INTO "${this.queue.table}" (${this.queue.names()}) SELECT ${select.join(', ')} ` +
       `FROM "${this.subscriptionsTable}" ws WHERE ws."isEnabled" = 1 ` +
       `AND (ws."events" = '${ALL_EVENTS}' OR instr(ws."events", ?) > 0)`
     );
   }
 
-  /** The driver's values of the columns taken as values (not computed, not the subscription's). */
+  /** The driver's values of the queue's columns taken as values (not computed, not the subscription's). */
   private valuesOf(record: AuthEventRecord, eventId: string, computed: ComputedFacts): unknown[] {
     const facts = webhookFactsOf(record);
-    const delivery = Object.assign(new WebhookDelivery(), {
-      id: '',
-      subscriptionId: '',
+    const queued = Object.assign(new WebhookQueued(), {
       eventId,
+      subscriptionId: '',
       type: facts.type,
       accountId: facts.accountId,
       sessionId: facts.sessionId,
       ip: facts.ip,
       occurredAt: facts.occurredAt,
-      state: 'pending',
-      attempts: 0,
-      nextAttemptAt: facts.occurredAt,
-      claimedBy: null,
-      claimedUntil: null,
-      finishedAt: null,
-      lastError: null,
-    } satisfies WebhookDelivery);
-    const values = this.rows.values(delivery);
+    } satisfies WebhookQueued);
+    const values = this.queue.values(queued);
     return values.filter((_value, i) => {
-      const property = this.rows.columns[i].propertyName;
-      return !FROM_SUBSCRIPTION.has(property) && !(property in computed);
+      const property = this.queue.columns[i].propertyName;
+      return property !== 'subscriptionId' && !(property in computed);
     });
+  }
+
+  /**
+   * Moves up to `limit` queued rows, oldest event first, into `webhook_deliveries` as pending
+   * deliveries due at once, inside the claim's transaction; returns how many. Their `webhook-id`
+   * is made here, from the event and the subscription. On PostgreSQL one statement deletes exactly
+   * the rows it inserts; on SQLite the transaction holds the one write lock, so the same rows are
+   * read twice.
+   */
+  private async promoteWithin(manager: EntityManager, limit: number): Promise<number> {
+    const queue = `"${this.queue.table}"`;
+    const oldest = `SELECT "eventId", "subscriptionId" FROM ${queue} ORDER BY "eventId", "subscriptionId" LIMIT ${limit}`;
+    const columns =
+      '"id", "subscriptionId", "eventId", "type", "accountId", "sessionId", "ip", "occurredAt", ' +
+      '"state", "attempts", "nextAttemptAt"';
+    const values =
+      `'msg_' || q."eventId" || '_' || q."subscriptionId", q."subscriptionId", q."eventId", ` +
+      `q."type", q."accountId", q."sessionId", q."ip", q."occurredAt", 'pending', 0, q."occurredAt"`;
+    const deliveries = `"${this.rows.table}"`;
+    if (!this.unitOfWork.isSerialized) {
+      const moved = await manager.query<unknown[]>(
+        `WITH moved AS (DELETE FROM ${queue} WHERE ("eventId", "subscriptionId") IN ` +
+          `(${oldest} FOR UPDATE SKIP LOCKED) RETURNING *), ` +
+          `inserted AS (INSERT INTO ${deliveries} (${columns}) SELECT ${values} FROM moved q ` +
+          'ON CONFLICT DO NOTHING) SELECT 1 FROM moved',
+      );
+      return moved.length;
+    }
+    await manager.query(
+      `INSERT OR IGNORE INTO ${deliveries} (${columns}) SELECT ${values} FROM ${queue} q ` +
+        `ORDER BY q."eventId", q."subscriptionId" LIMIT ${limit}`,
+    );
+    const deleted = await manager
+      .createQueryBuilder()
+      .delete()
+      .from(WebhookQueued)
+      .where(`("eventId", "subscriptionId") IN (${oldest})`)
+      .execute();
+    return deleted.affected ?? 0;
   }
 
   /**
    * Claims up to `limit` pending deliveries that are due, of enabled subscriptions, oldest event
    * first, each with every earlier pending delivery of its subscription and account in the same
    * claim: a later event of an account waits while an earlier one to the same subscription is
-   * not due yet (retrying) or held by another claim, so one receiver sees an account's events in
-   * the order they were recorded, and a batch may carry several events of one account (the sender
-   * sends them one after the other). Dead ones no longer hold the line.
+   * not due yet (retrying, or replayed behind a retry) or held by another claim, so one receiver
+   * sees an account's events in the order they were recorded, and a batch may carry several
+   * events of one account (the sender sends them one after the other). Dead ones no longer hold
+   * the line.
    *
    * Taken in event order, the earlier deliveries a claimed one needs come before it, so the scan
-   * stops after `limit` rows however long the queue, unless rows wait behind a retrying one. Only
-   * an account's oldest pending delivery can be not due or held: a claim takes an account's
-   * deliveries from its oldest on, the sender retries one only after the earlier ones left the
-   * queue and hands back the rest, and a replayed one waits for the account's later retries (see
-   * replayWithin). So the check looks at that one row. On PostgreSQL another instance may be
-   * claiming the oldest one at the same moment (its rows are skipped, not seen as claimed): the
-   * claim then lets go of the later ones it cannot send yet.
+   * stops after `limit` rows however long the queue, unless rows wait behind a held one. Only a
+   * held delivery (heldDeliveries: claimed, or moved off its event's time) can hold others
+   * back, and the partial index on those holds few rows, so the check reads only them. On
+   * PostgreSQL the claims of all instances take turns (a transaction lock), so none can be
+   * claiming an earlier row that this claim cannot see as claimed yet.
+   *
+   * Queued rows are first moved into the deliveries, oldest event first, a few batches' worth;
+   * when all it moved wait behind held ones and the queue has more, the claim moves more.
    */
   claimDue(claim: OutboxClaim, limit: number): Promise<WebhookDelivery[]> {
-    const enabled = this.unitOfWork.isSerialized ? '1' : 'TRUE';
-    const table = `"${this.rows.table}"`;
     return this.unitOfWork.transaction(async (m) => {
-      const claimed = await claimDueRows(m, WebhookDelivery, claim, limit, {
-        skipLocked: !this.unitOfWork.isSerialized,
-        orderBy: 'row.eventId',
-        open: (due) =>
-          due
-            .where("row.state = 'pending'")
-            .andWhere(
-              // Only the account's oldest pending one can hold the others back (see above): one
-              // look-up a row, however long the account's queue.
-              `NOT EXISTS (SELECT 1 FROM ${table} head WHERE head."id" = ` +
-                `(SELECT h."id" FROM ${table} h ` +
-                'WHERE h."subscriptionId" = "row"."subscriptionId" ' +
-                `AND h."accountId" = "row"."accountId" AND h."state" = 'pending' ` +
-                'ORDER BY h."eventId" LIMIT 1) ' +
-                'AND head."id" <> "row"."id" ' +
-                'AND (head."nextAttemptAt" > :now OR head."claimedUntil" > :now))',
-              { now: claim.now },
-            )
-            .andWhere(
-              `EXISTS (SELECT 1 FROM "${this.subscriptionsTable}" ws ` +
-                `WHERE ws."id" = "row"."subscriptionId" AND ws."isEnabled" = ${enabled})`,
-            ),
-      });
-      // One writer at a time on SQLite: nothing can have claimed an earlier one meanwhile.
-      const kept =
-        this.unitOfWork.isSerialized ||
-        claimed.length === 0 ||
-        (await this.releaseOutOfOrder(m, claim)) === 0
-          ? claimed
-          : await m.find(WebhookDelivery, { where: { claimedBy: claim.id } });
+      if (!this.unitOfWork.isSerialized) {
+        await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [WEBHOOK_CLAIM_LOCK]);
+      }
+      const promotedLimit = limit * PROMOTED_PER_CLAIM_BATCHES;
+      let claimed: WebhookDelivery[] = [];
+      for (let promotions = 0; promotions < PROMOTIONS_PER_CLAIM; promotions++) {
+        const promoted = await this.promoteWithin(m, promotedLimit);
+        claimed = [...claimed, ...(await this.claimPromoted(m, claim, limit - claimed.length))];
+        // A short promotion emptied the queue; a full one may have moved only held-back rows.
+        if (claimed.length >= limit || promoted < promotedLimit) {
+          break;
+        }
+      }
       // In event order: the order an account's deliveries are sent in.
-      return kept.sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+      return claimed.sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
     });
   }
 
-  /**
-   * Lets go, inside the claim's transaction, of the claimed deliveries that have an earlier
-   * pending one of their subscription and account outside this claim, uncounting their attempt.
-   */
-  private async releaseOutOfOrder(manager: EntityManager, claim: OutboxClaim): Promise<number> {
+  /** Claims from `webhook_deliveries` (see claimDue), inside `manager`'s transaction. */
+  private claimPromoted(
+    manager: EntityManager,
+    claim: OutboxClaim,
+    limit: number,
+  ): Promise<WebhookDelivery[]> {
+    const enabled = this.unitOfWork.isSerialized ? '1' : 'TRUE';
     const table = `"${this.rows.table}"`;
-    const result = await manager.query<[unknown[], number]>(
-      `UPDATE ${table} SET "claimedBy" = NULL, "claimedUntil" = NULL, "attempts" = "attempts" - 1 ` +
-        `WHERE "claimedBy" = $1 AND EXISTS (SELECT 1 FROM ${table} earlier ` +
-        `WHERE earlier."subscriptionId" = ${table}."subscriptionId" ` +
-        `AND earlier."accountId" = ${table}."accountId" ` +
-        `AND earlier."state" = 'pending' AND earlier."eventId" < ${table}."eventId" ` +
-        `AND earlier."claimedBy" IS DISTINCT FROM $1)`,
-      [claim.id],
-    );
-    return result[1];
+    return claimDueRows(manager, WebhookDelivery, claim, limit, {
+      skipLocked: !this.unitOfWork.isSerialized,
+      orderBy: 'row.eventId',
+      open: (due) =>
+        due
+          .where("row.state = 'pending'")
+          .andWhere(
+            `NOT EXISTS (SELECT 1 FROM ${table} h WHERE ${heldDeliveries('h')} ` +
+              'AND h."subscriptionId" = "row"."subscriptionId" ' +
+              'AND h."accountId" = "row"."accountId" AND h."eventId" < "row"."eventId" ' +
+              'AND (h."nextAttemptAt" > :now OR h."claimedUntil" > :now))',
+            { now: claim.now },
+          )
+          .andWhere(
+            `EXISTS (SELECT 1 FROM "${this.subscriptionsTable}" ws ` +
+              `WHERE ws."id" = "row"."subscriptionId" AND ws."isEnabled" = ${enabled})`,
+          ),
+    });
   }
 
   /**
@@ -345,10 +358,11 @@ export class WebhookDeliveryRepository implements DeliverySink {
     // A replayed delivery comes before the later pending ones of its account: it waits for the
     // latest retry among them, so that none of them goes before an earlier one still waiting.
     const table = `"${this.rows.table}"`;
+    // Only a held one can be waiting for a retry: the condition reads the index on those.
     const later =
-      `FROM ${table} later WHERE later."subscriptionId" = ${table}."subscriptionId" ` +
-      `AND later."accountId" = ${table}."accountId" AND later."state" = 'pending' ` +
-      `AND later."eventId" > ${table}."eventId"`;
+      `FROM ${table} later WHERE ${heldDeliveries('later')} ` +
+      `AND later."subscriptionId" = ${table}."subscriptionId" ` +
+      `AND later."accountId" = ${table}."accountId" AND later."eventId" > ${table}."eventId"`;
     const waits = manager
       .createQueryBuilder()
       .update(WebhookDelivery)
@@ -359,16 +373,22 @@ export class WebhookDeliveryRepository implements DeliverySink {
     return result.affected ?? 0;
   }
 
-  /** When the oldest pending delivery's event happened, or null when none is pending. */
+  /** When the oldest queued or pending delivery's event happened, or null when none waits. */
   async oldestPendingAt(): Promise<Date | null> {
-    const oldest = await this.unitOfWork.run((m) =>
-      m.findOne(WebhookDelivery, {
+    const [queued, pending] = await this.unitOfWork.run(async (m) => [
+      await m.findOne(WebhookQueued, {
+        select: { eventId: true, subscriptionId: true, occurredAt: true },
+        where: {},
+        order: { eventId: 'ASC', subscriptionId: 'ASC' },
+      }),
+      await m.findOne(WebhookDelivery, {
         select: { id: true, occurredAt: true, eventId: true },
         where: { state: 'pending' },
         order: { eventId: 'ASC' },
       }),
-    );
-    return oldest?.occurredAt ?? null;
+    ]);
+    const times = [queued?.occurredAt, pending?.occurredAt].filter((at) => at !== undefined);
+    return times.length === 0 ? null : new Date(Math.min(...times.map((at) => at.getTime())));
   }
 
   /** Deletes deliveries delivered before `cutoff`; returns how many. */
@@ -378,6 +398,11 @@ export class WebhookDeliveryRepository implements DeliverySink {
     );
     return result.affected ?? 0;
   }
+}
+
+/** What the subscriptions' `events` must contain for `record`'s type: `,type,`. */
+function typeNeedle(record: AuthEventRecord): string {
+  return `,${record.event.type},`;
 }
 
 /** The ids of `deliveries` by the claim that holds them; unclaimed ones are no claim's to record. */

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DeliverySink } from '../events/delivery-sink.js';
 import { WebhookDelivery } from './entities/webhook-delivery.entity.js';
+import { WebhookQueued } from './entities/webhook-queued.entity.js';
 import { WebhookSubscription } from './entities/webhook-subscription.entity.js';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository.js';
 import { WebhookSecrets } from './webhook-secrets.js';
@@ -15,7 +16,7 @@ import { WebhooksService } from './webhooks.service.js';
  */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookSubscription, WebhookDelivery])],
+  imports: [TypeOrmModule.forFeature([WebhookSubscription, WebhookDelivery, WebhookQueued])],
   providers: [
     WebhookSubscriptionRepository,
     WebhookDeliveryRepository,

@@ -19,6 +19,7 @@ import { CreateEmailCodes1798400000000 } from './1798400000000-CreateEmailCodes.
 import { CreateAdminKeys1798500000000 } from './1798500000000-CreateAdminKeys.js';
 import { CreateWebhooks1798600000000 } from './1798600000000-CreateWebhooks.js';
 import { DropWebhookDueIndex1798700000000 } from './1798700000000-DropWebhookDueIndex.js';
+import { WebhookQueue1798800000000 } from './1798800000000-WebhookQueue.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -48,4 +49,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   CreateAdminKeys1798500000000,
   CreateWebhooks1798600000000,
   DropWebhookDueIndex1798700000000,
+  WebhookQueue1798800000000,
 ];

@@ -4,17 +4,35 @@ import { WebhookSubscription } from './webhook-subscription.entity.js';
 /** `pending`: to be delivered, maybe after failed attempts. `delivered` is final; `dead` waits for a replay. */
 export type WebhookDeliveryState = 'pending' | 'delivered' | 'dead';
 
+/**
+ * The rows that can hold an account's later deliveries back: pending ones that a claim holds
+ * (`claimedBy`) or whose next attempt moved off the event's time (a retry, a replay), on the
+ * table alias `alias` when given. A fresh row is neither, so the partial index on them,
+ * `IDX_webhook_deliveries_held`, costs the change's transaction nothing (decision 0050). A query
+ * reads that index only when it repeats this condition.
+ */
+export function heldDeliveries(alias?: string): string {
+  const column = (name: string) => (alias === undefined ? `"${name}"` : `${alias}."${name}"`);
+  return (
+    `${column('state')} = 'pending' AND ` +
+    `(${column('nextAttemptAt')} <> ${column('occurredAt')} OR ${column('claimedBy')} IS NOT NULL)`
+  );
+}
+
 /** Room for `msg_`, an event id, `_` and a subscription id. */
 export const WEBHOOK_ID_MAX_LENGTH = 80;
 
 /**
- * One event to deliver to one subscription (table `webhook_deliveries`), written in the
- * transaction of the change the event records. Holds the event's public facts only; its body is
- * made from them at each attempt, the same bytes every time.
+ * One event to deliver to one subscription (table `webhook_deliveries`), moved here from
+ * `webhook_queue` (written in the transaction of the change the event records) by the claim that
+ * first takes it. Holds the event's public facts only; its body is made from them at each
+ * attempt, the same bytes every time. Delivered, it is kept for Webhooks__RetentionDays.
  */
 @Entity('webhook_deliveries')
 @Index('IDX_webhook_deliveries_state_eventId', ['state', 'eventId'])
-@Index('IDX_webhook_deliveries_order', ['subscriptionId', 'accountId', 'state', 'eventId'])
+@Index('IDX_webhook_deliveries_held', ['subscriptionId', 'accountId', 'eventId'], {
+  where: heldDeliveries(),
+})
 export class WebhookDelivery {
   /** The `webhook-id` header: `msg_<event id>_<subscription id>`, the same at every attempt. */
   @PrimaryColumn({ type: String, length: WEBHOOK_ID_MAX_LENGTH })
