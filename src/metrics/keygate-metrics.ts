@@ -236,7 +236,7 @@ export class KeygateMetrics {
 
   readonly webhookQueueAge = new Gauge({
     name: 'keygate_webhook_queue_age_seconds',
-    help: "Age of the oldest pending webhook delivery (0 when none), as of this instance's last delivery round.",
+    help: "Age of the oldest queued or pending webhook delivery (0 when none), as of this instance's last delivery round.",
     registers: [this.registry],
   });
 

@@ -1,4 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { WebhookEventFacts } from './webhook-event-facts.js';
 import { WebhookSubscription } from './webhook-subscription.entity.js';
 
 /** `pending`: to be delivered, maybe after failed attempts. `delivered` is final; `dead` waits for a replay. */
@@ -33,7 +34,7 @@ export const WEBHOOK_ID_MAX_LENGTH = 80;
 @Index('IDX_webhook_deliveries_held', ['subscriptionId', 'accountId', 'eventId'], {
   where: heldDeliveries(),
 })
-export class WebhookDelivery {
+export class WebhookDelivery extends WebhookEventFacts {
   /** The `webhook-id` header: `msg_<event id>_<subscription id>`, the same at every attempt. */
   @PrimaryColumn({ type: String, length: WEBHOOK_ID_MAX_LENGTH })
   id: string;
@@ -52,22 +53,6 @@ export class WebhookDelivery {
   /** The audit event's id (UUIDv7): its text sorts in the order events were recorded. */
   @Column({ type: String, length: 36 })
   eventId: string;
-
-  @Column({ type: String, length: 64 })
-  type: string;
-
-  /** Not a foreign key: `account_deleted` must still be delivered once the account is gone. */
-  @Column({ type: String, length: 36, nullable: true })
-  accountId: string | null;
-
-  @Column({ type: String, length: 36, nullable: true })
-  sessionId: string | null;
-
-  @Column({ type: String, length: 64 })
-  ip: string;
-
-  @Column({ type: Date })
-  occurredAt: Date;
 
   @Column({ type: String, length: 16 })
   state: WebhookDeliveryState;

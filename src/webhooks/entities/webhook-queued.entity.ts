@@ -1,4 +1,5 @@
-import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { WebhookEventFacts } from './webhook-event-facts.js';
 import { WebhookSubscription } from './webhook-subscription.entity.js';
 
 /**
@@ -9,7 +10,7 @@ import { WebhookSubscription } from './webhook-subscription.entity.js';
  * claims and the dead state are kept (decision 0050, Cost).
  */
 @Entity('webhook_queue', { withoutRowid: true })
-export class WebhookQueued {
+export class WebhookQueued extends WebhookEventFacts {
   /** The audit event's id (UUIDv7): its text sorts in the order events were recorded. */
   @PrimaryColumn({ type: String, length: 36 })
   eventId: string;
@@ -24,20 +25,4 @@ export class WebhookQueued {
     foreignKeyConstraintName: 'FK_webhook_queue_subscriptionId',
   })
   subscription?: WebhookSubscription;
-
-  @Column({ type: String, length: 64 })
-  type: string;
-
-  /** Not a foreign key: `account_deleted` must still be delivered once the account is gone. */
-  @Column({ type: String, length: 36, nullable: true })
-  accountId: string | null;
-
-  @Column({ type: String, length: 36, nullable: true })
-  sessionId: string | null;
-
-  @Column({ type: String, length: 64 })
-  ip: string;
-
-  @Column({ type: Date })
-  occurredAt: Date;
 }
