@@ -267,6 +267,31 @@ describe('Webhooks (e2e)', () => {
     );
   });
 
+  it('should delete the queued and the pending deliveries of a removed subscription', async () => {
+    // The sender stays out of it: the test claims as the sender would.
+    await t.app.get(WebhookSender).onApplicationShutdown();
+    const added = await subscribe(t, receiver);
+    await registerUser(t);
+    const now = t.clock.now();
+    const random = t.app.get(RandomSource);
+    // A claim moves the queue into the deliveries; a later event stays queued.
+    await t.app
+      .get(WebhookDeliveryRepository)
+      .claimDue({ id: random.uuid(), now, until: new Date(now.getTime() + 30_000) }, 1);
+    await registerUser(t);
+    const counts = async () => {
+      const [{ queued }] = await t.dataSource.query<{ queued: number }[]>(
+        'SELECT count(*) AS "queued" FROM "webhook_queue"',
+      );
+      return { queued: Number(queued), deliveries: await deliveries(t).count() };
+    };
+    expect(await counts()).toEqual({ queued: 1, deliveries: 2 });
+
+    await t.app.get(WebhooksService).remove(added.id, cliOrigin(random));
+
+    expect(await counts()).toEqual({ queued: 0, deliveries: 0 });
+  });
+
   it('should not follow a redirect', async () => {
     const elsewhere = await WebhookReceiver.start();
     try {
