@@ -46,18 +46,42 @@ export interface SpawnServerOptions {
 
 const running = new Set<ServerProcess>();
 
-/** A port that was free a moment ago: bind port 0, read the port, release it. */
+/** Ports each Jest worker's range holds; the ranges lie below Linux's ephemeral ports (32768 on). */
+const PORTS_PER_WORKER = 5_000;
+const FIRST_PORT = 10_000;
+const WORKER_RANGES = 4;
+
+/**
+ * A port that was free a moment ago, from a range of this Jest worker's own. A port the kernel
+ * picked (port 0) could be picked again for another worker's server between its release here and
+ * the child's bind, and that server would then answer this test's requests (seen once in CI: a
+ * token signed with another server's secret).
+ */
 export async function findFreePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  if (address === null || typeof address === 'string') {
-    throw new Error('findFreePort: no TCP address');
+  // eslint-disable-next-line no-restricted-syntax -- Jest numbers its workers from 1.
+  const worker = Number(process.env.JEST_WORKER_ID ?? '1');
+  const low = FIRST_PORT + ((Math.max(worker, 1) - 1) % WORKER_RANGES) * PORTS_PER_WORKER;
+  for (let tries = 0; tries < 100; tries++) {
+    const port = low + Math.floor(Math.random() * PORTS_PER_WORKER);
+    if (await isFree(port)) {
+      return port;
+    }
   }
-  return address.port;
+  throw new Error(`findFreePort: no free port between ${low} and ${low + PORTS_PER_WORKER}`);
+}
+
+/** Whether a listener can bind `port` on loopback now (it is released at once). */
+async function isFree(port: number): Promise<boolean> {
+  const server = createServer();
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (bound) {
+    server.close();
+    await once(server, 'close');
+  }
+  return bound;
 }
 
 /** Starts `node dist/main.js` with exactly the given environment; does not wait for it. */
