@@ -11,7 +11,7 @@ import { claimDueRows, type OutboxClaim } from '../outbox/outbox-claim.js';
 import { heldDeliveries, WebhookDelivery } from './entities/webhook-delivery.entity.js';
 import { WebhookQueued } from './entities/webhook-queued.entity.js';
 import { ALL_EVENTS, WebhookSubscription } from './entities/webhook-subscription.entity.js';
-import { webhookFactsOf } from './webhook-events.js';
+import { webhookFactsOf, webhookIdSql } from './webhook-events.js';
 
 /** The name of the PostgreSQL transaction lock that webhook claims take turns on. */
 export const WEBHOOK_CLAIM_LOCK = 'keygate.webhook_deliveries.claim';
@@ -172,17 +172,17 @@ export class WebhookDeliveryRepository implements DeliverySink {
       '"id", "subscriptionId", "eventId", "type", "accountId", "sessionId", "ip", "occurredAt", ' +
       '"state", "attempts", "nextAttemptAt"';
     const values =
-      `'msg_' || q."eventId" || '_' || q."subscriptionId", q."subscriptionId", q."eventId", ` +
+      `${webhookIdSql('q."eventId"', 'q."subscriptionId"')}, q."subscriptionId", q."eventId", ` +
       `q."type", q."accountId", q."sessionId", q."ip", q."occurredAt", 'pending', 0, q."occurredAt"`;
     const deliveries = `"${this.rows.table}"`;
     if (!this.unitOfWork.isSerialized) {
-      const moved = await manager.query<unknown[]>(
+      const [{ moved }] = await manager.query<{ moved: number }[]>(
         `WITH moved AS (DELETE FROM ${queue} WHERE ("eventId", "subscriptionId") IN ` +
           `(${oldest} FOR UPDATE SKIP LOCKED) RETURNING *), ` +
           `inserted AS (INSERT INTO ${deliveries} (${columns}) SELECT ${values} FROM moved q ` +
-          'ON CONFLICT DO NOTHING) SELECT 1 FROM moved',
+          'ON CONFLICT DO NOTHING) SELECT count(*)::int AS "moved" FROM moved',
       );
-      return moved.length;
+      return moved;
     }
     await manager.query(
       `INSERT OR IGNORE INTO ${deliveries} (${columns}) SELECT ${values} FROM ${queue} q ` +

@@ -62,7 +62,11 @@ export function webhookBody(
   });
 }
 
-/** The `webhook-id` of one event to one subscription: stable across attempts and replays. */
-export function webhookId(eventId: string, subscriptionId: string): string {
-  return `msg_${eventId}_${subscriptionId}`;
+/**
+ * The SQL expression of the `webhook-id` of one event to one subscription, from the SQL
+ * expressions of their ids: `msg_<event id>_<subscription id>`, stable across attempts and
+ * replays (the column `webhook_deliveries.id`).
+ */
+export function webhookIdSql(eventId: string, subscriptionId: string): string {
+  return `'msg_' || ${eventId} || '_' || ${subscriptionId}`;
 }
