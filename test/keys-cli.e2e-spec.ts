@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { calculateJwkThumbprint } from 'jose';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,6 +108,24 @@ describe('keys:* commands of the admin CLI', () => {
     expect((await t.get(ME, fresh.accessToken)).status).toBe(200);
   });
 
+  it('should retire a key whose kid begins with a dash, as keys:list prints it', async () => {
+    // One thumbprint in 64 begins with '-': keys:retire must not read it as an option.
+    const { pem, kid } = await keyWithKidStartingWithDash();
+    writeFileSync(join(cwd, 'key.pem'), pem);
+    expect((await cli(['keys:import', join(cwd, 'key.pem')])).stdout).toContain(kid);
+
+    const result = await cli(['keys:retire', kid]);
+
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: `Retired ES256 key ${kid}: tokens it signed are refused by each instance within Keys__RefreshIntervalSeconds.\n`,
+    });
+    const listed = await t.app.get(KeysService).list();
+    expect(listed.filter((key) => key.kid === kid)).toEqual([
+      expect.objectContaining({ state: 'retired' }),
+    ]);
+  });
+
   it('should import a PEM private key as the next key', async () => {
     const file = join(cwd, 'key.pem');
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -196,3 +215,14 @@ describe('keys:* commands of the admin CLI', () => {
     },
   );
 });
+
+/** A P-256 private key in PEM whose RFC 7638 thumbprint (its kid) begins with '-'. */
+async function keyWithKidStartingWithDash(): Promise<{ pem: string; kid: string }> {
+  for (;;) {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const kid = await calculateJwkThumbprint(publicKey.export({ format: 'jwk' }), 'sha256');
+    if (kid.startsWith('-')) {
+      return { pem: privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, kid };
+    }
+  }
+}

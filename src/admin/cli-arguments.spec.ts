@@ -57,6 +57,38 @@ describe(parseCliArguments.name, () => {
     expect(sut(argv)).toEqual({ kind: 'run', ...expected });
   });
 
+  // A kid is base64url: one in 64 begins with '-'. So may an e-mail's local part.
+  const DASHED_KID = '-FzCEoa-JV5kcIrBYs82d99f1B9fFohnsJZ4T18yd3k';
+  it.each([
+    [['keys:retire', DASHED_KID], { command: 'keys:retire', kid: DASHED_KID }],
+    [['keys:retire', '--', DASHED_KID], { command: 'keys:retire', kid: DASHED_KID }],
+    [['users:unlock', '-a@example.com'], { command: 'users:unlock', email: '-a@example.com' }],
+    [
+      ['audit', '--limit', '3', '-a@example.com'],
+      { command: 'audit', email: '-a@example.com', limit: 3 },
+    ],
+    [
+      ['audit', '-b@example.com', '--limit=4'],
+      { command: 'audit', email: '-b@example.com', limit: 4 },
+    ],
+    [['keys:import', '-key.pem'], { command: 'keys:import', file: '-key.pem' }],
+  ])('should read a value that begins with a dash: %j', (argv, expected) => {
+    expect(sut(argv)).toEqual({ kind: 'run', ...expected });
+  });
+
+  it.each([
+    [['keys:retire', DASHED_KID, '-x'], "Unknown option '-x'."],
+    [['keys:retire', DASHED_KID, 'other'], 'keys:retire has too many arguments: keys:retire <kid>'],
+    [['keys:retire', DASHED_KID, '--force'], "Unknown option '--force'."],
+    [
+      ['audit', '-a@example.com', '--limit', '0'],
+      '--limit must be a whole number from 1 to 1000, got "0".',
+    ],
+    [['-Fz', 'keys:list'], 'Unknown command "-Fz".'],
+  ])('should still refuse %j around a value that begins with a dash', (argv, message) => {
+    expect(usageErrorOf(argv)).toBe(message);
+  });
+
   it.each([['--help'], ['-h'], ['audit', '--help'], ['nonsense', '-h']])(
     'should ask for help with %j',
     (...argv) => {
@@ -182,6 +214,8 @@ describe(`${parseCliArguments.name}: admin keys`, () => {
   });
 
   it('should name the scopes in the usage text', () => {
-    expect(CLI_USAGE).toContain('users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write');
+    expect(CLI_USAGE).toContain(
+      'users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write',
+    );
   });
 });

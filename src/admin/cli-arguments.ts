@@ -269,22 +269,71 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
   return { kind: 'run', command, email };
 }
 
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  limit: { type: 'string' },
+  before: { type: 'string' },
+  output: { type: 'string' },
+  url: { type: 'string' },
+  events: { type: 'string' },
+  name: { type: 'string' },
+  scopes: { type: 'string' },
+} as const;
+
 function parse(argv: readonly string[]) {
   return parseArgs({
-    args: [...argv],
-    options: {
-      help: { type: 'boolean', short: 'h' },
-      limit: { type: 'string' },
-      before: { type: 'string' },
-      output: { type: 'string' },
-      url: { type: 'string' },
-      events: { type: 'string' },
-      name: { type: 'string' },
-      scopes: { type: 'string' },
-    },
+    args: withDashedValuesAsPositionals(argv),
+    options: OPTIONS,
     allowPositionals: true,
     strict: true,
   });
+}
+
+/**
+ * A kid is base64url, so one in 64 begins with '-', and an e-mail may too; parseArgs would read
+ * `-FzCE…` as the short options -F -z …. The CLI has one short option (-h) and no groups of them,
+ * so an argument of one dash and two or more characters is a value. When there is one, this moves
+ * every positional behind '--', in order, leaving options (and the values they take) in front;
+ * otherwise the command line is parsed as given. '--' given by the operator works as always.
+ */
+function withDashedValuesAsPositionals(argv: readonly string[]): string[] {
+  const options: string[] = [];
+  const positionals: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const argument = argv[index];
+    if (argument === '--') {
+      positionals.push(...argv.slice(index + 1));
+      break;
+    }
+    if (!isOption(argument)) {
+      positionals.push(argument);
+      continue;
+    }
+    options.push(argument);
+    if (takesSeparateValue(argument) && index + 1 < argv.length) {
+      index += 1;
+      options.push(argv[index]);
+    }
+  }
+  return positionals.some(isDashedValue) ? [...options, '--', ...positionals] : [...argv];
+}
+
+function isOption(argument: string): boolean {
+  return argument.startsWith('--') || /^-.$/.test(argument);
+}
+
+function isDashedValue(argument: string): boolean {
+  return /^-[^-]./.test(argument);
+}
+
+/** `--limit 5` rather than `--limit=5`: the next argument is the value, whatever it looks like. */
+function takesSeparateValue(argument: string): boolean {
+  const name = argument.slice(2);
+  return (
+    argument.startsWith('--') &&
+    Object.hasOwn(OPTIONS, name) &&
+    OPTIONS[name as keyof typeof OPTIONS].type === 'string'
+  );
 }
 
 /** Each option and the one command it belongs to. */
