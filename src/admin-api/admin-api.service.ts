@@ -11,10 +11,7 @@ import { forRequest } from '../logging/log-fields.js';
 import type { SigningKeyResponseDto } from '../keys/dto/signing-key-response.dto.js';
 import { KeysService } from '../keys/keys.service.js';
 import { MailOutbox } from '../mail/mail-outbox.js';
-import {
-  WebhooksService,
-  type WebhookSubscriptionSummary,
-} from '../webhooks/webhooks.service.js';
+import { WebhooksService, type WebhookSubscriptionSummary } from '../webhooks/webhooks.service.js';
 import type { AdminPrincipal } from '../admin-keys/admin-keys.service.js';
 import type { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';
 import type { AdminReasonDto } from './dto/admin-reason.dto.js';

@@ -1,10 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminApiMessages } from '../admin/admin-api.messages.js';
 import type { AdminPrincipal } from '../admin-keys/admin-keys.service.js';
 import { Origin } from '../common/decorators/origin.decorator.js';

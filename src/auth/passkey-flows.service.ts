@@ -22,7 +22,10 @@ import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
 import type { PasskeyLoginDto } from '../passkeys/dto/passkey-login.dto.js';
 import type { PasskeyRegistrationOptionsDto } from './dto/passkey-registration-options.dto.js';
-import { PasskeyListResponseDto, PasskeyResponseDto } from '../passkeys/dto/passkey-response.dto.js';
+import {
+  PasskeyListResponseDto,
+  PasskeyResponseDto,
+} from '../passkeys/dto/passkey-response.dto.js';
 import type { RegisterPasskeyDto } from '../passkeys/dto/register-passkey.dto.js';
 import { PasskeyRefusal, Passkeys } from '../passkeys/passkeys.service.js';
 import { PasskeysMessages } from '../passkeys/passkeys.messages.js';

@@ -224,10 +224,7 @@ export class Passkeys {
         throw error;
       });
     if (stored === 'too_many') {
-      throw await refuse(
-        'too_many',
-        new ConflictError(PasskeysMessages.tooMany),
-      );
+      throw await refuse('too_many', new ConflictError(PasskeysMessages.tooMany));
     }
     if (stored === 'already_registered') {
       throw await refuse(

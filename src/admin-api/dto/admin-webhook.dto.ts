@@ -1,12 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import {
-  IsString,
-  IsUUID,
-  Matches,
-  MaxLength,
-  ValidateBy,
-  ValidateIf,
-} from 'class-validator';
+import { IsString, IsUUID, Matches, MaxLength, ValidateBy, ValidateIf } from 'class-validator';
 import {
   HasNoControlCharacters,
   HasNoInvisibleCharacters,
