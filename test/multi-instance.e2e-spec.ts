@@ -250,11 +250,19 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
       let servers: ServerProcess[] = [];
       try {
         await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+        // Advisory locks are per database, and the other Jest worker's schemas share this one:
+        // its instances queue on the same lock. These four are told apart by their name.
+        const marked = new URL(database.connectionString);
+        const name = `migration-wait-${randomUUID()}`;
+        marked.searchParams.set('application_name', name);
         servers = await Promise.all(
           Array.from({ length: 4 }, () =>
             // A request-sized statement timeout must not cut short the wait for the lock.
             spawnServer({
-              env: instanceEnv(database, { Database__StatementTimeoutMs: '1000' }),
+              env: instanceEnv(
+                { ...database, connectionString: marked.toString() },
+                { Database__StatementTimeoutMs: '1000' },
+              ),
               cwd,
             }),
           ),
@@ -265,9 +273,9 @@ describeOnPostgres('several instances on one PostgreSQL schema', () => {
         while (waiting < 4 && Date.now() < deadline) {
           await delay(100);
           const [row] = await database.query<{ waiting: number }>(
-            `SELECT COUNT(*)::int AS waiting FROM pg_locks
-             WHERE locktype = 'advisory' AND NOT granted AND database =
-               (SELECT oid FROM pg_database WHERE datname = current_database())`,
+            `SELECT COUNT(*)::int AS waiting FROM pg_locks JOIN pg_stat_activity USING (pid)
+             WHERE locktype = 'advisory' AND NOT granted AND application_name = $1`,
+            [name],
           );
           waiting = row.waiting;
         }
