@@ -62,16 +62,17 @@ async function retry(t: TestApp): Promise<void> {
 }
 
 /**
- * Waits until a backend of `client`'s database waits for a transaction lock (a claim's turn), or
- * `claiming` settled without waiting.
+ * Waits until a backend waits for a lock that `client` holds (a claim's turn), or `claiming`
+ * settled without waiting. Only `client`'s waiters count: the other Jest worker's schemas share
+ * this database and its advisory locks.
  */
 async function untilWaitingOrSettled(client: pg.Client, claiming: Promise<unknown>): Promise<void> {
   let settled = false;
   void claiming.finally(() => (settled = true));
   for (let tries = 0; tries < 200 && !settled; tries++) {
     const { rows } = await client.query<{ waiting: number }>(
-      `SELECT count(*)::int AS "waiting" FROM pg_stat_activity WHERE "datname" = current_database() ` +
-        `AND "wait_event_type" = 'Lock' AND "wait_event" = 'advisory'`,
+      'SELECT count(*)::int AS "waiting" FROM pg_stat_activity ' +
+        'WHERE pg_backend_pid() = ANY (pg_blocking_pids("pid"))',
     );
     if (rows[0].waiting > 0) {
       return;
