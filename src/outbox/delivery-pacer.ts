@@ -22,7 +22,7 @@ export interface PacerSettings {
 
 /**
  * At 250 ms a saturated instance still spent about 3 % of a refresh window on deliveries; at 1 s
- * it sends at least 32 a second and catches up within about 2 s of the load falling (0050).
+ * it sends at least 32 a second and catches up within about 2 s of the load falling (decision 0050).
  */
 export const DEFAULT_PACER_SETTINGS: PacerSettings = {
   busyUtilization: 0.9,

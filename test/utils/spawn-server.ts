@@ -51,6 +51,16 @@ const PORTS_PER_WORKER = 5_000;
 const FIRST_PORT = 10_000;
 const WORKER_RANGES = 4;
 
+// eslint-disable-next-line no-restricted-syntax -- Jest numbers its workers from 1.
+const WORKER = Math.max(Number(process.env.JEST_WORKER_ID ?? '1'), 1);
+const LOWEST_PORT = FIRST_PORT + ((WORKER - 1) % WORKER_RANGES) * PORTS_PER_WORKER;
+/**
+ * The next port to try, as an offset into the worker's range: handed out in turn, so servers
+ * started together (none has bound yet) never get the same one; a random start keeps a test file
+ * off the ports the previous one used.
+ */
+let nextOffset = Math.floor(Math.random() * PORTS_PER_WORKER);
+
 /**
  * A port that was free a moment ago, from a range of this Jest worker's own. A port the kernel
  * picked (port 0) could be picked again for another worker's server between its release here and
@@ -58,16 +68,16 @@ const WORKER_RANGES = 4;
  * token signed with another server's secret).
  */
 export async function findFreePort(): Promise<number> {
-  // eslint-disable-next-line no-restricted-syntax -- Jest numbers its workers from 1.
-  const worker = Number(process.env.JEST_WORKER_ID ?? '1');
-  const low = FIRST_PORT + ((Math.max(worker, 1) - 1) % WORKER_RANGES) * PORTS_PER_WORKER;
   for (let tries = 0; tries < 100; tries++) {
-    const port = low + Math.floor(Math.random() * PORTS_PER_WORKER);
+    const port = LOWEST_PORT + nextOffset;
+    nextOffset = (nextOffset + 1) % PORTS_PER_WORKER;
     if (await isFree(port)) {
       return port;
     }
   }
-  throw new Error(`findFreePort: no free port between ${low} and ${low + PORTS_PER_WORKER}`);
+  throw new Error(
+    `findFreePort: no free port between ${LOWEST_PORT} and ${LOWEST_PORT + PORTS_PER_WORKER}`,
+  );
 }
 
 /** Whether a listener can bind `port` on loopback now (it is released at once). */
