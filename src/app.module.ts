@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { AdminApiModule } from './admin-api/admin-api.module.js';
+import { AdminApiModule } from './admin/http/admin-api.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuditRetentionModule } from './audit/audit-retention.module.js';
 import { AuthModule } from './auth/auth.module.js';

@@ -7,7 +7,7 @@ import { ClientAddressResolver } from './common/network/client-address.js';
 import { RandomSource } from './common/random/random-source.js';
 import { Clock } from './common/time/clock.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
-import { AdminApiModule } from './admin-api/admin-api.module.js';
+import { AdminApiModule } from './admin/http/admin-api.module.js';
 import { buildOpenApiDocument, INTERFACE_VARIANT } from './common/swagger/openapi-document.js';
 import { AppConfig } from './config/app-config.js';
 import { HEALTH_PATHS } from './health/health.controller.js';

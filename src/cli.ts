@@ -1,8 +1,8 @@
 import 'reflect-metadata';
-import { runCli } from './admin/admin-cli.js';
+import { runCli } from './admin/cli/admin-cli.js';
 import { EXTENSIONS } from './extensions.js';
 
-// The admin CLI: `npm run cli -- <command>`. Commands and exit codes: src/admin/cli-arguments.ts.
+// The admin CLI: `npm run cli -- <command>`. Commands and exit codes: src/admin/cli/cli-arguments.ts.
 runCli(process.argv.slice(2), { out: process.stdout, err: process.stderr }, EXTENSIONS).then(
   (code) => {
     process.exitCode = code;

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { adminOpenApiDocumentOf } from './admin-api/admin-openapi.js';
+import { adminOpenApiDocumentOf } from './admin/http/admin-openapi.js';
 import { AppModule } from './app.module.js';
 import { configureApp, createHttpAdapter, openApiDocumentOf } from './app.setup.js';
 import { RandomSource } from './common/random/random-source.js';

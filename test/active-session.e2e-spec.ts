@@ -3,7 +3,7 @@ import { AdminModule } from '../src/admin/admin.module.js';
 import { AdminService } from '../src/admin/admin.service.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
-import { SessionRepository } from '../src/tokens/session.repository.js';
+import { SessionRepository } from '../src/tokens/storage/session.repository.js';
 import { findRefreshToken } from './factories/refresh-token.factory.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import {

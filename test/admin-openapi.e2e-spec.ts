@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { AdminKeysService } from '../src/admin-keys/admin-keys.service.js';
+import { AdminKeysService } from '../src/admin/keys/admin-keys.service.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { registerUser } from './factories/user.factory.js';

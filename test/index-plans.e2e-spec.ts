@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { cliOrigin } from '../src/admin/cli-origin.js';
+import { cliOrigin } from '../src/admin/cli/cli-origin.js';
 import { eventIdText } from '../src/audit/event-id.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { randomUUID } from 'node:crypto';
-import { AdminKeysService } from '../src/admin-keys/admin-keys.service.js';
+import { AdminKeysService } from '../src/admin/keys/admin-keys.service.js';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { MailSender } from '../src/mail/mail-sender.js';
 import { WebhookSender } from '../src/webhooks/webhook-sender.js';

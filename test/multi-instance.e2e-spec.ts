@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { MIGRATIONS as CORE_MIGRATIONS } from '../src/database/migrations/index.js';
-import { hashRefreshToken } from '../src/tokens/refresh-token-value.js';
+import { hashRefreshToken } from '../src/tokens/storage/refresh-token-value.js';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
 import { httpRequest, type TestResponse } from './utils/http.js';

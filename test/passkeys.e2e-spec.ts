@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { registerUser, reloadUser, type RegisteredUser } from './factories/user.factory.js';
-import { timeStepAt, totpAt } from '../src/mfa/totp-codes.js';
+import { timeStepAt, totpAt } from '../src/two-factor/totp-codes.js';
 import { User } from '../src/users/entities/user.entity.js';
 import { auditRows } from './utils/audit-rows.js';
 import { runCliOn } from './utils/cli-process.js';

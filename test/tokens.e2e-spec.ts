@@ -1,6 +1,6 @@
 import { jwtKey } from '../src/common/jwt/jwt-key.js';
 import { createHash, randomBytes } from 'node:crypto';
-import { TokenCleanupService } from '../src/tokens/token-cleanup.service.js';
+import { TokenCleanupService } from '../src/tokens/cleanup/token-cleanup.service.js';
 import { User } from '../src/users/entities/user.entity.js';
 import {
   createRefreshToken,

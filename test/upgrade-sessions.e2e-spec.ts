@@ -1,6 +1,6 @@
 import { toSqliteDatetime } from '../src/database/sqlite-datetime.js';
 import { AccessTokenService } from '../src/tokens/access-token.service.js';
-import { hashRefreshToken } from '../src/tokens/refresh-token-value.js';
+import { hashRefreshToken } from '../src/tokens/storage/refresh-token-value.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import { errorBody } from './utils/expected-bodies.js';
 import { FakeClock } from './utils/fake-clock.js';

@@ -1,4 +1,4 @@
-import { cliOrigin } from '../src/admin/cli-origin.js';
+import { cliOrigin } from '../src/admin/cli/cli-origin.js';
 import { AuditTrail } from '../src/audit/audit-trail.service.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { UnitOfWork } from '../src/database/unit-of-work.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module.js';
-import { MfaModule } from '../mfa/mfa.module.js';
+import { MfaModule } from '../two-factor/mfa.module.js';
 import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';

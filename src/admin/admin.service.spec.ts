@@ -16,9 +16,9 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { RevokedSessions } from '../tokens/tokens.service.js';
 
 const MANAGER = {} as EntityManager;
-import { TotpFactors } from '../mfa/totp-factors.service.js';
+import { TotpFactors } from '../two-factor/totp-factors.service.js';
 import { Passkeys } from '../passkeys/passkeys.service.js';
-import { TokenCleanupService } from '../tokens/token-cleanup.service.js';
+import { TokenCleanupService } from '../tokens/cleanup/token-cleanup.service.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { User } from '../users/entities/user.entity.js';
 import type { LockoutState, LoginState } from '../users/users.service.js';

@@ -5,13 +5,13 @@ import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
-import { MfaMessages } from '../mfa/mfa.messages.js';
+import { MfaMessages } from '../two-factor/mfa.messages.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { AuthMessages } from './auth.messages.js';
 import { AuthService } from './auth.service.js';
 import { LoginDto } from './dto/login.dto.js';
 import { RegisterDto } from './dto/register.dto.js';
-import { FRESH_LOCKOUT_MINUTES } from './lockout.js';
+import { FRESH_LOCKOUT_MINUTES } from '../passwords/lockout.js';
 
 @ApiTags('auth')
 @Controller('auth')

@@ -6,8 +6,8 @@ import { AppConfig } from '../config/app-config.js';
 import type { AuthEvent, LoginFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
-import { MfaMessages } from '../mfa/mfa.messages.js';
-import { TotpFactors } from '../mfa/totp-factors.service.js';
+import { MfaMessages } from '../two-factor/mfa.messages.js';
+import { TotpFactors } from '../two-factor/totp-factors.service.js';
 import { PasskeyRefusal, Passkeys } from '../passkeys/passkeys.service.js';
 import { PASSWORD_AND_OTP, PASSWORD_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
@@ -16,13 +16,13 @@ import { normalizeEmail } from '../common/identity/email.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
-import { AccountLock } from './account-lock.js';
+import { AccountLock } from '../passwords/account-lock.js';
 import { AuthMessages } from './auth.messages.js';
 import type { LoginDto } from './dto/login.dto.js';
 import type { RegisterDto } from './dto/register.dto.js';
-import { EmailVerificationService } from './email-verification.service.js';
-import { FailedLogins } from './failed-logins.js';
-import { PasswordHasher } from './password-hasher.js';
+import { EmailVerificationService } from '../account/email-verification.service.js';
+import { FailedLogins } from '../passwords/failed-logins.js';
+import { PasswordHasher } from '../passwords/password-hasher.js';
 import { RandomSource } from '../common/random/random-source.js';
 
 /** Registration and login: the rules of SPEC §3.1 and §4.2. */

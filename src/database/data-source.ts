@@ -4,7 +4,7 @@ import { parseEnv } from 'node:util';
 import { DataSource } from 'typeorm';
 import { AuditEvent } from '../audit/entities/audit-event.entity.js';
 import { UserAgent } from '../audit/entities/user-agent.entity.js';
-import { AccountToken } from '../auth/entities/account-token.entity.js';
+import { AccountToken } from '../account-tokens/entities/account-token.entity.js';
 import { parseConnectionString } from '../config/connection-string.js';
 import {
   DEFAULT_CONNECTION_STRING,
@@ -13,8 +13,8 @@ import {
 } from '../config/environment-variables.js';
 import { EXTENSIONS } from '../extensions.js';
 import { OutboxMail } from '../mail/entities/outbox-mail.entity.js';
-import { RecoveryCode } from '../mfa/entities/recovery-code.entity.js';
-import { TotpFactor } from '../mfa/entities/totp-factor.entity.js';
+import { RecoveryCode } from '../two-factor/entities/recovery-code.entity.js';
+import { TotpFactor } from '../two-factor/entities/totp-factor.entity.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { Session } from '../tokens/entities/session.entity.js';
 import { User } from '../users/entities/user.entity.js';

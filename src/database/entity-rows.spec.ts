@@ -4,10 +4,10 @@ import { createInMemoryDataSource } from '../../test/utils/in-memory-database.js
 import { AuditEvent } from '../audit/entities/audit-event.entity.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { AuditEventRepository } from '../audit/audit-event.repository.js';
-import { RefreshTokenRepository } from '../tokens/refresh-token.repository.js';
+import { RefreshTokenRepository } from '../tokens/storage/refresh-token.repository.js';
 import { RefreshToken } from '../tokens/entities/refresh-token.entity.js';
 import { Session } from '../tokens/entities/session.entity.js';
-import { SessionRepository } from '../tokens/session.repository.js';
+import { SessionRepository } from '../tokens/storage/session.repository.js';
 import { User } from '../users/entities/user.entity.js';
 import { UserRepository } from '../users/user.repository.js';
 import { buildUser } from '../../test/factories/user.factory.js';

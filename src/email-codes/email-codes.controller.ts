@@ -1,12 +1,12 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AuthMessages } from '../auth/auth.messages.js';
-import { FRESH_LOCKOUT_MINUTES } from '../auth/lockout.js';
+import { FRESH_LOCKOUT_MINUTES } from '../passwords/lockout.js';
 import { Origin } from '../common/decorators/origin.decorator.js';
 import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
-import { MfaMessages } from '../mfa/mfa.messages.js';
+import { MfaMessages } from '../two-factor/mfa.messages.js';
 import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { MessageResponseDto } from '../tokens/dto/message-response.dto.js';
 import { UsersMessages } from '../users/users.messages.js';

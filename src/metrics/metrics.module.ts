@@ -1,12 +1,12 @@
 import { Global, Module } from '@nestjs/common';
-import { PasswordHashObserver } from '../auth/password-hash-observer.js';
+import { PasswordHashObserver } from '../passwords/password-hash-observer.js';
 import { AuthEventMetrics } from './auth-event-metrics.js';
 import { HttpMetrics } from './http-metrics.js';
 import { KeygateMetrics } from './keygate-metrics.js';
 import { ManagementServer } from './management-server.js';
 import { PasswordHashMetrics } from './password-hash-metrics.js';
 import { SigningKeyObserver } from '../keys/signing-key-observer.js';
-import { SigningKeyMetrics } from './signing-key-metrics.js';
+import { SigningKeyMetrics } from './key-age-metrics.js';
 
 /** Global so that PasswordHasher finds its observer without AuthModule importing metrics. */
 @Global()

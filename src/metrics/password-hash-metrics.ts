@@ -3,7 +3,7 @@ import type { Histogram } from 'prom-client';
 import {
   PasswordHashObserver,
   type PasswordHashOperation,
-} from '../auth/password-hash-observer.js';
+} from '../passwords/password-hash-observer.js';
 import { KeygateMetrics } from './keygate-metrics.js';
 
 type Timer = ReturnType<Histogram<'operation'>['labels']>;

@@ -9,10 +9,10 @@ import { AccessTokenService } from './access-token.service.js';
 import { RefreshToken } from './entities/refresh-token.entity.js';
 import { Session } from './entities/session.entity.js';
 import { TokensController } from './tokens.controller.js';
-import { RefreshSuccessors } from './refresh-successors.js';
-import { RefreshTokenRepository } from './refresh-token.repository.js';
-import { SessionRepository } from './session.repository.js';
-import { TokenCleanupService } from './token-cleanup.service.js';
+import { RefreshSuccessors } from './storage/refresh-successors.js';
+import { RefreshTokenRepository } from './storage/refresh-token.repository.js';
+import { SessionRepository } from './storage/session.repository.js';
+import { TokenCleanupService } from './cleanup/token-cleanup.service.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({

@@ -30,9 +30,9 @@ import {
   storedTokenView,
   type TokenView,
 } from '../../test/factories/refresh-token.factory.js';
-import { RefreshTokenRepository } from './refresh-token.repository.js';
-import { RefreshSuccessors } from './refresh-successors.js';
-import { SessionRepository } from './session.repository.js';
+import { RefreshTokenRepository } from './storage/refresh-token.repository.js';
+import { RefreshSuccessors } from './storage/refresh-successors.js';
+import { SessionRepository } from './storage/session.repository.js';
 import { TokensService } from './tokens.service.js';
 
 const START = new Date('2026-01-01T12:00:00.000Z');

@@ -31,10 +31,10 @@ import {
   type RefreshTokenUnit,
   type Revocation,
   type Rotation,
-} from './refresh-token.repository.js';
-import { RefreshSuccessors } from './refresh-successors.js';
-import { generateRefreshTokenValue, hashRefreshToken } from './refresh-token-value.js';
-import { SessionRepository, type SessionUse } from './session.repository.js';
+} from './storage/refresh-token.repository.js';
+import { RefreshSuccessors } from './storage/refresh-successors.js';
+import { generateRefreshTokenValue, hashRefreshToken } from './storage/refresh-token-value.js';
+import { SessionRepository, type SessionUse } from './storage/session.repository.js';
 import { TokensMessages } from './tokens.messages.js';
 import { RandomSource } from '../common/random/random-source.js';
 

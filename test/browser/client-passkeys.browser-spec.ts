@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type * as KeygateModule from '../../packages/client/dist/keygate-client.js';
-import { timeStepAt, totpAt } from '../../src/mfa/totp-codes.js';
+import { timeStepAt, totpAt } from '../../src/two-factor/totp-codes.js';
 import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
 import { decodeJwt } from '../utils/jwt.js';
 import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';

@@ -12,7 +12,7 @@ import { EmailCodesMessages } from '../../src/email-codes/email-codes.messages.j
 import { BodyMessages } from '../../src/http/body-problems.js';
 import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
 import { MailMessages } from '../../src/mail/mail.messages.js';
-import { MfaMessages } from '../../src/mfa/mfa.messages.js';
+import { MfaMessages } from '../../src/two-factor/mfa.messages.js';
 import { PasskeysMessages } from '../../src/passkeys/passkeys.messages.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';

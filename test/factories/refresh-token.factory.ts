@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { RefreshToken } from '../../src/tokens/entities/refresh-token.entity.js';
 import { Session } from '../../src/tokens/entities/session.entity.js';
-import { hashRefreshToken } from '../../src/tokens/refresh-token-value.js';
+import { hashRefreshToken } from '../../src/tokens/storage/refresh-token-value.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import type { TestApp } from '../utils/create-test-app.js';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PasswordHasher } from '../../src/auth/password-hasher.js';
+import { PasswordHasher } from '../../src/passwords/password-hasher.js';
 import { User } from '../../src/users/entities/user.entity.js';
 import type { TestApp } from '../utils/create-test-app.js';
 import { REGISTER } from '../utils/routes.js';

@@ -6,7 +6,7 @@ import {
   Trim,
 } from '../../common/validation/string-rules.js';
 import { USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
-import { IsAcceptablePassword } from '../password-policy.js';
+import { IsAcceptablePassword } from '../../passwords/password-policy.js';
 import { RegistrationEmail } from './registration-email.js';
 
 export class RegisterDto {

@@ -7,8 +7,8 @@ import {
   ValidateIf,
   type ValidationArguments,
 } from 'class-validator';
-import { MailedToken } from '../../auth/dto/mailed-token.js';
-import { SecondFactorCode } from '../../auth/dto/second-factor-code.js';
+import { MailedToken } from '../../account-tokens/dto/mailed-token.js';
+import { SecondFactorCode } from '../../two-factor/dto/second-factor-code.js';
 import {
   HasNoControlCharacters,
   HasNoInvisibleCharacters,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { hashRefreshToken } from '../../../src/tokens/refresh-token-value.js';
+import { hashRefreshToken } from '../../../src/tokens/storage/refresh-token-value.js';
 import { TEST_SECRET_KEY } from '../../utils/create-test-app.js';
 import { LOGIN, REFRESH, REGISTER, REVOKE } from '../../utils/routes.js';
 import { startServer, stopAllServers, type ServerProcess } from '../../utils/spawn-server.js';

@@ -1,7 +1,0 @@
-import { ConfirmingPassword } from './password-confirmation.js';
-
-export class EnrollTotpDto {
-  /** The account's password, checked like a login's. @example "S3cure!pass" */
-  @ConfirmingPassword()
-  readonly password: string;
-}

@@ -1,7 +1,0 @@
-import { RegistrationEmail } from './registration-email.js';
-
-export class ForgotPasswordDto {
-  /** The account's address, matched as at login. @example "alice@example.com" */
-  @RegistrationEmail()
-  readonly email: string;
-}

@@ -1,9 +1,0 @@
-import { applyDecorators } from '@nestjs/common';
-import { IsNotEmpty, IsString } from 'class-validator';
-import { MaxChars } from '../../common/validation/string-rules.js';
-import { SECOND_FACTOR_CODE_MAX_LENGTH } from './login.dto.js';
-
-/** A second-factor code (a TOTP or a recovery code), bounded as at login. */
-export function SecondFactorCode(): PropertyDecorator {
-  return applyDecorators(IsString(), IsNotEmpty(), MaxChars(SECOND_FACTOR_CODE_MAX_LENGTH));
-}

@@ -1,0 +1,93 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { AdminApiMessages } from '../../admin/admin-api.messages.js';
+import type { AdminPrincipal } from '../../admin/keys/admin-keys.service.js';
+import { Origin } from '../../common/decorators/origin.decorator.js';
+import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
+import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
+import { SigningKeyResponseDto } from '../dto/signing-key-response.dto.js';
+import { KeysMessages } from '../keys.messages.js';
+import { AdminApiService } from '../../admin/http/admin-api.service.js';
+import { AdminScope } from '../../admin/keys/admin-scope.decorator.js';
+import { CurrentAdminKey } from '../../admin/keys/current-admin-key.decorator.js';
+import { AdminReasonDto } from '../../common/dto/admin-reason.dto.js';
+import {
+  AdminSigningKeyListResponseDto,
+  AdminSigningKeyParamsDto,
+} from './dto/admin-signing-key.dto.js';
+
+const FORBIDDEN = {
+  status: HttpStatus.FORBIDDEN,
+  messages: { forbidden: AdminApiMessages.forbidden },
+};
+
+/**
+ * The signing key set (docs/operations/signing-keys.md): the same KeysService calls as the CLI's
+ * `keys:list`, `keys:rotate` and `keys:retire`. Only kid, algorithm, state and instants are shown.
+ */
+@ApiTags('admin')
+@Controller('admin/keys')
+export class AdminSigningKeysController {
+  constructor(private readonly adminApi: AdminApiService) {}
+
+  /** Every key with its state now, the configuration's HS256 secrets included. */
+  @Get()
+  @AdminScope('keys:read')
+  @ApiErrorResponses(FORBIDDEN)
+  listSigningKeys(): Promise<AdminSigningKeyListResponseDto> {
+    return this.adminApi.signingKeys();
+  }
+
+  /** Makes a key and publishes it as next: it signs once every verifier can have read it. */
+  @Post('rotate')
+  @HttpCode(HttpStatus.CREATED)
+  @AdminScope('keys:write')
+  @ApiCreatedResponse({ type: SigningKeyResponseDto })
+  @ApiErrorResponses(
+    {
+      status: HttpStatus.BAD_REQUEST,
+      messages: { symmetricAlgorithm: KeysMessages.symmetricAlgorithm },
+    },
+    FORBIDDEN,
+    {
+      status: HttpStatus.CONFLICT,
+      messages: {
+        nextKeyWaiting: KeysMessages.nextKeyWaiting,
+        alreadyExists: KeysMessages.alreadyExists,
+      },
+    },
+  )
+  rotateSigningKey(
+    @Body() body: AdminReasonDto,
+    @CurrentAdminKey() key: AdminPrincipal,
+    @Origin() origin: RequestOrigin,
+  ): Promise<SigningKeyResponseDto> {
+    return this.adminApi.rotateSigningKey(body, { key, origin });
+  }
+
+  /** Retires a key at once: the tokens it signed stop verifying; a current key is replaced. */
+  @Post(':kid/retire')
+  @HttpCode(HttpStatus.OK)
+  @AdminScope('keys:write')
+  @ApiOkResponse({ type: SigningKeyResponseDto })
+  @ApiErrorResponses(
+    HttpStatus.BAD_REQUEST,
+    FORBIDDEN,
+    { status: HttpStatus.NOT_FOUND, messages: { notFound: KeysMessages.notFound } },
+    {
+      status: HttpStatus.CONFLICT,
+      messages: {
+        alreadyRetired: KeysMessages.alreadyRetired,
+        secretSigns: KeysMessages.secretSigns,
+      },
+    },
+  )
+  retireSigningKey(
+    @Param() params: AdminSigningKeyParamsDto,
+    @Body() body: AdminReasonDto,
+    @CurrentAdminKey() key: AdminPrincipal,
+    @Origin() origin: RequestOrigin,
+  ): Promise<SigningKeyResponseDto> {
+    return this.adminApi.retireSigningKey(params.kid, body, { key, origin });
+  }
+}

@@ -1,0 +1,7 @@
+import { RegistrationEmail } from '../../auth/dto/registration-email.js';
+
+export class ForgotPasswordDto {
+  /** The account's address, matched as at login. @example "alice@example.com" */
+  @RegistrationEmail()
+  readonly email: string;
+}

@@ -1,0 +1,114 @@
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { AdminApiMessages } from '../../admin/admin-api.messages.js';
+import type { AdminPrincipal } from '../../admin/keys/admin-keys.service.js';
+import { Origin } from '../../common/decorators/origin.decorator.js';
+import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
+import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
+import { WebhooksMessages } from '../webhooks.messages.js';
+import { AdminApiService } from '../../admin/http/admin-api.service.js';
+import { AdminScope } from '../../admin/keys/admin-scope.decorator.js';
+import { CurrentAdminKey } from '../../admin/keys/current-admin-key.decorator.js';
+import { AdminReasonDto } from '../../common/dto/admin-reason.dto.js';
+import {
+  AddedWebhookResponseDto,
+  AddWebhookDto,
+  DeadWebhookListResponseDto,
+  ReplayWebhooksDto,
+  ReplayWebhooksResponseDto,
+  WebhookListResponseDto,
+  WebhookSubscriptionParamsDto,
+} from './dto/admin-webhook.dto.js';
+
+const FORBIDDEN = {
+  status: HttpStatus.FORBIDDEN,
+  messages: { forbidden: AdminApiMessages.forbidden },
+};
+
+/**
+ * Webhook subscriptions and their dead letters (docs/operations/webhooks.md): the same
+ * WebhooksService calls as the CLI's `webhooks:*` commands. A secret is shown once, when added.
+ */
+@ApiTags('admin')
+@Controller('admin/webhooks')
+export class AdminWebhooksController {
+  constructor(private readonly adminApi: AdminApiService) {}
+
+  /** Every subscription, without its secret. */
+  @Get()
+  @AdminScope('webhooks:read')
+  @ApiErrorResponses(FORBIDDEN)
+  listWebhooks(): Promise<WebhookListResponseDto> {
+    return this.adminApi.webhooks();
+  }
+
+  /** Subscribes a URL to `all` events or to a list of them; answers its secret, this once. */
+  @Post()
+  @HttpCode(HttpStatus.CREATED)
+  @AdminScope('webhooks:write')
+  @ApiCreatedResponse({ type: AddedWebhookResponseDto })
+  @ApiErrorResponses(
+    {
+      status: HttpStatus.BAD_REQUEST,
+      messages: {
+        badUrl: WebhooksMessages.badUrl,
+        privateDestination: WebhooksMessages.privateDestination,
+      },
+    },
+    FORBIDDEN,
+    {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      messages: { notConfigured: WebhooksMessages.notConfigured },
+    },
+  )
+  addWebhook(
+    @Body() body: AddWebhookDto,
+    @CurrentAdminKey() key: AdminPrincipal,
+    @Origin() origin: RequestOrigin,
+  ): Promise<AddedWebhookResponseDto> {
+    return this.adminApi.addWebhook(body, { key, origin });
+  }
+
+  /** The deliveries that used up their attempts, oldest event first. */
+  @Get('dead')
+  @AdminScope('webhooks:read')
+  @ApiErrorResponses(FORBIDDEN)
+  listDeadWebhooks(): Promise<DeadWebhookListResponseDto> {
+    return this.adminApi.deadWebhooks();
+  }
+
+  /** Makes one dead delivery (`id`) or every one (`all: true`) pending again, due now. */
+  @Post('replay')
+  @HttpCode(HttpStatus.OK)
+  @AdminScope('webhooks:write')
+  @ApiOkResponse({ type: ReplayWebhooksResponseDto })
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, {
+    status: HttpStatus.NOT_FOUND,
+    messages: { unknownDeadDelivery: WebhooksMessages.unknownDeadDelivery },
+  })
+  replayWebhooks(
+    @Body() body: ReplayWebhooksDto,
+    @CurrentAdminKey() key: AdminPrincipal,
+    @Origin() origin: RequestOrigin,
+  ): Promise<ReplayWebhooksResponseDto> {
+    return this.adminApi.replayWebhooks(body, { key, origin });
+  }
+
+  /** Removes a subscription and every delivery to it, pending or dead. */
+  @Delete(':id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @AdminScope('webhooks:write')
+  @ApiNoContentResponse()
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, {
+    status: HttpStatus.NOT_FOUND,
+    messages: { unknownSubscription: WebhooksMessages.unknownSubscription },
+  })
+  async removeWebhook(
+    @Param() params: WebhookSubscriptionParamsDto,
+    @Body() body: AdminReasonDto,
+    @CurrentAdminKey() key: AdminPrincipal,
+    @Origin() origin: RequestOrigin,
+  ): Promise<void> {
+    await this.adminApi.removeWebhook(params.id, body, { key, origin });
+  }
+}
