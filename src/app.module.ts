@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminApiModule } from './admin/http/admin-api.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuditRetentionModule } from './audit/audit-retention.module.js';
+import { AccountModule } from './account/account.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { JwtAuthGuard } from './auth/jwt-auth.guard.js';
 import { AllExceptionsFilter } from './common/filters/all-exceptions.filter.js';
@@ -15,10 +16,13 @@ import { extensionMigrationsOf, type KeygateExtension } from './database/keygate
 import { EventsModule } from './events/events.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { PasskeyRoutesModule } from './passkeys/passkey-routes.module.js';
+import { PasswordsModule } from './passwords/passwords.module.js';
 import { ActiveSessionGuard } from './sessions/active-session.guard.js';
 import { SessionsModule } from './sessions/sessions.module.js';
 import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
+import { TwoFactorRoutesModule } from './two-factor/two-factor-routes.module.js';
 import { UsersModule } from './users/users.module.js';
 import { KeyServingModule } from './keys/key-serving.module.js';
 import { EmailCodesModule } from './email-codes/email-codes.module.js';
@@ -48,6 +52,10 @@ export class AppModule {
         UsersModule,
         TokensModule,
         AuthModule,
+        PasswordsModule,
+        AccountModule,
+        TwoFactorRoutesModule,
+        PasskeyRoutesModule,
         HealthModule,
         SessionsModule,
         AuditModule,

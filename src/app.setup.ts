@@ -7,7 +7,7 @@ import { ClientAddressResolver } from './common/network/client-address.js';
 import { RandomSource } from './common/random/random-source.js';
 import { Clock } from './common/time/clock.js';
 import { requestIdFrom } from './common/request-origin/request-origin.js';
-import { AdminApiModule } from './admin/http/admin-api.module.js';
+import { ADMIN_API_MODULES } from './admin/http/admin-api.module.js';
 import { buildOpenApiDocument, INTERFACE_VARIANT } from './common/swagger/openapi-document.js';
 import { AppConfig } from './config/app-config.js';
 import { HEALTH_PATHS } from './health/health.controller.js';
@@ -47,7 +47,7 @@ export function createHttpAdapter(random: RandomSource = new RandomSource()): Fa
 export function openApiDocumentOf(app: NestFastifyApplication): OpenAPIObject {
   return buildOpenApiDocument(app, ACCOUNT_REFUSALS, {
     ...INTERFACE_VARIANT,
-    excludeModules: [AdminApiModule],
+    excludeModules: ADMIN_API_MODULES,
   });
 }
 

@@ -1,5 +1,5 @@
 import { DataSource, type MigrationInterface } from 'typeorm';
-import { parseConnectionString } from '../src/config/connection-string.js';
+import { parseConnectionString } from '../src/config/settings/connection-string.js';
 import { ENTITIES } from '../src/database/data-source.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { AddRefreshTokenSessionColumns1795305600000 } from '../src/database/migrations/1795305600000-AddRefreshTokenSessionColumns.js';

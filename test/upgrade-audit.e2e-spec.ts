@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { AuditRetentionService } from '../src/audit/audit-retention.service.js';
 import { AuditTrail } from '../src/audit/audit-trail.service.js';
-import { parseConnectionString } from '../src/config/connection-string.js';
+import { parseConnectionString } from '../src/config/settings/connection-string.js';
 import { ENTITIES } from '../src/database/data-source.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { MIGRATIONS } from '../src/database/migrations/index.js';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { parseConnectionString } from '../src/config/connection-string.js';
+import { parseConnectionString } from '../src/config/settings/connection-string.js';
 import { ENTITIES } from '../src/database/data-source.js';
 import { dataSourceOptions } from '../src/database/data-source-options.js';
 import { WebhookQueue1798800000000 } from '../src/database/migrations/1798800000000-WebhookQueue.js';

@@ -15,7 +15,7 @@ import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
 import { AccountTokenRepository } from './account-token.repository.js';
-import { AuthMessages } from '../auth/auth.messages.js';
+import { AccountTokensMessages } from './account-tokens.messages.js';
 import { AccountToken, type AccountTokenPurpose } from './entities/account-token.entity.js';
 import { RandomSource } from '../common/random/random-source.js';
 
@@ -144,7 +144,7 @@ export class MailedTokens {
     // Nothing else is written for a refusal: its event is a unit of its own.
     const refuse = async (userId: string | null, reason: MailedTokenFailureReason) => {
       await this.events.recordAlone({ type: failure, userId, reason }, origin);
-      return new InvalidArgumentError(AuthMessages.mailedTokenInvalid);
+      return new InvalidArgumentError(AccountTokensMessages.mailedTokenInvalid);
     };
     const token = await this.repository.findByHash(digestOpaqueToken(raw));
     if (token === null || !purposes.includes(token.purpose)) {
@@ -169,7 +169,7 @@ export class MailedTokens {
     origin: RequestOrigin,
   ): Promise<Error> {
     await this.events.recordAlone({ type: failure, userId: null, reason: 'invalid' }, origin);
-    return new InvalidArgumentError(AuthMessages.mailedTokenInvalid);
+    return new InvalidArgumentError(AccountTokensMessages.mailedTokenInvalid);
   }
 
   /** Uses the token up, inside the caller's transaction; false when another request did first. */

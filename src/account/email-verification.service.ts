@@ -11,7 +11,7 @@ import type { MessageResponseDto } from '../tokens/dto/message-response.dto.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
-import { AuthMessages } from '../auth/auth.messages.js';
+import { AccountMessages } from './account.messages.js';
 import type { VerifyEmailDto } from './dto/verify-email.dto.js';
 import type { AccountToken } from '../account-tokens/entities/account-token.entity.js';
 import { MailedTokens } from '../account-tokens/mailed-tokens.js';
@@ -66,10 +66,10 @@ export class EmailVerificationService {
       throw new UnauthorizedError(UsersMessages.deactivated);
     }
     if (user.emailVerifiedAt !== null) {
-      throw new ConflictError(AuthMessages.emailAlreadyVerified);
+      throw new ConflictError(AccountMessages.emailAlreadyVerified);
     }
     await this.remind(user, origin);
-    return { message: AuthMessages.verificationRequested };
+    return { message: AccountMessages.verificationRequested };
   }
 
   /**
@@ -116,9 +116,9 @@ export class EmailVerificationService {
     if (token.purpose === 'email_change') {
       this.mail.wake();
       this.logger.log(`User ${user.id} changed the e-mail address`, forRequest(origin.requestId));
-      return { message: AuthMessages.emailChanged };
+      return { message: AccountMessages.emailChanged };
     }
-    return { message: AuthMessages.emailVerified };
+    return { message: AccountMessages.emailVerified };
   }
 
   private markVerified(user: User, token: AccountToken, origin: RequestOrigin): Promise<boolean> {

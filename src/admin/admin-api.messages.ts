@@ -1,10 +1,8 @@
 /**
- * Texts of the admin API (src/admin-api), in the SPEC's language, listed in docs/api.md. Here,
+ * Texts of the admin API (src/admin/http), in the SPEC's language, listed in docs/api.md. Here,
  * beside AdminService, because the service and the API's guard both answer with them.
  */
 export const AdminApiMessages = {
-  /** A valid admin key without the scope the route needs. */
-  forbidden: 'La clave de administración no tiene el permiso necesario.',
   sessionNotFound: 'Sesión no encontrada.',
   mfaWithPrefix: 'El filtro state=mfa no se combina con emailPrefix.',
   badCursor: 'El cursor no es válido.',

@@ -9,8 +9,13 @@ import { AuditEvent } from './entities/audit-event.entity.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { AuditSink } from '../events/audit-sink.js';
 import type { AuthEventRecord } from '../events/auth-event.js';
-import { storedUserAgent, toAuditEntries, toAuditEvent, type AuditRecordRow } from './audit-row.js';
-import type { AuditEntry } from './audit-trail.service.js';
+import {
+  storedUserAgent,
+  toAuditEntries,
+  toAuditEvent,
+  type AuditEntry,
+  type AuditRecordRow,
+} from './audit-row.js';
 import { EventIdGenerator, eventIdBytes, eventIdFloor } from './event-id.js';
 import { UserAgentRepository } from './user-agent.repository.js';
 

@@ -1,7 +1,6 @@
 import { isEmail } from 'class-validator';
 import type { AdminApiActor, AuthEvent, AuthEventRecord } from '../events/auth-event.js';
 import { EMAIL_MAX_LENGTH } from '../users/entities/user.entity.js';
-import type { AuditEntry } from './audit-trail.service.js';
 import type { AuditEvent } from './entities/audit-event.entity.js';
 import { USER_AGENT_MAX_LENGTH } from './entities/user-agent.entity.js';
 import { eventIdText, eventIdTime } from './event-id.js';
@@ -25,6 +24,11 @@ export interface AuditRecordRow {
   readonly userAgent: string | null;
   readonly requestId: string;
   readonly details: string;
+}
+
+/** An audit row as readers see it: what was stored for the event, with its details parsed. */
+export interface AuditEntry extends Omit<AuditRecordRow, 'details'> {
+  readonly details: Readonly<Record<string, unknown>>;
 }
 
 /** The row the audit trail stores for one event. */

@@ -1,13 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AuditEventRepository, type AuditPageQuery } from './audit-event.repository.js';
-import type { AuditRecordRow } from './audit-row.js';
+import type { AuditEntry } from './audit-row.js';
 
-/** An audit row as readers see it: what was stored for the event, with its details parsed. */
 export type { AuditPageQuery } from './audit-event.repository.js';
-
-export interface AuditEntry extends Omit<AuditRecordRow, 'details'> {
-  readonly details: Readonly<Record<string, unknown>>;
-}
+export type { AuditEntry } from './audit-row.js';
 
 /** Reads the audit trail. Rows are written by AuthEvents, in the transaction of their change. */
 @Injectable()

@@ -7,7 +7,7 @@ import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorat
 import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { MfaMessages } from '../two-factor/mfa.messages.js';
 import { UsersMessages } from '../users/users.messages.js';
-import { AuthMessages } from './auth.messages.js';
+import { PasswordsMessages } from '../passwords/passwords.messages.js';
 import { AuthService } from './auth.service.js';
 import { LoginDto } from './dto/login.dto.js';
 import { RegisterDto } from './dto/register.dto.js';
@@ -49,9 +49,9 @@ export class AuthController {
     {
       status: HttpStatus.UNAUTHORIZED,
       messages: {
-        invalidCredentials: AuthMessages.invalidCredentials,
+        invalidCredentials: PasswordsMessages.invalidCredentials,
         deactivated: UsersMessages.deactivated,
-        lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+        lockedOut: PasswordsMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
         emailNotVerified: UsersMessages.emailNotVerified,
         codeRequired: MfaMessages.codeRequired,
         invalidCode: MfaMessages.invalidCode,

@@ -17,7 +17,7 @@ import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
 import { AccountLock } from '../passwords/account-lock.js';
-import { AuthMessages } from './auth.messages.js';
+import { PasswordsMessages } from '../passwords/passwords.messages.js';
 import type { LoginDto } from './dto/login.dto.js';
 import type { RegisterDto } from './dto/register.dto.js';
 import { EmailVerificationService } from '../account/email-verification.service.js';
@@ -116,7 +116,7 @@ export class AuthService {
         const user = await this.usersService.findByEmail(email);
         if (user === null) {
           await this.passwordHasher.verifyAgainstDummy(request.password);
-          throw refuse(null, 'unknown_email', AuthMessages.invalidCredentials);
+          throw refuse(null, 'unknown_email', PasswordsMessages.invalidCredentials);
         }
         this.assertMayLogIn(user, refuse);
         const isCorrect = await this.passwordHasher.verify(request.password, user.passwordHash);
@@ -159,7 +159,7 @@ export class AuthService {
             if (await this.failedLogins.record(current, origin, failure)) {
               throw new UnauthorizedError(
                 verdict === null
-                  ? AuthMessages.invalidCredentials
+                  ? PasswordsMessages.invalidCredentials
                   : verdict instanceof PasskeyRefusal
                     ? verdict.message
                     : MfaMessages.invalidCode,
@@ -168,7 +168,7 @@ export class AuthService {
             return null;
           },
           {
-            whenGone: () => refuse(null, 'unknown_email', AuthMessages.invalidCredentials),
+            whenGone: () => refuse(null, 'unknown_email', PasswordsMessages.invalidCredentials),
             onReread: (current) => this.assertMayLogIn(current, refuse),
           },
         );

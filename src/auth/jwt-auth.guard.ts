@@ -2,7 +2,7 @@ import { Injectable, UnauthorizedException, type ExecutionContext } from '@nestj
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
-import { ADMIN_SCOPE_KEY } from '../common/decorators/admin-scope.js';
+import { ADMIN_SCOPE_KEY } from '../common/admin-route/admin-scope.js';
 import { IS_PUBLIC_KEY } from '../common/decorators/public.decorator.js';
 import type { RequestWithAccount } from '../users/current-account.decorator.js';
 import type { GuardRefusal } from '../common/swagger/openapi-document.js';

@@ -2,18 +2,18 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { parseAllowedOrigins, type AllowedOrigins } from './allowed-origins.js';
-import { parseConnectionString, type DatabaseTarget } from './connection-string.js';
+import { parseAllowedOrigins, type AllowedOrigins } from './settings/allowed-origins.js';
+import { parseConnectionString, type DatabaseTarget } from './settings/connection-string.js';
 import {
   accountFlows,
   checkMail,
   type AccountFlowsConfig,
   type MailConfig,
-} from './mail-settings.js';
-import { checkMfa, type MfaConfig } from './mfa-settings.js';
-import { checkKeys, type KeysConfig } from './keys-settings.js';
-import { checkWebhooks, type WebhooksConfig } from './webhook-settings.js';
-import { checkPasskeys, type PasskeysConfig } from './passkeys-settings.js';
+} from './settings/mail-settings.js';
+import { checkMfa, type MfaConfig } from './settings/mfa-settings.js';
+import { checkKeys, type KeysConfig } from './settings/keys-settings.js';
+import { checkWebhooks, type WebhooksConfig } from './settings/webhook-settings.js';
+import { checkPasskeys, type PasskeysConfig } from './settings/passkeys-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { AuditEvent } from '../audit/entities/audit-event.entity.js';
 import { UserAgent } from '../audit/entities/user-agent.entity.js';
 import { AccountToken } from '../account-tokens/entities/account-token.entity.js';
-import { parseConnectionString } from '../config/connection-string.js';
+import { parseConnectionString } from '../config/settings/connection-string.js';
 import {
   DEFAULT_CONNECTION_STRING,
   DEFAULT_SQLITE_CACHE_SIZE_MB,

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { AuthMessages } from '../auth/auth.messages.js';
+import { PasswordsMessages } from '../passwords/passwords.messages.js';
 import { FRESH_LOCKOUT_MINUTES } from '../passwords/lockout.js';
 import { Origin } from '../common/decorators/origin.decorator.js';
 import { Public } from '../common/decorators/public.decorator.js';
@@ -65,7 +65,7 @@ export class EmailCodesController {
       messages: {
         emailCodeInvalid: EmailCodesMessages.invalidCode,
         deactivated: UsersMessages.deactivated,
-        lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+        lockedOut: PasswordsMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
         codeRequired: MfaMessages.codeRequired,
         invalidCode: MfaMessages.invalidCode,
       },

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AuthModule } from '../auth/auth.module.js';
+import { PasswordsModule } from '../passwords/passwords.module.js';
 import { MailModule } from '../mail/mail.module.js';
 import { MfaModule } from '../two-factor/mfa.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
@@ -19,7 +19,7 @@ import { EmailCode } from './entities/email-code.entity.js';
     TokensModule,
     MailModule,
     MfaModule,
-    AuthModule,
+    PasswordsModule,
   ],
   controllers: [EmailCodesController],
   providers: [EmailCodesService, EmailCodeRepository, EmailCodeSecrets],

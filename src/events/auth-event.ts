@@ -360,7 +360,7 @@ export type AuthEvent =
       /** The admin API key that removed them; absent for the CLI. */
       readonly actor?: AdminApiActor;
     }
-  // The admin API (src/admin-api): changes the CLI has no command for, and its keys.
+  // The admin API (src/admin/http): changes the CLI has no command for, and its keys.
   | {
       readonly type: 'admin_email_verified' | 'admin_password_reset_mail_requested';
       readonly userId: string;

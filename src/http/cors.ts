@@ -1,6 +1,6 @@
 import type { FastifyCorsOptions, FastifyCorsOptionsDelegateCallback } from '@fastify/cors';
 import type { FastifyRequest } from 'fastify';
-import { originMatcher, type AllowedOrigins } from '../config/allowed-origins.js';
+import { originMatcher, type AllowedOrigins } from '../config/settings/allowed-origins.js';
 import { REFRESH_TOKEN_HEADER } from '../sessions/named-refresh-token.decorator.js';
 
 /** What a front end sends: its bearer token, JSON, its own request id, and its refresh token. */

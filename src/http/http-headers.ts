@@ -1,5 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { allowsSomeOrigin } from '../config/allowed-origins.js';
+import { allowsSomeOrigin } from '../config/settings/allowed-origins.js';
 import type { AppConfig } from '../config/app-config.js';
 import { corsOptionsFor } from './cors.js';
 import { securityHeaders } from './security-headers.js';

@@ -2,7 +2,7 @@ import { jwtKey } from '../common/jwt/jwt-key.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import type { AppConfig } from '../config/app-config.js';
-import { encryptionKeyId } from '../config/encryption-keys.js';
+import { encryptionKeyId } from '../config/settings/encryption-keys.js';
 import { SigningKey } from './entities/signing-key.entity.js';
 import { generateKeyMaterial } from './key-material.js';
 import { KeySet } from './key-set.js';

@@ -8,7 +8,7 @@ import type { EntityManager } from 'typeorm';
 import { internalOrigin, type RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import { TOKEN_PLACEHOLDER, type MailConfig } from '../config/mail-settings.js';
+import { TOKEN_PLACEHOLDER, type MailConfig } from '../config/settings/mail-settings.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { OutboxMail, type MailKind } from './entities/outbox-mail.entity.js';

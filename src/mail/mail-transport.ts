@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTransport } from 'nodemailer';
-import type { MailTransportConfig } from '../config/mail-settings.js';
+import type { MailTransportConfig } from '../config/settings/mail-settings.js';
 import type { RenderedMail } from './mail-templates.js';
 
 /** One mail as it leaves the service. */

@@ -253,7 +253,7 @@ export class KeygateMetrics {
     registers: [this.registry],
   });
 
-  /** Every call of the admin API (src/admin-api), by route pattern and outcome. */
+  /** Every call of the admin API (src/admin/http), by route pattern and outcome. */
   readonly adminApiRequests = new Counter<'route' | 'outcome'>({
     name: 'keygate_admin_api_requests_total',
     help: 'Calls of the admin API by route pattern and outcome: ok, bad_request, unauthorized, forbidden, not_found, conflict, unavailable, error.',

@@ -8,7 +8,7 @@ import { PasswordHashMetrics } from './password-hash-metrics.js';
 import { SigningKeyObserver } from '../keys/signing-key-observer.js';
 import { SigningKeyMetrics } from './key-age-metrics.js';
 
-/** Global so that PasswordHasher finds its observer without AuthModule importing metrics. */
+/** Global so that PasswordHasher finds its observer without PasswordsModule importing metrics. */
 @Global()
 @Module({
   providers: [

@@ -22,10 +22,7 @@ import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
 import type { PasskeyLoginDto } from './dto/passkey-login.dto.js';
 import type { PasskeyRegistrationOptionsDto } from './dto/passkey-registration-options.dto.js';
-import {
-  PasskeyListResponseDto,
-  PasskeyResponseDto,
-} from './dto/passkey-response.dto.js';
+import { PasskeyListResponseDto, PasskeyResponseDto } from './dto/passkey-response.dto.js';
 import type { RegisterPasskeyDto } from './dto/register-passkey.dto.js';
 import { PasskeyRefusal, Passkeys } from './passkeys.service.js';
 import { PasskeysMessages } from './passkeys.messages.js';

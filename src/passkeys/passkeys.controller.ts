@@ -20,7 +20,7 @@ import type {
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/server';
-import { AuthMessages } from '../auth/auth.messages.js';
+import { PasswordsMessages } from '../passwords/passwords.messages.js';
 import { FRESH_LOCKOUT_MINUTES } from '../passwords/lockout.js';
 import {
   CurrentUser,
@@ -97,9 +97,9 @@ export class PasskeysController {
     {
       status: HttpStatus.UNAUTHORIZED,
       messages: {
-        invalidCredentials: AuthMessages.invalidCredentials,
+        invalidCredentials: PasswordsMessages.invalidCredentials,
         deactivated: UsersMessages.deactivated,
-        lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+        lockedOut: PasswordsMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
         ...ASSERTION_REFUSALS,
       },
     },

@@ -8,7 +8,7 @@ import { Passkeys } from './passkeys.service.js';
 
 /**
  * Passkeys' storage and ceremonies. The login's second step and the admin CLI ask it; it asks
- * neither. Its routes are the auth module's (PasskeysController), as TOTP's are.
+ * neither. Its routes are PasskeyRoutesModule's (PasskeysController), as TOTP's are.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Passkey, PasskeyChallenge])],

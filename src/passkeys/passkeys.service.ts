@@ -17,7 +17,7 @@ import { RandomSource } from '../common/random/random-source.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import type { PasskeysConfig } from '../config/passkeys-settings.js';
+import type { PasskeysConfig } from '../config/settings/passkeys-settings.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type {

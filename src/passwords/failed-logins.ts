@@ -9,7 +9,7 @@ import { forRequest } from '../logging/log-fields.js';
 import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
-import { AuthMessages } from '../auth/auth.messages.js';
+import { PasswordsMessages } from './passwords.messages.js';
 import { afterFailedLogin, isLockedOut, remainingLockoutMinutes } from './lockout.js';
 
 /** Why an account may not use its password now, and what it is told. */
@@ -42,7 +42,7 @@ export class FailedLogins {
     const now = this.clock.now();
     if (isLockedOut(user, now)) {
       const minutes = remainingLockoutMinutes(user.lockoutEnd, now);
-      return { reason: 'locked', message: AuthMessages.lockedOut(minutes) };
+      return { reason: 'locked', message: PasswordsMessages.lockedOut(minutes) };
     }
     return null;
   }

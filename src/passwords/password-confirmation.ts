@@ -11,7 +11,7 @@ import type { User } from '../users/entities/user.entity.js';
 import { UsersMessages } from '../users/users.messages.js';
 import { UsersService } from '../users/users.service.js';
 import { AccountLock } from './account-lock.js';
-import { AuthMessages } from '../auth/auth.messages.js';
+import { PasswordsMessages } from './passwords.messages.js';
 import { FailedLogins } from './failed-logins.js';
 import { PasswordHasher } from './password-hasher.js';
 
@@ -74,7 +74,7 @@ export class PasswordConfirmation {
             onReread: assertMayUsePassword,
           },
         );
-        throw new UnauthorizedError(AuthMessages.invalidCredentials);
+        throw new UnauthorizedError(PasswordsMessages.invalidCredentials);
       }),
     );
   }

@@ -11,7 +11,7 @@ import type { MessageResponseDto } from '../tokens/dto/message-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../common/identity/email.js';
 import { UsersService } from '../users/users.service.js';
-import { AuthMessages } from '../auth/auth.messages.js';
+import { PasswordsMessages } from './passwords.messages.js';
 import type { ForgotPasswordDto } from './dto/forgot-password.dto.js';
 import type { ResetPasswordDto } from './dto/reset-password.dto.js';
 import { MailedTokens } from '../account-tokens/mailed-tokens.js';
@@ -47,7 +47,7 @@ export class PasswordResetService implements OnModuleInit {
   async forgot(request: ForgotPasswordDto, origin: RequestOrigin): Promise<MessageResponseDto> {
     this.mail.assertEnabled();
     await this.mail.request('password_reset', normalizeEmail(request.email), origin);
-    return { message: AuthMessages.resetRequested };
+    return { message: PasswordsMessages.resetRequested };
   }
 
   /**
@@ -73,7 +73,7 @@ export class PasswordResetService implements OnModuleInit {
         await this.usersService.markEmailVerified(user.id, token.email, this.clock.now(), m);
       }
       const { sessionIds } = await this.tokensService.revokeAllWithin(m, user.id, origin, {
-        reason: AuthMessages.passwordResetReason,
+        reason: PasswordsMessages.passwordResetReason,
         keepFamilyId: null,
       });
       await this.events.record(
@@ -87,7 +87,7 @@ export class PasswordResetService implements OnModuleInit {
       throw await this.mailedTokens.usedMeanwhile('password_reset_failed', origin);
     }
     this.logger.log(`User ${user.id} reset the password`, forRequest(origin.requestId));
-    return { message: AuthMessages.passwordReset };
+    return { message: PasswordsMessages.passwordReset };
   }
 
   /**

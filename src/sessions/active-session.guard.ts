@@ -7,7 +7,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
-import { ADMIN_SCOPE_KEY } from '../common/decorators/admin-scope.js';
+import { ADMIN_SCOPE_KEY } from '../common/admin-route/admin-scope.js';
 import { IS_PUBLIC_KEY } from '../common/decorators/public.decorator.js';
 import { AppConfig } from '../config/app-config.js';
 import { SessionsService } from './sessions.service.js';

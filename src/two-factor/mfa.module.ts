@@ -6,7 +6,7 @@ import { TotpFactorRepository } from './totp-factor.repository.js';
 import { TotpFactors } from './totp-factors.service.js';
 import { TotpSecrets } from './totp-secrets.js';
 
-/** The TOTP second factor's storage and code checks; its routes are the auth module's. */
+/** The TOTP second factor's storage and code checks; its routes are TwoFactorRoutesModule's. */
 @Module({
   imports: [TypeOrmModule.forFeature([TotpFactor, RecoveryCode])],
   providers: [TotpFactors, TotpFactorRepository, TotpSecrets],

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { UnavailableError } from '../common/errors/domain-errors.js';
 import type { AppConfig } from '../config/app-config.js';
-import { mfaKeyId } from '../config/mfa-settings.js';
+import { mfaKeyId } from '../config/settings/mfa-settings.js';
 import { TotpSecrets } from './totp-secrets.js';
 
 const SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';

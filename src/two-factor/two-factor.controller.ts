@@ -10,7 +10,7 @@ import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorat
 import { MfaMessages } from './mfa.messages.js';
 import { MessageResponseDto } from '../tokens/dto/message-response.dto.js';
 import { UsersMessages } from '../users/users.messages.js';
-import { AuthMessages } from '../auth/auth.messages.js';
+import { PasswordsMessages } from '../passwords/passwords.messages.js';
 import { DisableTotpDto } from './dto/disable-totp.dto.js';
 import { EnrollTotpDto } from './dto/enroll-totp.dto.js';
 import { RecoveryCodesResponseDto } from './dto/recovery-codes-response.dto.js';
@@ -29,10 +29,10 @@ const NOT_CONFIGURED = {
 } as const;
 /** A password or code refused as a login refuses it. */
 const REFUSALS = {
-  invalidCredentials: AuthMessages.invalidCredentials,
+  invalidCredentials: PasswordsMessages.invalidCredentials,
   invalidCode: MfaMessages.invalidCode,
   deactivated: UsersMessages.deactivated,
-  lockedOut: AuthMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+  lockedOut: PasswordsMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
 } as const;
 /** A code refused, on the routes that take a code without a password. */
 const CODE_REFUSED = {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { SealedBox } from '../common/crypto/sealed-box.js';
 import { RandomSource } from '../common/random/random-source.js';
 import type { AppConfig } from '../config/app-config.js';
-import { encryptionKeyId } from '../config/encryption-keys.js';
+import { encryptionKeyId } from '../config/settings/encryption-keys.js';
 import { WebhookSecrets } from './webhook-secrets.js';
 
 const SUBSCRIPTION = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';

@@ -7,7 +7,7 @@ import {
 import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
 import { AppConfig } from '../config/app-config.js';
-import type { WebhooksConfig } from '../config/webhook-settings.js';
+import type { WebhooksConfig } from '../config/settings/webhook-settings.js';
 import { RequestActivity } from '../http/request-activity.js';
 import { KeygateMetrics, type WebhookOutcome } from '../metrics/keygate-metrics.js';
 import { DeliveryLoop, retryDelayMs } from '../outbox/delivery-loop.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { parseConnectionString } from '../../src/config/connection-string.js';
+import { parseConnectionString } from '../../src/config/settings/connection-string.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { AuditRetentionWindow1796500000000 } from '../../src/database/migrations/1796500000000-AuditRetentionWindow.js';
 import { MIGRATIONS } from '../../src/database/migrations/index.js';

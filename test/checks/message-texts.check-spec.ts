@@ -1,6 +1,9 @@
 import type { Tokens } from 'marked';
 import { AdminApiMessages } from '../../src/admin/admin-api.messages.js';
-import { AuthMessages } from '../../src/auth/auth.messages.js';
+import { AdminRouteMessages } from '../../src/common/admin-route/admin-route.messages.js';
+import { AccountMessages } from '../../src/account/account.messages.js';
+import { AccountTokensMessages } from '../../src/account-tokens/account-tokens.messages.js';
+import { PasswordsMessages } from '../../src/passwords/passwords.messages.js';
 import {
   BODY_NOT_AN_OBJECT_MESSAGE,
   INTERNAL_ERROR_MESSAGE,
@@ -29,7 +32,9 @@ type Text = string | ((minutes: number) => string);
 
 /** Every text the API answers with or stores, by the name the table gives it. */
 const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
-  ...prefixed('AuthMessages', AuthMessages),
+  ...prefixed('PasswordsMessages', PasswordsMessages),
+  ...prefixed('AccountMessages', AccountMessages),
+  ...prefixed('AccountTokensMessages', AccountTokensMessages),
   ...prefixed('UsersMessages', UsersMessages),
   ...prefixed('TokensMessages', TokensMessages),
   ...prefixed('SessionsMessages', SessionsMessages),
@@ -44,6 +49,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ...prefixed('EmailCodesMessages', EmailCodesMessages),
   ...prefixed('PasskeysMessages', PasskeysMessages),
   ...prefixed('AdminApiMessages', AdminApiMessages),
+  ...prefixed('AdminRouteMessages', AdminRouteMessages),
   ...prefixed('WebhooksMessages', WebhooksMessages),
 ]);
 
@@ -140,7 +146,7 @@ describe('message texts in the documentation', () => {
     ],
     [
       'the lockout text with its placeholder',
-      AuthMessages.lockedOut(0).replace('0', MINUTES),
+      PasswordsMessages.lockedOut(0).replace('0', MINUTES),
       true,
     ],
   ])('should judge %s', (_case, quoted, expected) => {

@@ -1,5 +1,5 @@
 import type { DatabaseConfig } from '../../src/config/app-config.js';
-import type { DatabaseTarget } from '../../src/config/connection-string.js';
+import type { DatabaseTarget } from '../../src/config/settings/connection-string.js';
 
 /**
  * A database configuration for tests that build a data source outside Nest: short timeouts and

@@ -1,5 +1,5 @@
 import { ConfirmingPassword } from '../../passwords/dto/password-confirmation.js';
-import { RegistrationEmail } from '../../auth/dto/registration-email.js';
+import { RegistrationEmail } from '../../users/registration-email.js';
 
 export class ChangeEmailDto {
   /** The account's password, checked like a login's. @example "S3cure!pass" */

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { ADMIN_SCOPES } from '../keys/admin-scopes.js';
+import type { KeysInvocation } from '../../keys/admin/keys-commands.js';
+import { ADMIN_SCOPES } from '../../common/admin-route/admin-scopes.js';
 import { DEFAULT_AUDIT_LIMIT, MAX_AUDIT_LIMIT } from '../admin.service.js';
 import { UsageError } from '../../common/errors/usage-error.js';
 import {
@@ -99,12 +100,6 @@ type CommandWithoutArguments =
   'tokens:purge' | 'users:email-collisions' | 'audit:purge' | 'admin-keys:list';
 
 type AdminKeyCommand = 'admin-keys:create' | 'admin-keys:revoke';
-
-/** The commands of the key set (src/keys): none takes an e-mail. */
-export type KeysInvocation =
-  | { readonly kind: 'run'; readonly command: 'keys:list' | 'keys:rotate' }
-  | { readonly kind: 'run'; readonly command: 'keys:retire'; readonly kid: string }
-  | { readonly kind: 'run'; readonly command: 'keys:import'; readonly file: string };
 
 /** Commands that take no e-mail: their own parser's (the webhooks'). */
 type CommandOfItsOwn = WebhookCliCommand;

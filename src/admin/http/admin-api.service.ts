@@ -3,28 +3,13 @@ import { AdminApiMessages } from '../admin-api.messages.js';
 import { AdminService, type AccountRef } from '../admin.service.js';
 import type { AuditEntry } from '../../audit/audit-trail.service.js';
 import { InvalidArgumentError } from '../../common/errors/domain-errors.js';
-import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { UnitOfWork } from '../../database/unit-of-work.js';
-import type { AdminApiActor } from '../../events/auth-event.js';
 import { AuthEvents } from '../../events/auth-events.js';
 import { forRequest } from '../../logging/log-fields.js';
-import type { SigningKeyResponseDto } from '../../keys/dto/signing-key-response.dto.js';
-import { KeysService } from '../../keys/keys.service.js';
 import { MailOutbox } from '../../mail/mail-outbox.js';
-import { WebhooksService, type WebhookSubscriptionSummary } from '../../webhooks/webhooks.service.js';
-import type { AdminPrincipal } from '../keys/admin-keys.service.js';
+import { adminActorOf, type AdminCall } from '../../common/admin-route/current-admin.decorator.js';
 import type { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';
-import type { AdminReasonDto } from '../../common/dto/admin-reason.dto.js';
-import type { AdminSigningKeyListResponseDto } from '../../keys/admin/dto/admin-signing-key.dto.js';
-import type {
-  AddedWebhookResponseDto,
-  AddWebhookDto,
-  DeadWebhookListResponseDto,
-  ReplayWebhooksDto,
-  ReplayWebhooksResponseDto,
-  WebhookListResponseDto,
-  WebhookSubscriptionResponseDto,
-} from '../../webhooks/admin/dto/admin-webhook.dto.js';
+import type { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
 import {
   AdminSessionResponseDto,
   type AdminSessionListResponseDto,
@@ -41,12 +26,6 @@ import {
 } from './dto/audit-event-response.dto.js';
 import { DEFAULT_PAGE_SIZE, type ListUsersQueryDto } from './dto/list-users-query.dto.js';
 
-/** What the answer of a change needs: who, and the request it came in. */
-export interface AdminCall {
-  readonly key: AdminPrincipal;
-  readonly origin: RequestOrigin;
-}
-
 /**
  * The admin API's side of each operation: the request in, the answer out. The rules are
  * AdminService's, the same methods the admin CLI calls, so the two cannot disagree; this class
@@ -61,8 +40,6 @@ export class AdminApiService {
     private readonly mail: MailOutbox,
     private readonly unitOfWork: UnitOfWork,
     private readonly events: AuthEvents,
-    private readonly keys: KeysService,
-    private readonly webhooksService: WebhooksService,
   ) {}
 
   async listUsers(query: ListUsersQueryDto): Promise<AdminUserListResponseDto> {
@@ -90,7 +67,7 @@ export class AdminApiService {
     body: AdminReasonDto,
     call: AdminCall,
   ): Promise<AdminChangeResponseDto> {
-    const result = await this.admin.deactivate({ id }, call.origin, actorOf(call, body));
+    const result = await this.admin.deactivate({ id }, call.origin, adminActorOf(call, body));
     this.log(call, 'deactivated', id);
     return { userId: id, changed: result.changed, revokedSessions: result.revokedTokenCount };
   }
@@ -100,19 +77,23 @@ export class AdminApiService {
     body: AdminReasonDto,
     call: AdminCall,
   ): Promise<AdminChangeResponseDto> {
-    const { changed } = await this.admin.activate({ id }, call.origin, actorOf(call, body));
+    const { changed } = await this.admin.activate({ id }, call.origin, adminActorOf(call, body));
     this.log(call, 'activated', id);
     return { userId: id, changed };
   }
 
   async unlock(id: string, body: AdminReasonDto, call: AdminCall): Promise<AdminChangeResponseDto> {
-    const result = await this.admin.unlock({ id }, call.origin, actorOf(call, body));
+    const result = await this.admin.unlock({ id }, call.origin, adminActorOf(call, body));
     this.log(call, 'unlocked', id);
     return { userId: id, changed: result.failedAttempts > 0 || result.lockedUntil !== null };
   }
 
   async logout(id: string, body: AdminReasonDto, call: AdminCall): Promise<AdminChangeResponseDto> {
-    const result = await this.admin.revokeAllSessions({ id }, call.origin, actorOf(call, body));
+    const result = await this.admin.revokeAllSessions(
+      { id },
+      call.origin,
+      adminActorOf(call, body),
+    );
     this.log(call, 'logged out', id);
     return {
       userId: id,
@@ -126,7 +107,7 @@ export class AdminApiService {
     body: AdminReasonDto,
     call: AdminCall,
   ): Promise<AdminChangeResponseDto> {
-    const { changed } = await this.admin.resetMfa({ id }, call.origin, actorOf(call, body));
+    const { changed } = await this.admin.resetMfa({ id }, call.origin, adminActorOf(call, body));
     this.log(call, 'reset the second factor of', id);
     return { userId: id, changed };
   }
@@ -139,7 +120,7 @@ export class AdminApiService {
     const { removedCount } = await this.admin.removePasskeys(
       { id },
       call.origin,
-      actorOf(call, body),
+      adminActorOf(call, body),
     );
     this.log(call, `removed ${removedCount} passkey(s) of`, id);
     return { userId: id, changed: removedCount > 0, removedPasskeys: removedCount };
@@ -150,7 +131,7 @@ export class AdminApiService {
     body: AdminReasonDto,
     call: AdminCall,
   ): Promise<AdminChangeResponseDto> {
-    const { changed } = await this.admin.verifyEmail({ id }, call.origin, actorOf(call, body));
+    const { changed } = await this.admin.verifyEmail({ id }, call.origin, adminActorOf(call, body));
     this.log(call, 'verified the e-mail of', id);
     return { userId: id, changed };
   }
@@ -176,7 +157,7 @@ export class AdminApiService {
           type: 'admin_password_reset_mail_requested',
           userId: user.id,
           changed: true,
-          actor: actorOf(call, body),
+          actor: adminActorOf(call, body),
         },
         call.origin,
       );
@@ -191,7 +172,7 @@ export class AdminApiService {
     body: AdminReasonDto,
     call: AdminCall,
   ): Promise<AdminChangeResponseDto> {
-    await this.admin.deleteUser({ id }, call.origin, actorOf(call, body));
+    await this.admin.deleteUser({ id }, call.origin, adminActorOf(call, body));
     this.log(call, 'deleted', id);
     return { userId: id, changed: true };
   }
@@ -214,89 +195,10 @@ export class AdminApiService {
       { id },
       sessionId,
       call.origin,
-      actorOf(call, body),
+      adminActorOf(call, body),
     );
     this.log(call, `ended session ${sessionId} of`, id);
     return { userId: id, changed, revokedSessions: changed ? 1 : 0 };
-  }
-
-  async signingKeys(): Promise<AdminSigningKeyListResponseDto> {
-    return { keys: await this.keys.list() };
-  }
-
-  async rotateSigningKey(body: AdminReasonDto, call: AdminCall): Promise<SigningKeyResponseDto> {
-    const key = await this.keys.rotate(call.origin, actorOf(call, body));
-    this.logger.log(
-      `Admin key ${call.key.name} published signing key ${key.kid} as next`,
-      forRequest(call.origin.requestId),
-    );
-    return key;
-  }
-
-  async retireSigningKey(
-    kid: string,
-    body: AdminReasonDto,
-    call: AdminCall,
-  ): Promise<SigningKeyResponseDto> {
-    const key = await this.keys.retire(kid, call.origin, actorOf(call, body));
-    this.logger.log(
-      `Admin key ${call.key.name} retired signing key ${kid}`,
-      forRequest(call.origin.requestId),
-    );
-    return key;
-  }
-
-  async webhooks(): Promise<WebhookListResponseDto> {
-    return { webhooks: (await this.webhooksService.list()).map(webhookBody) };
-  }
-
-  async addWebhook(body: AddWebhookDto, call: AdminCall): Promise<AddedWebhookResponseDto> {
-    // The service parses the CLI's form (`all`, or types comma-separated): one rule for both.
-    const events = body.events === 'all' ? 'all' : body.events.join(',');
-    const added = await this.webhooksService.add(
-      { url: body.url, events },
-      call.origin,
-      actorOf(call, body),
-    );
-    this.logger.log(
-      `Admin key ${call.key.name} added webhook subscription ${added.id}`,
-      forRequest(call.origin.requestId),
-    );
-    return { ...webhookBody(added), secret: added.secret };
-  }
-
-  async removeWebhook(id: string, body: AdminReasonDto, call: AdminCall): Promise<void> {
-    await this.webhooksService.remove(id, call.origin, actorOf(call, body));
-    this.logger.log(
-      `Admin key ${call.key.name} removed webhook subscription ${id}`,
-      forRequest(call.origin.requestId),
-    );
-  }
-
-  async deadWebhooks(): Promise<DeadWebhookListResponseDto> {
-    const dead = await this.webhooksService.dead();
-    return {
-      deliveries: dead.map((delivery) => ({
-        ...delivery,
-        finishedAt: delivery.finishedAt?.toISOString() ?? null,
-      })),
-    };
-  }
-
-  async replayWebhooks(
-    body: ReplayWebhooksDto,
-    call: AdminCall,
-  ): Promise<ReplayWebhooksResponseDto> {
-    const replayedCount = await this.webhooksService.replay(
-      body.id ?? 'all',
-      call.origin,
-      actorOf(call, body),
-    );
-    this.logger.log(
-      `Admin key ${call.key.name} replayed ${replayedCount} dead webhook delivery(ies)`,
-      forRequest(call.origin.requestId),
-    );
-    return { replayedCount };
   }
 
   async audit(query: AuditQueryDto): Promise<AuditPageResponseDto> {
@@ -316,7 +218,7 @@ export class AdminApiService {
     const entries: AsyncGenerator<AuditEntry> = this.admin.exportAuditLines(
       filtersOf(query),
       call.origin,
-      actorOf(call, {}),
+      adminActorOf(call, {}),
     );
     for await (const entry of entries) {
       yield `${JSON.stringify(AuditEventResponseDto.from(entry))}\n`;
@@ -329,21 +231,6 @@ export class AdminApiService {
       forRequest(call.origin.requestId),
     );
   }
-}
-
-function webhookBody(subscription: WebhookSubscriptionSummary): WebhookSubscriptionResponseDto {
-  return {
-    id: subscription.id,
-    url: subscription.url,
-    events: subscription.events,
-    isEnabled: subscription.isEnabled,
-    createdAt: subscription.createdAt.toISOString(),
-  };
-}
-
-function actorOf(call: AdminCall, body: AdminReasonDto): AdminApiActor {
-  const reason = body.reason === undefined || body.reason === '' ? null : body.reason;
-  return { adminKeyId: call.key.id, adminKeyName: call.key.name, reason };
 }
 
 function filtersOf(query: AuditFilterDto) {

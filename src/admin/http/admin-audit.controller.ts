@@ -1,24 +1,19 @@
 import { Controller, Get, Header, HttpStatus, Query, StreamableFile } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Readable } from 'node:stream';
-import { AdminApiMessages } from '../admin-api.messages.js';
 import { Origin } from '../../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
 import { AdminApiService } from './admin-api.service.js';
-import type { AdminPrincipal } from '../keys/admin-keys.service.js';
-import { AdminScope } from '../keys/admin-scope.decorator.js';
-import { CurrentAdminKey } from '../keys/current-admin-key.decorator.js';
+import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
+import { AdminScope } from '../../common/admin-route/admin-scope.decorator.js';
+import { ADMIN_FORBIDDEN } from '../../common/admin-route/admin-scope.js';
+import { CurrentAdminKey } from '../../common/admin-route/current-admin.decorator.js';
 import { AuditPageResponseDto } from './dto/audit-event-response.dto.js';
 import { AuditFilterDto, AuditQueryDto } from './dto/audit-query.dto.js';
 
 /** JSON Lines (one JSON object per line), as `application/x-ndjson` names it. */
 export const JSON_LINES_CONTENT_TYPE = 'application/x-ndjson; charset=utf-8';
-
-const FORBIDDEN = {
-  status: HttpStatus.FORBIDDEN,
-  messages: { forbidden: AdminApiMessages.forbidden },
-};
 
 /** The audit trail, read and exported (docs/operations/admin-api.md). */
 @ApiTags('admin')
@@ -29,7 +24,7 @@ export class AdminAuditController {
   /** Events by account, type and time range, newest first, a page at a time. */
   @Get()
   @AdminScope('audit:read')
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN)
   listAuditEvents(@Query() query: AuditQueryDto): Promise<AuditPageResponseDto> {
     return this.adminApi.audit(query);
   }
@@ -46,7 +41,7 @@ export class AdminAuditController {
     description: 'One AuditEventResponseDto as JSON per line.',
     schema: { type: 'string' },
   })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN)
   exportAuditEvents(
     @Query() query: AuditFilterDto,
     @CurrentAdminKey() key: AdminPrincipal,

@@ -6,8 +6,8 @@ import {
   type GuardRefusal,
   type OpenApiVariant,
 } from '../../common/swagger/openapi-document.js';
-import { AdminApiModule } from './admin-api.module.js';
-import { ADMIN_KEY_SCHEME } from '../keys/admin-scope.decorator.js';
+import { ADMIN_API_MODULES } from './admin-api.module.js';
+import { ADMIN_KEY_SCHEME } from '../../common/admin-route/admin-scope.decorator.js';
 
 /** What AdminKeyGuard answers on every admin route besides the bare 401. */
 const ADMIN_REFUSALS: readonly GuardRefusal[] = [
@@ -33,7 +33,7 @@ export const ADMIN_OPENAPI_VARIANT: OpenApiVariant = {
       'An admin API key made by `npm run cli -- admin-keys:create`, sent as ' +
       '`Authorization: Bearer <key>`. Each route needs one scope of the key.',
   },
-  modules: [AdminApiModule],
+  modules: ADMIN_API_MODULES,
 };
 
 export function adminOpenApiDocumentOf(app: INestApplication): OpenAPIObject {

@@ -17,11 +17,12 @@ import { ApiErrorResponses } from '../../common/swagger/api-error-responses.deco
 import { MailMessages } from '../../mail/mail.messages.js';
 import { UsersMessages } from '../../users/users.messages.js';
 import { AdminApiService } from './admin-api.service.js';
-import type { AdminPrincipal } from '../keys/admin-keys.service.js';
-import { AdminScope } from '../keys/admin-scope.decorator.js';
-import { CurrentAdminKey } from '../keys/current-admin-key.decorator.js';
+import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
+import { AdminScope } from '../../common/admin-route/admin-scope.decorator.js';
+import { ADMIN_FORBIDDEN } from '../../common/admin-route/admin-scope.js';
+import { CurrentAdminKey } from '../../common/admin-route/current-admin.decorator.js';
 import { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';
-import { AdminReasonDto } from '../../common/dto/admin-reason.dto.js';
+import { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
 import { AdminSessionParamsDto, AdminUserParamsDto } from './dto/admin-user-params.dto.js';
 import {
   AdminUserDetailsResponseDto,
@@ -30,10 +31,6 @@ import {
 import { AdminSessionListResponseDto } from './dto/admin-session-response.dto.js';
 import { ListUsersQueryDto } from './dto/list-users-query.dto.js';
 
-const FORBIDDEN = {
-  status: HttpStatus.FORBIDDEN,
-  messages: { forbidden: AdminApiMessages.forbidden },
-};
 const UNKNOWN_USER = {
   status: HttpStatus.NOT_FOUND,
   messages: { notFound: UsersMessages.notFound },
@@ -48,7 +45,7 @@ export class AdminUsersController {
   /** Accounts by exact e-mail, e-mail prefix and state, a page at a time in a stable order. */
   @Get()
   @AdminScope('users:read')
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN)
   listUsers(@Query() query: ListUsersQueryDto): Promise<AdminUserListResponseDto> {
     return this.adminApi.listUsers(query);
   }
@@ -56,7 +53,7 @@ export class AdminUsersController {
   /** One account: its state, lockout, second factors, session count and last login. */
   @Get(':id')
   @AdminScope('users:read')
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   getUser(@Param() params: AdminUserParamsDto): Promise<AdminUserDetailsResponseDto> {
     return this.adminApi.user(params.id);
   }
@@ -66,7 +63,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('users:write')
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   deactivateUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -81,7 +78,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('users:write')
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   activateUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -96,7 +93,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('users:write')
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   unlockUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -111,7 +108,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('sessions:write')
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   logoutUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -126,7 +123,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('users:write')
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   resetUserMfa(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -141,7 +138,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('users:write')
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   removeUserPasskeys(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -156,7 +153,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('users:write')
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   verifyUserEmail(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -171,7 +168,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.ACCEPTED)
   @AdminScope('users:write')
   @ApiAcceptedResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER, {
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER, {
     status: HttpStatus.SERVICE_UNAVAILABLE,
     messages: { mailUnavailable: MailMessages.unavailable },
   })
@@ -189,7 +186,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('users:write')
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   deleteUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -202,7 +199,7 @@ export class AdminUsersController {
   /** The account's active sessions, most recently used first. */
   @Get(':id/sessions')
   @AdminScope('users:read')
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, UNKNOWN_USER)
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   listUserSessions(@Param() params: AdminUserParamsDto): Promise<AdminSessionListResponseDto> {
     return this.adminApi.sessions(params.id);
   }
@@ -212,7 +209,7 @@ export class AdminUsersController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('sessions:write')
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, {
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, {
     status: HttpStatus.NOT_FOUND,
     messages: {
       notFound: UsersMessages.notFound,

@@ -6,22 +6,20 @@ import {
   type ExecutionContext,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { FastifyRequest } from 'fastify';
-import { AdminApiMessages } from '../admin-api.messages.js';
-import { ADMIN_SCOPE_KEY } from '../../common/decorators/admin-scope.js';
+import { ADMIN_SCOPE_KEY } from '../../common/admin-route/admin-scope.js';
 import { ForbiddenError } from '../../common/errors/domain-errors.js';
 import { AppConfig } from '../../config/app-config.js';
 import { cameViaManagement } from '../http/admin-listener.js';
-import { AdminKeysService, type AdminPrincipal } from './admin-keys.service.js';
-import type { AdminScopeName } from './admin-scopes.js';
-
-/** A request the guard let through carries its key (never the secret). */
-export type RequestWithAdminKey = FastifyRequest & { adminKey?: AdminPrincipal };
+import { AdminKeysService } from './admin-keys.service.js';
+import type { RequestWithAdminKey } from '../../common/admin-route/current-admin.decorator.js';
+import { AdminRouteMessages } from '../../common/admin-route/admin-route.messages.js';
+import type { AdminScopeName } from '../../common/admin-route/admin-scopes.js';
 
 const BEARER = /^Bearer ([^\s]+)$/i;
 
 /**
- * The admin API's guard, on every route @AdminScope marks: on the wrong listener, or while no
+ * The admin API's guard, global, acting on every route @AdminScope marks, whichever folder
+ * declares it: on the wrong listener, or while no
  * key exists, the route does not exist (404, as an unknown route); a missing, unknown or revoked
  * key is the bare 401 of the interface; a valid key without the route's scope is 403.
  */
@@ -43,8 +41,9 @@ export class AdminKeyGuard implements CanActivate {
       context.getHandler(),
     );
     if (scope === undefined) {
-      // @AdminScope puts the metadata and this guard on a route together; never reached.
-      throw new Error('AdminKeyGuard on a route without an admin scope');
+      // Registered for every route (AdminApiModule): the routes @AdminScope does not mark are the
+      // account guards' alone.
+      return true;
     }
     const request = context.switchToHttp().getRequest<RequestWithAdminKey>();
     if (cameViaManagement(request.raw) !== this.onManagement) {
@@ -59,7 +58,7 @@ export class AdminKeyGuard implements CanActivate {
       throw new UnauthorizedException();
     }
     if (!key.scopes.includes(scope)) {
-      throw new ForbiddenError(AdminApiMessages.forbidden);
+      throw new ForbiddenError(AdminRouteMessages.forbidden);
     }
     request.adminKey = key;
     return true;

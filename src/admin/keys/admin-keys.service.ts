@@ -13,7 +13,12 @@ import { UnitOfWork } from '../../database/unit-of-work.js';
 import { AuthEvents } from '../../events/auth-events.js';
 import { AdminKeyRepository } from './admin-key.repository.js';
 import { AdminKeysMessages } from './admin-keys.messages.js';
-import { ADMIN_SCOPES, isAdminScope, type AdminScopeName } from './admin-scopes.js';
+import {
+  ADMIN_SCOPES,
+  isAdminScope,
+  type AdminScopeName,
+} from '../../common/admin-route/admin-scopes.js';
+import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
 import { ADMIN_KEY_NAME_MAX_LENGTH, AdminKey } from './entities/admin-key.entity.js';
 
 /** Every admin key starts so: a leaked one is recognisable (secret scanners, logs). */
@@ -27,13 +32,6 @@ const ADMIN_KEY_PATTERN = /^kga_[A-Za-z0-9_-]{43}$/;
 const KEY_NAME_PATTERN = new RegExp(
   `^[A-Za-z0-9][A-Za-z0-9._-]{0,${ADMIN_KEY_NAME_MAX_LENGTH - 1}}$`,
 );
-
-/** The key a request presented, once it is known to be valid. Never holds the secret. */
-export interface AdminPrincipal {
-  readonly id: string;
-  readonly name: string;
-  readonly scopes: readonly AdminScopeName[];
-}
 
 export interface AdminKeySummary extends AdminPrincipal {
   readonly createdAt: Date;

@@ -5,13 +5,10 @@ import {
   HasNoInvisibleCharacters,
   MaxChars,
 } from '../../common/validation/string-rules.js';
+import { LOGIN_PASSWORD_MAX_LENGTH } from '../../passwords/dto/password-confirmation.js';
+import { SECOND_FACTOR_CODE_MAX_LENGTH } from '../../two-factor/dto/second-factor-code.js';
 import { EMAIL_MAX_LENGTH } from '../../users/entities/user.entity.js';
 import { AuthenticationResponseDto } from '../../passkeys/dto/authentication-response.dto.js';
-
-/** Bounds the work a login can ask for; no registered password is this long. */
-export const LOGIN_PASSWORD_MAX_LENGTH = 1024;
-/** Longer than any TOTP or recovery code written with spaces and hyphens. */
-export const SECOND_FACTOR_CODE_MAX_LENGTH = 32;
 
 export class LoginDto {
   /** Matched in its canonical form, as registration stores it. @example "alice@example.com" */

@@ -7,7 +7,7 @@ import {
 } from '../../common/validation/string-rules.js';
 import { USERNAME_MAX_LENGTH } from '../../users/entities/user.entity.js';
 import { IsAcceptablePassword } from '../../passwords/password-policy.js';
-import { RegistrationEmail } from './registration-email.js';
+import { RegistrationEmail } from '../../users/registration-email.js';
 
 export class RegisterDto {
   /** Display name; trimmed. @example "alice" */

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import type { EncryptionKey } from '../../config/encryption-keys.js';
+import type { EncryptionKey } from '../../config/settings/encryption-keys.js';
 import type { RandomSource } from '../random/random-source.js';
 
 const ALGORITHM = 'aes-256-gcm';

@@ -1,4 +1,4 @@
-import { RegistrationEmail } from '../../auth/dto/registration-email.js';
+import { RegistrationEmail } from '../../users/registration-email.js';
 
 export class SendEmailCodeDto {
   /** The account's address, matched as at login. @example "alice@example.com" */

@@ -1,25 +1,20 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { AdminApiMessages } from '../../admin/admin-api.messages.js';
-import type { AdminPrincipal } from '../../admin/keys/admin-keys.service.js';
+import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
 import { Origin } from '../../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
 import { SigningKeyResponseDto } from '../dto/signing-key-response.dto.js';
 import { KeysMessages } from '../keys.messages.js';
-import { AdminApiService } from '../../admin/http/admin-api.service.js';
-import { AdminScope } from '../../admin/keys/admin-scope.decorator.js';
-import { CurrentAdminKey } from '../../admin/keys/current-admin-key.decorator.js';
-import { AdminReasonDto } from '../../common/dto/admin-reason.dto.js';
+import { SigningKeysAdminService } from './signing-keys-admin.service.js';
+import { AdminScope } from '../../common/admin-route/admin-scope.decorator.js';
+import { ADMIN_FORBIDDEN } from '../../common/admin-route/admin-scope.js';
+import { CurrentAdminKey } from '../../common/admin-route/current-admin.decorator.js';
+import { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
 import {
   AdminSigningKeyListResponseDto,
   AdminSigningKeyParamsDto,
 } from './dto/admin-signing-key.dto.js';
-
-const FORBIDDEN = {
-  status: HttpStatus.FORBIDDEN,
-  messages: { forbidden: AdminApiMessages.forbidden },
-};
 
 /**
  * The signing key set (docs/operations/signing-keys.md): the same KeysService calls as the CLI's
@@ -28,12 +23,12 @@ const FORBIDDEN = {
 @ApiTags('admin')
 @Controller('admin/keys')
 export class AdminSigningKeysController {
-  constructor(private readonly adminApi: AdminApiService) {}
+  constructor(private readonly adminApi: SigningKeysAdminService) {}
 
   /** Every key with its state now, the configuration's HS256 secrets included. */
   @Get()
   @AdminScope('keys:read')
-  @ApiErrorResponses(FORBIDDEN)
+  @ApiErrorResponses(ADMIN_FORBIDDEN)
   listSigningKeys(): Promise<AdminSigningKeyListResponseDto> {
     return this.adminApi.signingKeys();
   }
@@ -48,7 +43,7 @@ export class AdminSigningKeysController {
       status: HttpStatus.BAD_REQUEST,
       messages: { symmetricAlgorithm: KeysMessages.symmetricAlgorithm },
     },
-    FORBIDDEN,
+    ADMIN_FORBIDDEN,
     {
       status: HttpStatus.CONFLICT,
       messages: {
@@ -72,7 +67,7 @@ export class AdminSigningKeysController {
   @ApiOkResponse({ type: SigningKeyResponseDto })
   @ApiErrorResponses(
     HttpStatus.BAD_REQUEST,
-    FORBIDDEN,
+    ADMIN_FORBIDDEN,
     { status: HttpStatus.NOT_FOUND, messages: { notFound: KeysMessages.notFound } },
     {
       status: HttpStatus.CONFLICT,

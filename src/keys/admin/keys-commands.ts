@@ -2,7 +2,12 @@ import { open } from 'node:fs/promises';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import type { SigningKeyResponseDto } from '../dto/signing-key-response.dto.js';
 import type { KeysService } from '../keys.service.js';
-import type { KeysInvocation } from '../../admin/cli/cli-arguments.js';
+
+/** The commands of the key set (src/keys): none takes an e-mail. */
+export type KeysInvocation =
+  | { readonly kind: 'run'; readonly command: 'keys:list' | 'keys:rotate' }
+  | { readonly kind: 'run'; readonly command: 'keys:retire'; readonly kid: string }
+  | { readonly kind: 'run'; readonly command: 'keys:import'; readonly file: string };
 
 /** A PEM private key is a few kilobytes at most (RSA 4096: about 3.3 KB). */
 const MAX_PEM_BYTES = 64 * 1024;

@@ -1,15 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { AdminApiMessages } from '../../admin/admin-api.messages.js';
-import type { AdminPrincipal } from '../../admin/keys/admin-keys.service.js';
+import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
 import { Origin } from '../../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
 import { WebhooksMessages } from '../webhooks.messages.js';
-import { AdminApiService } from '../../admin/http/admin-api.service.js';
-import { AdminScope } from '../../admin/keys/admin-scope.decorator.js';
-import { CurrentAdminKey } from '../../admin/keys/current-admin-key.decorator.js';
-import { AdminReasonDto } from '../../common/dto/admin-reason.dto.js';
+import { WebhooksAdminService } from './webhooks-admin.service.js';
+import { AdminScope } from '../../common/admin-route/admin-scope.decorator.js';
+import { ADMIN_FORBIDDEN } from '../../common/admin-route/admin-scope.js';
+import { CurrentAdminKey } from '../../common/admin-route/current-admin.decorator.js';
+import { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
 import {
   AddedWebhookResponseDto,
   AddWebhookDto,
@@ -20,11 +20,6 @@ import {
   WebhookSubscriptionParamsDto,
 } from './dto/admin-webhook.dto.js';
 
-const FORBIDDEN = {
-  status: HttpStatus.FORBIDDEN,
-  messages: { forbidden: AdminApiMessages.forbidden },
-};
-
 /**
  * Webhook subscriptions and their dead letters (docs/operations/webhooks.md): the same
  * WebhooksService calls as the CLI's `webhooks:*` commands. A secret is shown once, when added.
@@ -32,12 +27,12 @@ const FORBIDDEN = {
 @ApiTags('admin')
 @Controller('admin/webhooks')
 export class AdminWebhooksController {
-  constructor(private readonly adminApi: AdminApiService) {}
+  constructor(private readonly adminApi: WebhooksAdminService) {}
 
   /** Every subscription, without its secret. */
   @Get()
   @AdminScope('webhooks:read')
-  @ApiErrorResponses(FORBIDDEN)
+  @ApiErrorResponses(ADMIN_FORBIDDEN)
   listWebhooks(): Promise<WebhookListResponseDto> {
     return this.adminApi.webhooks();
   }
@@ -55,7 +50,7 @@ export class AdminWebhooksController {
         privateDestination: WebhooksMessages.privateDestination,
       },
     },
-    FORBIDDEN,
+    ADMIN_FORBIDDEN,
     {
       status: HttpStatus.SERVICE_UNAVAILABLE,
       messages: { notConfigured: WebhooksMessages.notConfigured },
@@ -72,7 +67,7 @@ export class AdminWebhooksController {
   /** The deliveries that used up their attempts, oldest event first. */
   @Get('dead')
   @AdminScope('webhooks:read')
-  @ApiErrorResponses(FORBIDDEN)
+  @ApiErrorResponses(ADMIN_FORBIDDEN)
   listDeadWebhooks(): Promise<DeadWebhookListResponseDto> {
     return this.adminApi.deadWebhooks();
   }
@@ -82,7 +77,7 @@ export class AdminWebhooksController {
   @HttpCode(HttpStatus.OK)
   @AdminScope('webhooks:write')
   @ApiOkResponse({ type: ReplayWebhooksResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, {
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, {
     status: HttpStatus.NOT_FOUND,
     messages: { unknownDeadDelivery: WebhooksMessages.unknownDeadDelivery },
   })
@@ -99,7 +94,7 @@ export class AdminWebhooksController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @AdminScope('webhooks:write')
   @ApiNoContentResponse()
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, FORBIDDEN, {
+  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, {
     status: HttpStatus.NOT_FOUND,
     messages: { unknownSubscription: WebhooksMessages.unknownSubscription },
   })

@@ -9,7 +9,7 @@ import {
 import type { AuthEventType } from '../../../events/auth-event.js';
 import { WEBHOOK_URL_MAX_LENGTH } from '../../entities/webhook-subscription.entity.js';
 import { WEBHOOK_EVENT_TYPES } from '../../webhook-events.js';
-import { AdminReasonDto } from '../../../common/dto/admin-reason.dto.js';
+import { AdminReasonDto } from '../../../common/admin-route/admin-reason.dto.js';
 
 /** `"all"`, or a non-empty list of catalogue types without repeats. */
 function isEventSelection(value: unknown): boolean {

@@ -5,9 +5,9 @@ import {
   HasNoInvisibleCharacters,
   MaxChars,
   Trim,
-} from '../../common/validation/string-rules.js';
-import { IsAcceptableEmail } from '../../users/acceptable-email.js';
-import { EMAIL_MAX_LENGTH } from '../../users/entities/user.entity.js';
+} from '../common/validation/string-rules.js';
+import { IsAcceptableEmail } from './acceptable-email.js';
+import { EMAIL_MAX_LENGTH } from './entities/user.entity.js';
 
 /**
  * What an address must be to belong to an account: registration's rule, used wherever an address

@@ -1,6 +1,6 @@
 import { isEmail } from 'class-validator';
 import addressparser from 'nodemailer/lib/addressparser';
-import type { EnvironmentVariables } from './environment-variables.js';
+import type { EnvironmentVariables } from '../environment-variables.js';
 
 /** Where mail goes: an SMTP server, `.eml` files (development without SMTP), or nowhere. */
 export type MailTransportConfig =

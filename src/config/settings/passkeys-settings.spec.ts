@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigurationError, loadAppConfig } from './app-config.js';
+import { ConfigurationError, loadAppConfig } from '../app-config.js';
 
 const SECRET = 'a-test-signing-secret-of-at-least-32-characters';
 

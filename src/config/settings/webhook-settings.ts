@@ -1,5 +1,5 @@
 import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys.js';
-import type { EnvironmentVariables } from './environment-variables.js';
+import type { EnvironmentVariables } from '../environment-variables.js';
 
 /** Webhook subscriptions and their delivery (docs/webhooks.md, docs/operations/webhooks.md). */
 export interface WebhooksConfig {

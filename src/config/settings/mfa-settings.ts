@@ -1,4 +1,4 @@
-import type { EnvironmentVariables } from './environment-variables.js';
+import type { EnvironmentVariables } from '../environment-variables.js';
 import {
   encryptionKeyId,
   ENCRYPTION_KEY_BYTES,

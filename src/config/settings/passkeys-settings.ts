@@ -1,5 +1,5 @@
 import { originOf } from './allowed-origins.js';
-import type { EnvironmentVariables } from './environment-variables.js';
+import type { EnvironmentVariables } from '../environment-variables.js';
 
 /** Passkeys (WebAuthn), on when a relying party id is configured. */
 export interface PasskeysConfig {

@@ -1,5 +1,5 @@
-import { configurationProblemsOf } from '../../test/utils/configuration-problems.js';
-import { loadAppConfig } from './app-config.js';
+import { configurationProblemsOf } from '../../../test/utils/configuration-problems.js';
+import { loadAppConfig } from '../app-config.js';
 
 const SECRET = 'unit-test-secret-0123456789abcdef-XYZ';
 const SMTP = {

@@ -2,7 +2,7 @@ import {
   SIGNING_ALGORITHMS,
   type EnvironmentVariables,
   type SigningAlgorithm,
-} from './environment-variables.js';
+} from '../environment-variables.js';
 import { parseEncryptionKeys, type EncryptionKey } from './encryption-keys.js';
 
 /** How access tokens are signed, and how the key set (src/keys) moves. */
