@@ -48,7 +48,7 @@ const operations = listOperations(contract);
  * terminal): the admin API's texts are in admin-openapi.json.
  */
 const CLI_ONLY =
-  /^(admin(-keys)?[/\\]|keys[/\\]keys\.messages\.ts$|webhooks[/\\]webhooks\.messages\.ts$)/;
+  /^(admin[/\\]|common[/\\]admin-route[/\\]|keys[/\\]keys\.messages\.ts$|webhooks[/\\]webhooks\.messages\.ts$)/;
 
 const ERROR_SCHEMA = 'ErrorResponseDto';
 const PROBLEM_SCHEMA = 'ProblemDetailsResponseDto';
