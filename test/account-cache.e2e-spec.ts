@@ -55,7 +55,7 @@ interface Observation {
 
 const cacheOf = (t: TestApp): AccountStateCache => t.app.get(AccountStateCache, { strict: false });
 const listenerOf = (t: TestApp): HeldListener =>
-  t.app.get(AccountChangeListener, { strict: false }) as HeldListener;
+  t.app.get<AccountChangeListener, HeldListener>(AccountChangeListener, { strict: false });
 
 async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
   const deadline = performance.now() + PATIENCE_MS;
