@@ -68,6 +68,9 @@ const { values: flags } = parseArgs({
     'row-bytes': { type: 'boolean', default: false },
     // /me and refresh with access tokens signed HS256, ES256 and EdDSA, side by side (issue 25).
     signing: { type: 'boolean', default: false },
+    // /me on one SQLite process, two PostgreSQL instances reading strictly and two with
+    // Database__AccountCache=on, side by side in alternating windows (issue 41).
+    'account-cache': { type: 'boolean', default: false },
     // SQLite's commit durability for the service (Database__SqliteSynchronous): `full`, the
     // service's default, or `normal`, to measure what an fsync per commit costs.
     'sqlite-synchronous': { type: 'string', default: 'full' },
@@ -166,6 +169,10 @@ async function main() {
 
   if (flags.signing) {
     await measureSigning(tmp, secret);
+    return;
+  }
+  if (flags['account-cache']) {
+    await measureAccountCache(tmp, secret);
     return;
   }
 
@@ -324,6 +331,93 @@ async function measureSigning(tmp, secret) {
   log(`done: ${join(RESULTS_DIR, `${name}.md`)}`);
 }
 
+/** `--account-cache`: the three services it compares, SQLite's first (the figure to reach). */
+const ACCOUNT_CACHE_SUTS = [
+  { label: 'sqlite', engine: 'sqlite', env: {} },
+  { label: 'pg-strict', engine: 'pg', env: {} },
+  { label: 'pg-cache', engine: 'pg', env: { Database__AccountCache: 'on' } },
+];
+
+/** Rounds of `--account-cache`; each measures every service once, in a rotating order. */
+const ACCOUNT_CACHE_ROUNDS = flags.quick ? 1 : 7;
+
+/**
+ * `--account-cache`: `GET /me` on one SQLite process, on two PostgreSQL instances reading every
+ * account, and on two with the account cache on, each on its own database, in rounds whose
+ * order rotates; the ratio of each PostgreSQL pair's requests/s to SQLite's is taken per round
+ * and its median reported (goal of issue 41: the cached pair at least 1.0).
+ */
+async function measureAccountCache(tmp, secret) {
+  const suts = [];
+  for (const { label, engine, env } of ACCOUNT_CACHE_SUTS) {
+    suts.push(await startService(tmp, secret, { label, env, engine }));
+  }
+  for (const sut of suts) {
+    await prepare(sut);
+  }
+  const me = ENDPOINTS.find((endpoint) => endpoint.name === 'me');
+  const rounds = [];
+  for (let number = 1; number <= ACCOUNT_CACHE_ROUNDS; number++) {
+    const shift = (number - 1) % suts.length;
+    const order = [...suts.slice(shift), ...suts.slice(0, shift)];
+    const runs = {};
+    for (const sut of order) {
+      const run = await measureEndpoint(sut, suts, me);
+      runs[sut.label] = run;
+      log(`round ${number} me ${sut.label.padEnd(9)} ${describeRun(run)}`);
+    }
+    rounds.push({ round: number, runs });
+  }
+  const ratios = {};
+  for (const label of ['pg-strict', 'pg-cache']) {
+    const perRound = rounds.map(({ runs }) => runs[label].rps / runs.sqlite.rps);
+    ratios[label] = { median: median(perRound), perRound };
+    log(
+      `me ${label}/sqlite median ${round(median(perRound), 3)} ` +
+        `(${perRound.map((ratio) => round(ratio, 3)).join(', ')}; goal for pg-cache ≥ 1.0)`,
+    );
+  }
+  await Promise.all(suts.map((sut) => sut.stop()));
+  const results = {
+    command: commandLine(),
+    quick: flags.quick,
+    machine: await describeMachine(),
+    plan,
+    ratios,
+    rounds,
+  };
+  const name = 'latest-account-cache';
+  await writeFile(join(RESULTS_DIR, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  const lines = [
+    `# \`GET /me\` with the account cache: \`${results.command}\``,
+    '',
+    'Requests per second of two PostgreSQL instances over one SQLite process on the same machine,',
+    'median of the rounds (goal of issue 41: `pg-cache` at least 1.0).',
+    '',
+    '| Service | / sqlite (median) | per round |',
+    '| ------- | ----------------- | --------- |',
+    ...Object.entries(ratios).map(
+      ([label, { median: middle, perRound }]) =>
+        `| ${label} | ${round(middle, 3)} | ${perRound.map((ratio) => round(ratio, 3)).join(', ')} |`,
+    ),
+    '',
+    '| Round | Service | req/s | p50 ms | p99 ms | CPU ms/req | other cores |',
+    '| ----- | ------- | ----- | ------ | ------ | ---------- | ----------- |',
+    ...rounds.flatMap(({ round: number, runs }) =>
+      Object.entries(runs).map(
+        ([label, run]) =>
+          `| ${number} | ${label} | ${round(run.rps, 1)} | ${round(run.p50, 1)} | ` +
+          `${round(run.p99, 1)} | ${round(run.cpuMsPerRequest, 3)} | ${round(run.otherCores, 2)} |`,
+      ),
+    ),
+    '',
+    `Machine: ${JSON.stringify(results.machine)}`,
+    '',
+  ];
+  await writeFile(join(RESULTS_DIR, `${name}.md`), lines.join('\n'));
+  log(`done: ${join(RESULTS_DIR, `${name}.md`)}`);
+}
+
 /** Spawn → first answer, on a fresh database each time, one process at a time. */
 async function measureStartup(tmp, secret) {
   const samplesMs = [];
@@ -354,10 +448,10 @@ async function measureStartup(tmp, secret) {
  * The service: one instance on SQLite, two on one PostgreSQL database; `env` adds settings
  * (the session check's run is the same service with one setting more, on its own database).
  */
-async function startService(tmp, secret, { label = 'service', env = {} } = {}) {
-  const database = await newDatabase(tmp, label);
+async function startService(tmp, secret, { label = 'service', env = {}, engine = mode } = {}) {
+  const database = await newDatabase(tmp, label, engine);
   cleanups.push(() => database.drop());
-  const instances = mode === 'pg' ? 2 : 1;
+  const instances = engine === 'pg' ? 2 : 1;
   const handles = [];
   for (let i = 1; i <= instances; i++) {
     const port = await freePort();
@@ -368,7 +462,7 @@ async function startService(tmp, secret, { label = 'service', env = {} } = {}) {
   // Started together on purpose: on PostgreSQL the migration lock makes them take turns.
   await Promise.all(handles.map((handle) => waitForFirstAnswer(handle)));
   log(`${label} up: ${handles.map((h) => `${h.name} pid ${h.pid} ${h.url}`).join(', ')}`);
-  const sut = makeSut(label, handles, mode === 'pg');
+  const sut = makeSut(label, handles, engine === 'pg');
   return { ...sut, stop: () => Promise.all(handles.map((handle) => handle.stop())) };
 }
 
@@ -563,8 +657,8 @@ function spawnService({ tmp, secret, port, database, name, share, env: extra = {
   });
 }
 
-function newDatabase(tmp, label) {
-  return mode === 'pg' ? postgresDatabase(label) : sqliteDatabase(tmp, label);
+function newDatabase(tmp, label, engine = mode) {
+  return engine === 'pg' ? postgresDatabase(label) : sqliteDatabase(tmp, label);
 }
 
 function makeSut(label, handles, usesPostgres) {

@@ -54,6 +54,7 @@ describe(loadAppConfig.name, () => {
         sqliteCacheSizeMb: 16,
         sqliteMmapSizeMb: 256,
         sqliteSynchronous: 'full',
+        accountCache: false,
       },
       passwordHashing: {
         iterations: 600_000,
@@ -363,6 +364,11 @@ describe(loadAppConfig.name, () => {
       'Database__SqliteMmapSizeMb',
     ],
     [
+      'an unknown account cache mode',
+      { Jwt__SecretKey: SECRET, Database__AccountCache: 'yes' },
+      'Database__AccountCache',
+    ],
+    [
       'an unknown SQLite synchronous mode',
       { Jwt__SecretKey: SECRET, Database__SqliteSynchronous: 'off' },
       'Database__SqliteSynchronous',
@@ -597,6 +603,26 @@ describe(loadAppConfig.name, () => {
     expect(config.passwordHashing.iterations).toBe(1000);
     expect(config.warnings).toEqual([expect.stringContaining('PasswordHashing__Iterations')]);
     expect(config.warnings[0]).toContain('600000');
+  });
+
+  it('should turn the account cache on only on PostgreSQL, and only when asked', () => {
+    const postgres = {
+      Jwt__SecretKey: SECRET,
+      ConnectionStrings__DefaultConnection: 'postgres://db/keygate',
+    };
+
+    expect(sut(postgres).database.accountCache).toBe(false);
+    expect(sut({ ...postgres, Database__AccountCache: ' ON ' }).database.accountCache).toBe(true);
+    expect(sut({ ...postgres, Database__AccountCache: 'on' }).warnings).toEqual([]);
+  });
+
+  it('should ignore the account cache on SQLite, with a warning', () => {
+    const config = sut({ Jwt__SecretKey: SECRET, Database__AccountCache: 'on' });
+
+    expect(config.database.accountCache).toBe(false);
+    expect(config.warnings).toEqual([
+      'Database__AccountCache=on is ignored on SQLite: account reads are local there.',
+    ]);
   });
 
   it('should not warn at the OWASP level', () => {

@@ -60,6 +60,11 @@ export interface DatabaseConfig {
   readonly sqliteMmapSizeMb: number;
   /** SQLite only: `full` acknowledges a commit once it is fsynced; `normal` survives a process crash only. */
   readonly sqliteSynchronous: SqliteSynchronous;
+  /**
+   * PostgreSQL only: keep account state in the instance, invalidated through LISTEN/NOTIFY
+   * (src/users/account-cache). Always false on SQLite, where the setting is ignored.
+   */
+  readonly accountCache: boolean;
 }
 
 export interface TokenCleanupConfig {
@@ -211,7 +216,12 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     trustedProxies: checked.trustedProxies,
     allowedOrigins: checked.allowedOrigins,
     threadPoolSize: raw.UV_THREADPOOL_SIZE,
-    warnings: [...secret.warnings, ...checked.warnings, ...costWarnings(env)],
+    warnings: [
+      ...secret.warnings,
+      ...checked.warnings,
+      ...costWarnings(env),
+      ...accountCacheWarnings(env, checked.target),
+    ],
     webhooks: checked.webhooks,
     passkeys: checked.passkeys,
   });
@@ -337,6 +347,13 @@ function costWarnings(env: EnvironmentVariables): string[] {
     : [];
 }
 
+/** The account cache is for PostgreSQL; on SQLite reads are local and the setting is ignored. */
+function accountCacheWarnings(env: EnvironmentVariables, target: DatabaseTarget): string[] {
+  return env.Database__AccountCache === 'on' && target.type !== 'postgres'
+    ? ['Database__AccountCache=on is ignored on SQLite: account reads are local there.']
+    : [];
+}
+
 /** Step 3: the typed configuration, from keys that passed every check. */
 function assemble(
   env: EnvironmentVariables,
@@ -378,6 +395,7 @@ function assemble(
       sqliteCacheSizeMb: env.Database__SqliteCacheSizeMb,
       sqliteMmapSizeMb: env.Database__SqliteMmapSizeMb,
       sqliteSynchronous: env.Database__SqliteSynchronous,
+      accountCache: env.Database__AccountCache === 'on' && checked.target.type === 'postgres',
     },
     passwordHashing: {
       iterations: env.PasswordHashing__Iterations,

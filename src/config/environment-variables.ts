@@ -56,6 +56,10 @@ export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
  */
 export const SQLITE_SYNCHRONOUS_MODES = ['full', 'normal'] as const;
 export type SqliteSynchronous = (typeof SQLITE_SYNCHRONOUS_MODES)[number];
+
+/** `Database__AccountCache`: `off` (every protected request reads its account) or `on`. */
+export const ACCOUNT_CACHE_MODES = ['off', 'on'] as const;
+export type AccountCacheMode = (typeof ACCOUNT_CACHE_MODES)[number];
 /**
  * How access tokens are signed: HS256 under Jwt__SecretKey (the interface, the default), or one of
  * the asymmetric algorithms, with the key set's current key (src/keys).
@@ -169,6 +173,16 @@ export class EnvironmentVariables {
   )
   @IsIn(SQLITE_SYNCHRONOUS_MODES)
   Database__SqliteSynchronous: SqliteSynchronous = 'full';
+
+  /**
+   * PostgreSQL only: `on` keeps each account's state in the instance, invalidated through
+   * LISTEN/NOTIFY (src/users/account-cache); `off` reads it on every protected request.
+   */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim().toLowerCase() : value,
+  )
+  @IsIn(ACCOUNT_CACHE_MODES)
+  Database__AccountCache: AccountCacheMode = 'off';
 
   @Type(() => Number)
   @IsInt()

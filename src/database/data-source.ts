@@ -70,6 +70,8 @@ export default new DataSource(
       sqliteMmapSizeMb: DEFAULT_SQLITE_MMAP_SIZE_MB,
       // Migrations are rare and must never be half-remembered after a power cut.
       sqliteSynchronous: 'full',
+      // The TypeORM CLI answers no bearer request.
+      accountCache: false,
     },
     { entities: ENTITIES, extensionMigrations: extensionMigrationsOf(EXTENSIONS) },
   ),

@@ -7,6 +7,7 @@ import { rejectionOf } from '../../test/utils/rejection.js';
 import { ConflictError, NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { User } from './entities/user.entity.js';
+import { AccountStateCache } from './account-cache/account-state-cache.js';
 import { UserRepository } from './user.repository.js';
 import { UsersService } from './users.service.js';
 
@@ -26,6 +27,7 @@ describe(UsersService.name, () => {
         UnitOfWork,
         UsersService,
         UserRepository,
+        { provide: AccountStateCache, useValue: new AccountStateCache(false, () => 0) },
       ],
     }).compile();
     unitOfWork = moduleRef.get(UnitOfWork);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
+import { AccountStateCache } from './account-cache/account-state-cache.js';
 import { UserResponseDto } from './dto/user-response.dto.js';
 import type { User } from './entities/user.entity.js';
 import type { GuardedWrite } from '../database/guarded-write.js';
@@ -26,7 +27,10 @@ export type {
 /** Users: the account rules. Returns entities to other services, DTOs to its controller. */
 @Injectable()
 export class UsersService {
-  constructor(private readonly users: UserRepository) {}
+  constructor(
+    private readonly users: UserRepository,
+    private readonly accountStates: AccountStateCache,
+  ) {}
 
   findById(id: string, manager?: EntityManager): Promise<User | null> {
     return this.users.findById(id, manager);
@@ -168,9 +172,11 @@ export class UsersService {
    * The account a verified access token names, if it may still act: SPEC §4.2 `me`'s answers,
    * which the global guard gives on every protected route. A deleted account is NotFoundError
    * (`Usuario no encontrado.`), a deactivated one UnauthorizedError (`Cuenta desactivada.`).
+   * With Database__AccountCache=on (PostgreSQL) the state may come from AccountStateCache, only
+   * while it is provably within its staleness bound; otherwise, and by default, it is read.
    */
   async requireActiveAccount(id: string): Promise<AccountState> {
-    const user = await this.users.findAccountState(id);
+    const user = await this.accountStates.read(id, () => this.users.findAccountState(id));
     if (user === null) {
       throw new NotFoundError(UsersMessages.notFound);
     }

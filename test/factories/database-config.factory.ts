@@ -18,6 +18,7 @@ export function buildDatabaseConfig(
     sqliteCacheSizeMb: 16,
     sqliteMmapSizeMb: 0,
     sqliteSynchronous: 'full',
+    accountCache: false,
     ...overrides,
   };
 }
