@@ -44,11 +44,12 @@ const operations = listOperations(contract);
 /**
  * The admin CLI's texts (its commands' and its admin-keys commands') go to an operator's
  * terminal, never into an HTTP answer of this document. The key set's and the webhooks' refusals
- * (KeysService, WebhooksService) answer only on admin routes (or, for an import, only in the
+ * (KeysService, WebhooksService) and the admin route contract's (common/admin-route: the 403 of
+ * a key without the scope) answer only on admin routes (or, for an import, only in the
  * terminal): the admin API's texts are in admin-openapi.json.
  */
 const CLI_ONLY =
-  /^(admin(-keys)?[/\\]|keys[/\\]keys\.messages\.ts$|webhooks[/\\]webhooks\.messages\.ts$)/;
+  /^(admin(-keys)?[/\\]|common[/\\]admin-route[/\\]|keys[/\\]keys\.messages\.ts$|webhooks[/\\]webhooks\.messages\.ts$)/;
 
 const ERROR_SCHEMA = 'ErrorResponseDto';
 const PROBLEM_SCHEMA = 'ProblemDetailsResponseDto';
