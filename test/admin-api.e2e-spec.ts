@@ -1386,12 +1386,18 @@ describe('admin API over the webhooks', () => {
     [
       'a URL with a control character',
       { url: 'https://a.example.com/\u0007', events: 'all' },
-      problemDetails(['url']),
+      errorBody(
+        400,
+        'La URL debe ser http o https absoluta, sin usuario, contraseña ni fragmento, de 2048 caracteres como máximo.',
+      ),
     ],
     [
       'a URL of 2049 characters',
       { url: `https://a.example.com/${'a'.repeat(2027)}`, events: 'all' },
-      problemDetails(['url']),
+      errorBody(
+        400,
+        'La URL debe ser http o https absoluta, sin usuario, contraseña ni fragmento, de 2048 caracteres como máximo.',
+      ),
     ],
     ['a URL that is a number', { url: 7, events: 'all' }, problemDetails(['url'])],
     [

@@ -44,7 +44,8 @@ const operations = listOperations(contract);
 /**
  * The admin CLI's texts (its commands' and its admin-keys commands') go to an operator's
  * terminal, never into an HTTP answer of this document. The key set's and the webhooks' refusals
- * (KeysService, WebhooksService) answer only on admin routes (or, for an import, only in the
+ * (KeysService, WebhooksService) and the admin route contract's (common/admin-route: the 403 of
+ * a key without the scope) answer only on admin routes (or, for an import, only in the
  * terminal): the admin API's texts are in admin-openapi.json.
  */
 const CLI_ONLY =

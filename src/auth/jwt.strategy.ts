@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { jwtVerify } from 'jose';
 import { Strategy } from 'passport-jwt';
+import { bearerCredentials } from '../common/bearer/bearer-credentials.js';
 import type { AccessTokenClaims } from '../common/decorators/current-user.decorator.js';
 import { JWT_ALGORITHM } from '../common/jwt/jwt-key.js';
 import { Clock } from '../common/time/clock.js';
@@ -11,8 +12,8 @@ import { VerifiedTokenCache } from './verified-token-cache.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Spec §5: exactly `Bearer`, one space, then a compact JWS. Anything else carries no token. */
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
+/** A compact JWS: three base64url parts. Any other credentials are no token. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 interface RequestWithHeaders {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
@@ -20,9 +21,10 @@ interface RequestWithHeaders {
 
 type PassportRequest = Parameters<Strategy['authenticate']>[0];
 
+/** Spec §5: the bearer credentials (bearerCredentials, the rule every guard shares), a compact JWS. */
 export function bearerToken(request: RequestWithHeaders): string | null {
-  const header = request.headers.authorization;
-  return typeof header === 'string' ? (BEARER.exec(header)?.[1] ?? null) : null;
+  const token = bearerCredentials(request.headers.authorization);
+  return token !== null && COMPACT_JWS.test(token) ? token : null;
 }
 
 /**

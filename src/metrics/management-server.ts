@@ -55,16 +55,19 @@ export class ManagementServer implements OnApplicationShutdown {
 
   /**
    * Hands every request whose path starts with `prefix` to `handler` instead (the admin API, when
-   * AdminApi__Listener=management). Call before start(); one mount at most.
+   * AdminApi__Listener=management), while `shown` says those routes exist; while they do not (or
+   * `shown` fails), such a request is answered as any unknown path of this listener is. Call
+   * before start(); one mount at most.
    */
   mount(
     prefix: string,
     handler: (request: IncomingMessage, response: ServerResponse) => void,
+    shown: (request: IncomingMessage) => Promise<boolean>,
   ): void {
     if (this.mounted !== undefined) {
       throw new Error(`The management listener already serves ${this.mounted.prefix}`);
     }
-    this.mounted = { prefix, handler };
+    this.mounted = { prefix, handler, shown };
   }
 
   /** Where the listener is bound (the actual port when 0 was asked for); null when it is not. */
@@ -89,8 +92,13 @@ export class ManagementServer implements OnApplicationShutdown {
 
   private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '').split('?')[0];
-    if (this.mounted !== undefined && path.startsWith(this.mounted.prefix)) {
-      this.mounted.handler(request, response);
+    const mounted = this.mounted;
+    if (
+      mounted !== undefined &&
+      path.startsWith(mounted.prefix) &&
+      (await mounted.shown(request).catch(() => false))
+    ) {
+      mounted.handler(request, response);
       return;
     }
     if (path !== METRICS_PATH) {
@@ -121,6 +129,7 @@ export class ManagementServer implements OnApplicationShutdown {
 interface MountedHandler {
   readonly prefix: string;
   readonly handler: (request: IncomingMessage, response: ServerResponse) => void;
+  readonly shown: (request: IncomingMessage) => Promise<boolean>;
 }
 
 function formatHost(host: string): string {

@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ADMIN_SCOPE_KEY } from '../../common/admin-route/admin-scope.js';
+import { bearerCredentials } from '../../common/bearer/bearer-credentials.js';
 import { ForbiddenError } from '../../common/errors/domain-errors.js';
 import { AppConfig } from '../../config/app-config.js';
 import { cameViaManagement } from '../http/admin-listener.js';
@@ -15,13 +16,12 @@ import type { RequestWithAdminKey } from '../../common/admin-route/current-admin
 import { AdminRouteMessages } from '../../common/admin-route/admin-route.messages.js';
 import type { AdminScopeName } from '../../common/admin-route/admin-scopes.js';
 
-const BEARER = /^Bearer ([^\s]+)$/i;
-
 /**
  * The admin API's guard, global, acting on every route @AdminScope marks, whichever folder
  * declares it: on the wrong listener, or while no
  * key exists, the route does not exist (404, as an unknown route); a missing, unknown or revoked
- * key is the bare 401 of the interface; a valid key without the route's scope is 403.
+ * key, or one not sent as exactly `Bearer <key>` (bearerCredentials, the account routes' rule),
+ * is the bare 401 of the interface; a valid key without the route's scope is 403.
  */
 @Injectable()
 export class AdminKeyGuard implements CanActivate {
@@ -49,8 +49,8 @@ export class AdminKeyGuard implements CanActivate {
     if (cameViaManagement(request.raw) !== this.onManagement) {
       throw new NotFoundException();
     }
-    const match = BEARER.exec(request.headers.authorization ?? '');
-    const key = match === null ? null : await this.keys.authenticate(match[1]);
+    const secret = bearerCredentials(request.headers.authorization);
+    const key = secret === null ? null : await this.keys.authenticate(secret);
     if (key === null) {
       if (!(await this.keys.anyActive())) {
         throw new NotFoundException();

@@ -122,8 +122,42 @@ export function buildOpenApiDocument(
       }
     }
   }
+  dropEmptyRequiredLists(document);
   return document;
 }
+
+/**
+ * Removes every `required: []` from the document's schemas. OpenAPI 3.0 (JSON Schema draft 4/5)
+ * wants at least one name in a `required` list, and validators refuse an empty one, but the Swagger
+ * CLI plugin writes one for every inline object type whose fields are all optional (in
+ * @nestjs/swagger 12, `SchemaObjectFactory.createFromObjectLiteral` always sets the list, where
+ * the class path leaves it out when empty): `{ a?: string }` in a DTO would otherwise make the
+ * document invalid. Examples are data, not schemas, and are left as they are.
+ */
+function dropEmptyRequiredLists(node: unknown, key = ''): void {
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      dropEmptyRequiredLists(item);
+    }
+    return;
+  }
+  if (typeof node !== 'object' || node === null) {
+    return;
+  }
+  const object = node as Record<string, unknown>;
+  const inPropertyMap = key === 'properties';
+  if (!inPropertyMap && Array.isArray(object.required) && object.required.length === 0) {
+    delete object.required;
+  }
+  for (const [name, value] of Object.entries(object)) {
+    if (inPropertyMap || !EXAMPLE_KEYS.has(name)) {
+      dropEmptyRequiredLists(value, name);
+    }
+  }
+}
+
+/** Keys whose values are example data rather than parts of the document. */
+const EXAMPLE_KEYS: ReadonlySet<string> = new Set(['example', 'examples', 'default', 'enum']);
 
 /** The document as `npm run openapi` writes it: stable, readable, diff-friendly. */
 export function serializeOpenApiDocument(document: OpenAPIObject): string {
