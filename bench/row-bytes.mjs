@@ -98,6 +98,7 @@ export async function runRowBytes({ pg: onPostgres = false, quick = false }) {
       sessions: SESSIONS,
       quick,
       measuredAt: new Date().toISOString(),
+      node: process.version,
       objects: rows,
       bytesPerRefresh: Math.round(rows.reduce((sum, row) => sum + row.bytesPerRefresh, 0)),
     };
@@ -188,7 +189,8 @@ function markdown(result) {
     `# Bytes per refresh (${result.engine})`,
     '',
     `${result.refreshes} refreshes through the API over ${result.sessions} sessions, ` +
-      `${result.measuredAt}${result.quick ? ' (quick: page-grained, not meaningful)' : ''}. ` +
+      `${result.measuredAt}, Node ${result.node}` +
+      `${result.quick ? ' (quick: page-grained, not meaningful)' : ''}. ` +
       'Produced by `npm run bench -- --row-bytes' +
       `${result.engine === 'postgres' ? ' --pg' : ''}\` (bench/row-bytes.mjs).`,
     '',

@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url';
+import { toASCII } from 'tr46';
 import { INVISIBLE_CHARACTERS } from '../validation/string-rules.js';
 
 const INVISIBLE_CHARACTERS_ALL = new RegExp(INVISIBLE_CHARACTERS.source, 'gu');
@@ -24,7 +24,9 @@ const DOTLESS_I = 'ı';
  *    form: lower case, the same width and compatibility mappings, and a Unicode domain and its
  *    `xn--` form are one (`straße.de` stays apart from `strasse.de`: they are two domains). A
  *    domain UTS #46 refuses is kept as it is, so the function never fails; registration refuses
- *    such an address (see canonicalDomainOf).
+ *    such an address (see canonicalDomainOf). UTS #46 is tr46's (the URL standard's
+ *    implementation, with its own Unicode tables), not `node:url`'s, whose answers change with
+ *    the Node.js release: Node.js 26 passes `xn--zz` through where Node.js 20 refused it.
  *
  * Applied to its own result it changes nothing (a fixed point), so the address the API returns
  * always logs in.
@@ -45,10 +47,48 @@ export function canonicalDomainOf(email: string): string | null {
   return at === -1 ? null : canonicalDomain(email.slice(at + 1));
 }
 
+/**
+ * UTS #46 with the options of the URL standard's "domain to ASCII" (not strict): nontransitional,
+ * CheckBidi and CheckJoiners on, CheckHyphens, UseSTD3ASCIIRules and VerifyDnsLength off. An
+ * `xn--` label must decode as Punycode to a label UTS #46 accepts, with a non-ASCII character.
+ */
+const URL_STANDARD_UTS46 = {
+  checkBidi: true,
+  checkHyphens: false,
+  checkJoiners: true,
+  ignoreInvalidPunycode: false,
+  transitionalProcessing: false,
+  useSTD3ASCIIRules: false,
+  verifyDNSLength: false,
+} as const;
+
+/**
+ * The URL standard's forbidden domain code points (controls, space and `#%/:<>?@[\]^|`): what its
+ * host parser refuses after UTS #46, as `node:url` did. The output of toASCII is ASCII.
+ */
+const FORBIDDEN_DOMAIN_CODE_POINT = /[\p{Cc} #%/:<>?@[\\\]^|]/u;
+
+/** A label that starts with `xn--`, in any case. */
+const XN_LABEL = /(?:^|\.)xn--/iu;
+
+/** The ASCII form of a domain, or null if UTS #46 refuses it or it has a forbidden code point. */
+function domainToAscii(domain: string): string | null {
+  const ascii = isPlainAscii(domain) ? domain.toLowerCase() : toASCII(domain, URL_STANDARD_UTS46);
+  return ascii === null || FORBIDDEN_DOMAIN_CODE_POINT.test(ascii) ? null : ascii;
+}
+
+/** The URL standard's shortcut: ASCII with no label that starts with `xn--` (any case). */
+function isPlainAscii(domain: string): boolean {
+  return /^\p{ASCII}*$/u.test(domain) && !XN_LABEL.test(domain);
+}
+
 /** UTS #46 ToASCII, when it accepts the domain and would give the same again for its result. */
 function canonicalDomain(domain: string): string | null {
-  const ascii = domainToASCII(domain);
-  return ascii !== '' && domainToASCII(ascii) === ascii ? ascii : null;
+  const ascii = domainToAscii(domain);
+  if (ascii === null || ascii === domain) {
+    return ascii;
+  }
+  return domainToAscii(ascii) === ascii ? ascii : null;
 }
 
 /** Enough for every code point (see email.spec.ts); a bound all the same. */
