@@ -1,3 +1,5 @@
+/* eslint-disable no-restricted-syntax -- the secret and TEST_PG_URL reach podman and psql through the environment. */
+/* global fetch, AbortSignal -- Node's own, since Node 18. */
 // `npm run test:container`: builds the image from this repository with podman, as a user would
 // (`podman build --format docker -t … .`), then runs it as a user would and checks what the image
 // promises (docs/deployment.md#container-image): SQLite on a volume at /data with a read-only
@@ -18,7 +20,9 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import process from 'node:process';
+import { clearTimeout, setTimeout } from 'node:timers';
+import { fileURLToPath, URL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const IMAGE = 'localhost/keygate-test-image:latest';
@@ -28,7 +32,16 @@ const DEADLINE_MS = 25 * 60_000;
 const RUN_ID = `${process.pid}-${randomBytes(3).toString('hex')}`;
 /** This machine's sandbox: runc, explicit ulimits, the host's network. Not what users type. */
 const ENGINE = ['--runtime', 'runc'];
-const SANDBOX = ['--ulimit', 'nofile=1024:4096', '--ulimit', 'nproc=1024:4096', '--network', 'host'];
+const SANDBOX = [
+  '--ulimit',
+  'nofile=1024:4096',
+  '--ulimit',
+  'nproc=1024:4096',
+  '--network',
+  'host',
+];
+/** As Docker's and compose's read-only root: podman would add a writable /tmp of its own. */
+const READ_ONLY = ['--read-only', '--read-only-tmpfs=false'];
 const CA_BUNDLE = process.env.NODE_EXTRA_CA_CERTS || '/etc/ssl/certs/ca-certificates.crt';
 const PG_ADMIN_URL = process.env.TEST_PG_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -61,7 +74,9 @@ function run(command, args, { timeoutMs = 60_000, env, input, cleanUp = false } 
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => (stderr += chunk));
-    if (input !== undefined) child.stdin.end(input);
+    if (input !== undefined) {
+      child.stdin.end(input);
+    }
     const limit = cleanUp ? timeoutMs : Math.max(1_000, Math.min(timeoutMs, remainingMs()));
     const timer = setTimeout(() => child.kill('SIGKILL'), limit);
     child.on('error', (error) => {
@@ -75,11 +90,15 @@ function run(command, args, { timeoutMs = 60_000, env, input, cleanUp = false } 
   });
 }
 
+function say(text) {
+  process.stdout.write(`${text}\n`);
+}
+
 const podman = (args, options) => run('podman', [...ENGINE, ...args], options);
 
 function record(name, ok, detail = '') {
   results.push({ name, ok });
-  console.log(`${ok ? 'ok' : 'not ok'} - ${name}${ok || !detail ? '' : `\n    ${detail}`}`);
+  say(`${ok ? 'ok' : 'not ok'} - ${name}${ok || !detail ? '' : `\n    ${detail}`}`);
   return ok;
 }
 
@@ -109,7 +128,9 @@ async function freePort() {
 
 async function freePorts(count) {
   const ports = new Set();
-  while (ports.size < count) ports.add(await freePort());
+  while (ports.size < count) {
+    ports.add(await freePort());
+  }
   return [...ports];
 }
 
@@ -140,9 +161,13 @@ async function waitFor200(port, path, container, timeoutMs = 90_000) {
   let last = { status: 0, text: '' };
   while (Date.now() < until) {
     last = await http(port, 'GET', path);
-    if (last.status === 200) return last;
+    if (last.status === 200) {
+      return last;
+    }
     const state = await podman(['inspect', '--format', '{{.State.Running}}', container]);
-    if (state.stdout.trim() !== 'true') break;
+    if (state.stdout.trim() !== 'true') {
+      break;
+    }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   return last;
@@ -163,8 +188,15 @@ async function startContainer(name, env, extra = []) {
   if (started.code === 0) {
     containers.add(name);
     // The image's VOLUME gives a container without -v an anonymous volume: removed with it.
-    const mounts = await podman(['inspect', '--format', '{{range .Mounts}}{{.Name}} {{end}}', name]);
-    for (const volume of mounts.stdout.trim().split(/\s+/).filter(Boolean)) volumes.add(volume);
+    const mounts = await podman([
+      'inspect',
+      '--format',
+      '{{range .Mounts}}{{.Name}} {{end}}',
+      name,
+    ]);
+    for (const volume of mounts.stdout.trim().split(/\s+/).filter(Boolean)) {
+      volumes.add(volume);
+    }
   }
   return started;
 }
@@ -199,8 +231,16 @@ async function buildImages() {
   const base = await run('bash', [join(ROOT, 'test/container/base-image.sh')], {
     timeoutMs: 10 * 60_000,
   });
-  if (!baseExists) figures.baseImageBuildSeconds = (Date.now() - baseStarted) / 1000;
-  if (!record('the base image node:26-bookworm-slim is there', base.code === 0, tail(base.stdout + base.stderr))) {
+  if (!baseExists) {
+    figures.baseImageBuildSeconds = (Date.now() - baseStarted) / 1000;
+  }
+  if (
+    !record(
+      'the base image node:26-bookworm-slim is there',
+      base.code === 0,
+      tail(base.stdout + base.stderr),
+    )
+  ) {
     return false;
   }
 
@@ -208,28 +248,35 @@ async function buildImages() {
   // flags. npm in the build stage reads its global npmrc (/usr/local/etc/npmrc): mounted here for
   // the build's RUN steps only, it names the certificate bundle (also mounted) and the base image's
   // own Node headers, so better-sqlite3 compiles with nothing downloaded from elsewhere.
-  // A fixed path: podman keys its layer cache on the build's volumes too.
+  // A fixed path with fixed contents, kept between runs (a few bytes): nothing to clean up.
   const scratch = join(tmpdir(), 'keygate-test-build');
   mkdirSync(scratch, { recursive: true });
-  try {
-    const npmrc = join(scratch, 'npmrc');
-    writeFileSync(npmrc, 'cafile=/usr/local/etc/keygate-build-ca.crt\nnodedir=/usr/local\n');
-    const buildStarted = Date.now();
-    const build = await podman(
-      [
-        'build', '--format', 'docker', '-t', IMAGE,
-        ...SANDBOX,
-        '-v', `${npmrc}:/usr/local/etc/npmrc:ro`,
-        '-v', `${CA_BUNDLE}:/usr/local/etc/keygate-build-ca.crt:ro`,
-        ROOT,
-      ],
-      { timeoutMs: 15 * 60_000 },
-    );
-    figures.imageBuildSeconds = (Date.now() - buildStarted) / 1000;
-    return record('the image builds from the repository', build.code === 0, tail(build.stdout + build.stderr));
-  } finally {
-    // Kept: the next run mounts the same files, so the layers above stay cached.
-  }
+  const npmrc = join(scratch, 'npmrc');
+  writeFileSync(npmrc, 'cafile=/usr/local/etc/keygate-build-ca.crt\nnodedir=/usr/local\n');
+  const buildStarted = Date.now();
+  const build = await podman(
+    [
+      'build',
+      '--format',
+      'docker',
+      '-t',
+      IMAGE,
+      ...SANDBOX,
+      '-v',
+      `${npmrc}:/usr/local/etc/npmrc:ro`,
+      '-v',
+      `${CA_BUNDLE}:/usr/local/etc/keygate-build-ca.crt:ro`,
+      ROOT,
+    ],
+    { timeoutMs: 15 * 60_000 },
+  );
+  figures.imageBuildSeconds = (Date.now() - buildStarted) / 1000;
+  figures.cachedSteps = (build.stdout.match(/Using cache/g) ?? []).length;
+  return record(
+    'the image builds from the repository',
+    build.code === 0,
+    tail(build.stdout + build.stderr),
+  );
 }
 
 async function checkImageConfig() {
@@ -237,7 +284,9 @@ async function checkImageConfig() {
   const [image] = JSON.parse(inspected.stdout || '[{}]');
   const config = image.Config ?? {};
   figures.imageSizeBytes = image.Size;
-  const env = Object.fromEntries((config.Env ?? []).map((line) => line.split(/=(.*)/s).slice(0, 2)));
+  const env = Object.fromEntries(
+    (config.Env ?? []).map((line) => line.split(/=(.*)/s).slice(0, 2)),
+  );
   expectEqual('the image runs as uid 1000', config.User, '1000:1000');
   expectEqual('NODE_ENV is production', env.NODE_ENV, 'production');
   expectEqual('the service listens on port 3000 by default', env.PORT, '3000');
@@ -248,11 +297,17 @@ async function checkImageConfig() {
     'Data Source=/data/keygate.db',
   );
   record('/data is a volume', Object.keys(config.Volumes ?? {}).join(',') === '/data');
-  expectEqual('the command is node itself (PID 1)', JSON.stringify(config.Cmd), '["node","dist/main.js"]');
+  expectEqual(
+    'the command is node itself (PID 1)',
+    JSON.stringify(config.Cmd),
+    '["node","dist/main.js"]',
+  );
   const healthcheck = (image.Healthcheck ?? config.Healthcheck)?.Test ?? [];
   record(
     'the HEALTHCHECK asks /health/live with node',
-    healthcheck[0] === 'CMD' && healthcheck[1] === 'node' && healthcheck.join(' ').includes('/health/live'),
+    healthcheck[0] === 'CMD' &&
+      healthcheck[1] === 'node' &&
+      healthcheck.join(' ').includes('/health/live'),
     JSON.stringify(healthcheck),
   );
   record(
@@ -265,7 +320,13 @@ async function checkImageConfig() {
   // dependencies only, the mail templates, and none of the host's or the build's files.
   const probe = await podman(
     [
-      'run', '--rm', ...SANDBOX, '--read-only', IMAGE, 'node', '-e',
+      'run',
+      '--rm',
+      ...SANDBOX,
+      ...READ_ONLY,
+      IMAGE,
+      'node',
+      '-e',
       `const fs = require('fs');
        const db = new (require('better-sqlite3'))(':memory:');
        console.log(JSON.stringify({
@@ -286,18 +347,43 @@ async function checkImageConfig() {
   } catch {
     // reported below
   }
-  if (!record('better-sqlite3 loads in the image (built for its Node)', facts !== null, tail(probe.stdout + probe.stderr))) {
+  if (
+    !record(
+      'better-sqlite3 loads in the image (built for its Node)',
+      facts !== null,
+      tail(probe.stdout + probe.stderr),
+    )
+  ) {
     return;
   }
   expectEqual('the image runs Node 26', facts.node.split('.')[0], '26');
   expectEqual('the 15 mail templates are in the image', facts.templates, 15);
   expectEqual('dist/ is in the image', facts.exists['/app/dist/main.js'], true);
-  expectEqual('the migrations data source is in the image', facts.exists['/app/dist/database/data-source.js'], true);
-  for (const path of ['/app/.env', '/app/src', '/app/test', '/app/data', '/app/node_modules/@nestjs/cli', '/app/node_modules/jest']) {
+  expectEqual(
+    'the migrations data source is in the image',
+    facts.exists['/app/dist/database/data-source.js'],
+    true,
+  );
+  for (const path of [
+    '/app/.env',
+    '/app/src',
+    '/app/test',
+    '/app/data',
+    '/app/node_modules/@nestjs/cli',
+    '/app/node_modules/jest',
+  ]) {
     expectEqual(`${path} is not in the image`, facts.exists[path], false);
   }
-  expectEqual('the build-only npmrc did not reach the image', facts.exists['/usr/local/etc/npmrc'], false);
-  expectEqual('the build-only CA bundle did not reach the image', facts.exists['/usr/local/etc/keygate-build-ca.crt'], false);
+  expectEqual(
+    'the build-only npmrc did not reach the image',
+    facts.exists['/usr/local/etc/npmrc'],
+    false,
+  );
+  expectEqual(
+    'the build-only CA bundle did not reach the image',
+    facts.exists['/usr/local/etc/keygate-build-ca.crt'],
+    false,
+  );
 }
 
 async function checkRefusesWithoutSecret() {
@@ -305,8 +391,16 @@ async function checkRefusesWithoutSecret() {
   const refused = await run(
     'podman',
     [
-      ...ENGINE, 'run', '--rm', ...SANDBOX, '--read-only',
-      '-e', `PORT=${port}`, '-e', `Management__Port=${managementPort}`, IMAGE,
+      ...ENGINE,
+      'run',
+      '--rm',
+      ...SANDBOX,
+      ...READ_ONLY,
+      '-e',
+      `PORT=${port}`,
+      '-e',
+      `Management__Port=${managementPort}`,
+      IMAGE,
     ],
     { timeoutMs: 60_000, env: { ...process.env, Jwt__SecretKey: '' } },
   );
@@ -321,19 +415,29 @@ async function checkSqlite() {
   const name = `keygate-test-${RUN_ID}-sqlite`;
   const volume = `keygate-test-${RUN_ID}-data`;
   const created = await podman(['volume', 'create', volume]);
-  if (!record('a named volume for /data', created.code === 0, created.stderr)) return;
+  if (!record('a named volume for /data', created.code === 0, created.stderr)) {
+    return;
+  }
   volumes.add(volume);
   const [port, managementPort] = await freePorts(2);
-  const started = await startContainer(
-    name,
-    { PORT: port, Management__Port: managementPort },
-    ['--read-only', '-v', `${volume}:/data`],
-  );
-  if (!record('the SQLite container starts with --read-only and /data on a volume', started.code === 0, started.stderr)) return;
+  const started = await startContainer(name, { PORT: port, Management__Port: managementPort }, [
+    ...READ_ONLY,
+    '-v',
+    `${volume}:/data`,
+  ]);
+  if (
+    !record(
+      'the SQLite container starts with --read-only and /data on a volume',
+      started.code === 0,
+      started.stderr,
+    )
+  ) {
+    return;
+  }
 
   const ready = await waitFor200(port, '/health/ready', name);
   if (!expectEqual('readiness answers 200 on SQLite', ready.status, 200)) {
-    console.log(`    ${tail(await logsOf(name))}`);
+    say(`    ${tail(await logsOf(name))}`);
     return;
   }
   expectEqual('liveness answers 200', (await http(port, 'GET', '/health/live')).status, 200);
@@ -342,30 +446,69 @@ async function checkSqlite() {
   const registered = await http(port, 'POST', '/api/auth/register', user);
   expectEqual('register answers 201', registered.status, 201);
   record('register returns an auth response', isAuthResponse(registered.json), registered.text);
-  const loggedIn = await http(port, 'POST', '/api/auth/login', { email: user.email, password: user.password });
+  const loggedIn = await http(port, 'POST', '/api/auth/login', {
+    email: user.email,
+    password: user.password,
+  });
   expectEqual('login answers 200', loggedIn.status, 200);
-  const refreshed = await http(port, 'POST', '/api/auth/refresh', { refreshToken: loggedIn.json?.refreshToken });
+  const refreshed = await http(port, 'POST', '/api/auth/refresh', {
+    refreshToken: loggedIn.json?.refreshToken,
+  });
   expectEqual('refresh answers 200', refreshed.status, 200);
-  record('refresh rotates the token', isAuthResponse(refreshed.json) && refreshed.json.refreshToken !== loggedIn.json?.refreshToken);
-  const me = await http(port, 'GET', '/api/auth/me', undefined, { authorization: `Bearer ${refreshed.json?.accessToken}` });
+  record(
+    'refresh rotates the token',
+    isAuthResponse(refreshed.json) && refreshed.json.refreshToken !== loggedIn.json?.refreshToken,
+  );
+  const me = await http(port, 'GET', '/api/auth/me', undefined, {
+    authorization: `Bearer ${refreshed.json?.accessToken}`,
+  });
   expectEqual('me answers 200 with the refreshed access token', me.status, 200);
   expectEqual('me names the user', me.json?.email, user.email);
 
   // The process and the file system.
-  expectEqual('the service runs as uid 1000', (await execIn(name, ['id', '-u'])).stdout.trim(), '1000');
+  expectEqual(
+    'the service runs as uid 1000',
+    (await execIn(name, ['id', '-u'])).stdout.trim(),
+    '1000',
+  );
   const status = (await execIn(name, ['cat', '/proc/1/status'])).stdout;
   const uids = /^Uid:\s+(.*)$/m.exec(status)?.[1].split(/\s+/) ?? [];
-  record('PID 1 has uid 1000 (real, effective, saved)', uids.length === 4 && uids.every((uid) => uid === '1000'), uids.join(' '));
+  record(
+    'PID 1 has uid 1000 (real, effective, saved)',
+    uids.length === 4 && uids.every((uid) => uid === '1000'),
+    uids.join(' '),
+  );
   const cmdline = (await execIn(name, ['cat', '/proc/1/cmdline'])).stdout.split('\0');
   expectEqual('PID 1 is node dist/main.js', cmdline.slice(0, 2).join(' '), 'node dist/main.js');
   // /home/node belongs to uid 1000: a write there fails only because the root is read-only.
   const write = (path) =>
-    execIn(name, ['node', '-e', `try { require('fs').writeFileSync(${JSON.stringify(path)}, 'x'); console.log('written') } catch (e) { console.log(e.code) }`]);
-  expectEqual('a write to /home/node fails: read-only file system', (await write('/home/node/probe')).stdout.trim(), 'EROFS');
-  expectEqual('a write to /app fails: read-only file system', (await write('/app/probe')).stdout.trim(), 'EROFS');
+    execIn(name, [
+      'node',
+      '-e',
+      `try { require('fs').writeFileSync(${JSON.stringify(path)}, 'x'); console.log('written') } catch (e) { console.log(e.code) }`,
+    ]);
+  expectEqual(
+    'a write to /home/node fails: read-only file system',
+    (await write('/home/node/probe')).stdout.trim(),
+    'EROFS',
+  );
+  expectEqual(
+    'a write to /app fails: read-only file system',
+    (await write('/app/probe')).stdout.trim(),
+    'EROFS',
+  );
   expectEqual('a write to /data succeeds', (await write('/data/probe')).stdout.trim(), 'written');
-  expectEqual('a write to /tmp succeeds', (await write('/tmp/probe')).stdout.trim(), 'written');
-  const dbFile = await execIn(name, ['node', '-e', "console.log(require('fs').statSync('/data/keygate.db').isFile())"]);
+  // As Docker's --read-only: no tmpfs on /tmp either; the service needs none.
+  expectEqual(
+    'a write to /tmp fails: read-only file system',
+    (await write('/tmp/probe')).stdout.trim(),
+    'EROFS',
+  );
+  const dbFile = await execIn(name, [
+    'node',
+    '-e',
+    "console.log(require('fs').statSync('/data/keygate.db').isFile())",
+  ]);
   expectEqual('the database is /data/keygate.db', dbFile.stdout.trim(), 'true');
 
   const health = await podman(['healthcheck', 'run', name], { timeoutMs: 30_000 });
@@ -387,18 +530,33 @@ async function checkSqlite() {
   record('the container starts again', restarted.code === 0, restarted.stderr);
   const readyAgain = await waitFor200(port, '/health/ready', name);
   expectEqual('readiness answers 200 after the restart', readyAgain.status, 200);
-  const afterRestart = await http(port, 'POST', '/api/auth/refresh', { refreshToken: refreshed.json?.refreshToken });
+  const afterRestart = await http(port, 'POST', '/api/auth/refresh', {
+    refreshToken: refreshed.json?.refreshToken,
+  });
   expectEqual('the last refresh token still refreshes after the restart', afterRestart.status, 200);
-  record('and rotates again', isAuthResponse(afterRestart.json) && afterRestart.json.refreshToken !== refreshed.json?.refreshToken);
-  const loginAgain = await http(port, 'POST', '/api/auth/login', { email: user.email, password: user.password });
+  record(
+    'and rotates again',
+    isAuthResponse(afterRestart.json) &&
+      afterRestart.json.refreshToken !== refreshed.json?.refreshToken,
+  );
+  const loginAgain = await http(port, 'POST', '/api/auth/login', {
+    email: user.email,
+    password: user.password,
+  });
   expectEqual('the user still logs in after the restart', loginAgain.status, 200);
   expectEqual('the user keeps its id', loginAgain.json?.user?.id, registered.json?.user?.id);
-  const wrong = await http(port, 'POST', '/api/auth/login', { email: user.email, password: 'Wrong!pass1' });
+  const wrong = await http(port, 'POST', '/api/auth/login', {
+    email: user.email,
+    password: 'Wrong!pass1',
+  });
   expectEqual('a wrong password still answers 401', wrong.status, 401);
 }
 
 async function psql(url, sql, options = {}) {
-  return run('psql', [url, '-v', 'ON_ERROR_STOP=1', '-qAt', '-c', sql], { timeoutMs: 30_000, ...options });
+  return run('psql', [url, '-v', 'ON_ERROR_STOP=1', '-qAt', '-c', sql], {
+    timeoutMs: 30_000,
+    ...options,
+  });
 }
 
 function withDatabase(url, name) {
@@ -409,22 +567,34 @@ function withDatabase(url, name) {
 
 /** Resolves YAML merge keys (`<<: *anchor`), which compose honours and js-yaml 5 leaves as keys. */
 function withMerges(value) {
-  if (Array.isArray(value)) return value.map(withMerges);
-  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    return value.map(withMerges);
+  }
+  if (value === null || typeof value !== 'object') {
+    return value;
+  }
   const { '<<': merged, ...own } = value;
   const bases = merged === undefined ? [] : Array.isArray(merged) ? merged : [merged];
   const result = Object.assign({}, ...bases.map(withMerges));
-  for (const [key, item] of Object.entries(own)) result[key] = withMerges(item);
+  for (const [key, item] of Object.entries(own)) {
+    result[key] = withMerges(item);
+  }
   return result;
 }
 
 async function checkPostgresPair() {
   // compose.yaml is what users run; its migration command and gating are the ones tested here.
   const require = createRequire(join(ROOT, 'package.json'));
-  const compose = withMerges(require('js-yaml').load(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')));
+  const compose = withMerges(
+    require('js-yaml').load(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')),
+  );
   const services = compose.services ?? {};
   const migrateCommand = services.migrate?.command;
-  record('compose.yaml has a one-shot migrate service with a command', Array.isArray(migrateCommand), JSON.stringify(services.migrate));
+  record(
+    'compose.yaml has a one-shot migrate service with a command',
+    Array.isArray(migrateCommand),
+    JSON.stringify(services.migrate),
+  );
   const instances = Object.entries(services).filter(([, service]) => service.depends_on?.migrate);
   expectEqual('compose.yaml runs two Keygate instances', instances.length, 2);
   for (const [instance, service] of instances) {
@@ -439,7 +609,9 @@ async function checkPostgresPair() {
     services.migrate?.depends_on?.postgres?.condition,
     'service_healthy',
   );
-  if (!Array.isArray(migrateCommand)) return;
+  if (!Array.isArray(migrateCommand)) {
+    return;
+  }
 
   database = `keygate_test_container_${RUN_ID.replace(/-/g, '_')}`;
   const created = await psql(PG_ADMIN_URL, `CREATE DATABASE ${database}`);
@@ -452,20 +624,47 @@ async function checkPostgresPair() {
   // The one-shot migration, as compose runs it: the image, compose's command, then gone.
   const migrate = await podman(
     [
-      'run', '--rm', '--name', `keygate-test-${RUN_ID}-migrate`, ...SANDBOX, '--read-only',
-      '-e', `ConnectionStrings__DefaultConnection=${url}`, IMAGE, ...migrateCommand,
+      'run',
+      '--rm',
+      '--name',
+      `keygate-test-${RUN_ID}-migrate`,
+      ...SANDBOX,
+      ...READ_ONLY,
+      '-e',
+      `ConnectionStrings__DefaultConnection=${url}`,
+      IMAGE,
+      ...migrateCommand,
     ],
     { timeoutMs: 120_000 },
   );
   expectEqual('the one-shot migration exits 0', migrate.code, 0);
-  if (migrate.code !== 0) console.log(`    ${tail(migrate.stdout + migrate.stderr)}`);
+  if (migrate.code !== 0) {
+    say(`    ${tail(migrate.stdout + migrate.stderr)}`);
+  }
   const applied = await psql(url, 'SELECT count(*) FROM migrations');
-  record('the migrations table lists the applied migrations', Number(applied.stdout.trim()) > 0, applied.stdout + applied.stderr);
+  record(
+    'the migrations table lists the applied migrations',
+    Number(applied.stdout.trim()) > 0,
+    applied.stdout + applied.stderr,
+  );
   const again = await podman(
-    ['run', '--rm', ...SANDBOX, '--read-only', '-e', `ConnectionStrings__DefaultConnection=${url}`, IMAGE, ...migrateCommand],
+    [
+      'run',
+      '--rm',
+      ...SANDBOX,
+      ...READ_ONLY,
+      '-e',
+      `ConnectionStrings__DefaultConnection=${url}`,
+      IMAGE,
+      ...migrateCommand,
+    ],
     { timeoutMs: 120_000 },
   );
-  record('a second migration run finds nothing to do', again.code === 0 && /No migrations are pending/i.test(again.stdout + again.stderr), tail(again.stdout + again.stderr, 5));
+  record(
+    'a second migration run finds nothing to do',
+    again.code === 0 && /No migrations are pending/i.test(again.stdout + again.stderr),
+    tail(again.stdout + again.stderr, 5),
+  );
 
   const [portA, portB, managementA, managementB] = await freePorts(4);
   const pair = [
@@ -475,45 +674,85 @@ async function checkPostgresPair() {
   for (const instance of pair) {
     const started = await startContainer(
       instance.name,
-      { PORT: instance.port, Management__Port: instance.managementPort, ConnectionStrings__DefaultConnection: url },
-      ['--read-only'],
+      {
+        PORT: instance.port,
+        Management__Port: instance.managementPort,
+        ConnectionStrings__DefaultConnection: url,
+      },
+      READ_ONLY,
     );
-    record(`${instance.name.split('-').slice(-2).join('-')} starts`, started.code === 0, started.stderr);
+    record(
+      `${instance.name.split('-').slice(-2).join('-')} starts`,
+      started.code === 0,
+      started.stderr,
+    );
   }
   for (const instance of pair) {
     const ready = await waitFor200(instance.port, '/health/ready', instance.name);
-    expectEqual(`readiness answers 200 on instance ${instance.name.at(-1)} (port ${instance.port})`, ready.status, 200);
-    if (ready.status !== 200) console.log(`    ${tail(await logsOf(instance.name))}`);
+    expectEqual(
+      `readiness answers 200 on instance ${instance.name.at(-1)} (port ${instance.port})`,
+      ready.status,
+      200,
+    );
+    if (ready.status !== 200) {
+      say(`    ${tail(await logsOf(instance.name))}`);
+    }
   }
   const user = uniqueUser('p');
   const registered = await http(portA, 'POST', '/api/auth/register', user);
   expectEqual('register on instance 1 answers 201', registered.status, 201);
-  const refreshedOnB = await http(portB, 'POST', '/api/auth/refresh', { refreshToken: registered.json?.refreshToken });
+  const refreshedOnB = await http(portB, 'POST', '/api/auth/refresh', {
+    refreshToken: registered.json?.refreshToken,
+  });
   expectEqual("instance 2 refreshes instance 1's refresh token", refreshedOnB.status, 200);
-  const refreshedOnA = await http(portA, 'POST', '/api/auth/refresh', { refreshToken: refreshedOnB.json?.refreshToken });
+  const refreshedOnA = await http(portA, 'POST', '/api/auth/refresh', {
+    refreshToken: refreshedOnB.json?.refreshToken,
+  });
   expectEqual("instance 1 refreshes instance 2's rotated token", refreshedOnA.status, 200);
-  const me = await http(portB, 'GET', '/api/auth/me', undefined, { authorization: `Bearer ${refreshedOnA.json?.accessToken}` });
+  const me = await http(portB, 'GET', '/api/auth/me', undefined, {
+    authorization: `Bearer ${refreshedOnA.json?.accessToken}`,
+  });
   expectEqual("instance 2 accepts instance 1's access token", me.status, 200);
-  const reused = await http(portB, 'POST', '/api/auth/refresh', { refreshToken: registered.json?.refreshToken });
+  const reused = await http(portB, 'POST', '/api/auth/refresh', {
+    refreshToken: registered.json?.refreshToken,
+  });
   expectEqual('a rotated token is refused on the other instance (401)', reused.status, 401);
-  const login = await http(portB, 'POST', '/api/auth/login', { email: user.email, password: user.password });
+  const login = await http(portB, 'POST', '/api/auth/login', {
+    email: user.email,
+    password: user.password,
+  });
   expectEqual('login on instance 2 answers 200', login.status, 200);
   for (const instance of pair) {
     const stopped = await podman(['stop', '--time', '10', instance.name], { timeoutMs: 30_000 });
     const exit = await podman(['inspect', '--format', '{{.State.ExitCode}}', instance.name]);
-    record(`instance ${instance.name.at(-1)} stops with exit 0`, stopped.code === 0 && exit.stdout.trim() === '0', exit.stdout + stopped.stderr);
+    record(
+      `instance ${instance.name.at(-1)} stops with exit 0`,
+      stopped.code === 0 && exit.stdout.trim() === '0',
+      exit.stdout + stopped.stderr,
+    );
   }
 }
 
 async function cleanUp() {
   const options = { timeoutMs: 60_000, cleanUp: true };
-  for (const name of containers) await podman(['rm', '--force', '--volumes', '--time', '2', name], options);
-  for (const volume of volumes) await podman(['volume', 'rm', '--force', volume], options);
-  if (database) await psql(PG_ADMIN_URL, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`, options);
-  const left = await podman(['ps', '-a', '--filter', `name=keygate-test-${RUN_ID}`, '--format', '{{.Names}}'], options);
+  for (const name of containers) {
+    await podman(['rm', '--force', '--volumes', '--time', '2', name], options);
+  }
+  for (const volume of volumes) {
+    await podman(['volume', 'rm', '--force', volume], options);
+  }
+  if (database) {
+    await psql(PG_ADMIN_URL, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`, options);
+  }
+  const left = await podman(
+    ['ps', '-a', '--filter', `name=keygate-test-${RUN_ID}`, '--format', '{{.Names}}'],
+    options,
+  );
   const leftVolumes = [];
   for (const volume of volumes) {
-    if ((await podman(['volume', 'exists', volume], options)).code === 0) leftVolumes.push(volume);
+    if ((await podman(['volume', 'exists', volume], options)).code === 0) {
+      leftVolumes.push(volume);
+    }
   }
   record(
     `no container nor volume of this run is left (${containers.size} containers, ${volumes.size} volumes)`,
@@ -521,7 +760,11 @@ async function cleanUp() {
     left.stdout + leftVolumes.join(' '),
   );
   if (database) {
-    const gone = await psql(PG_ADMIN_URL, `SELECT count(*) FROM pg_database WHERE datname = '${database}'`, options);
+    const gone = await psql(
+      PG_ADMIN_URL,
+      `SELECT count(*) FROM pg_database WHERE datname = '${database}'`,
+      options,
+    );
     expectEqual('the test database is dropped', gone.stdout.trim(), '0');
   }
 }
@@ -534,29 +777,39 @@ async function main() {
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   const deadline = setTimeout(() => {
-    console.log(`not ok - the harness ran out of its ${DEADLINE_MS / 60_000} minutes`);
+    say(`not ok - the harness ran out of its ${DEADLINE_MS / 60_000} minutes`);
   }, DEADLINE_MS);
   deadline.unref();
   try {
     if (await buildImages()) {
       await checkImageConfig();
-      if (!interrupted) await checkRefusesWithoutSecret();
-      if (!interrupted) await checkSqlite();
-      if (!interrupted) await checkPostgresPair();
+      if (!interrupted) {
+        await checkRefusesWithoutSecret();
+      }
+      if (!interrupted) {
+        await checkSqlite();
+      }
+      if (!interrupted) {
+        await checkPostgresPair();
+      }
     }
   } catch (error) {
-    record('the harness ran to its end', false, error instanceof Error ? error.stack : String(error));
+    record(
+      'the harness ran to its end',
+      false,
+      error instanceof Error ? error.stack : String(error),
+    );
   } finally {
     await cleanUp();
   }
   const failed = results.filter((result) => !result.ok).length;
   const seconds = (value) => (value === undefined ? 'kept' : `${value.toFixed(0)} s`);
-  console.log(
-    `\nbase image build: ${seconds(figures.baseImageBuildSeconds)}; image build: ${seconds(figures.imageBuildSeconds)}; ` +
+  say(
+    `\nbase image build: ${seconds(figures.baseImageBuildSeconds)}; image build: ${seconds(figures.imageBuildSeconds)} (${figures.cachedSteps ?? 0} steps cached); ` +
       `image size: ${figures.imageSizeBytes ? `${(figures.imageSizeBytes / 1e6).toFixed(0)} MB` : 'unknown'}; ` +
       `stop: ${figures.stopSeconds?.toFixed(1) ?? '?'} s; whole run: ${((Date.now() - startedAt) / 1000).toFixed(0)} s`,
   );
-  console.log(`${results.length - failed} passed, ${failed} failed${interrupted ? ' (interrupted)' : ''}`);
+  say(`${results.length - failed} passed, ${failed} failed${interrupted ? ' (interrupted)' : ''}`);
   process.exit(failed === 0 && !interrupted ? 0 : 1);
 }
 
