@@ -13,9 +13,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
-# Then only production dependencies; the compiled addon is all better-sqlite3 needs at run time.
+# Then only production dependencies. TypeScript outlives the prune as an optional peer of
+# @nestjs/swagger, whose build plugin alone uses it; the compiled addon is all better-sqlite3 needs.
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/typescript node_modules/.bin/tsc node_modules/.bin/tsserver \
  && cd node_modules/better-sqlite3 \
  && mv build/Release/better_sqlite3.node . && rm -rf build deps src \
  && mkdir -p build/Release && mv better_sqlite3.node build/Release/ \

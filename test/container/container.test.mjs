@@ -334,7 +334,7 @@ async function checkImageConfig() {
          node: process.versions.node,
          templates: fs.readdirSync('/app/templates/mail').length,
          exists: Object.fromEntries(['/app/.env', '/app/src', '/app/test', '/app/data',
-           '/app/node_modules/@nestjs/cli', '/app/node_modules/jest', '/app/dist/main.js',
+           '/app/node_modules/@nestjs/cli', '/app/node_modules/jest', '/app/node_modules/typescript', '/app/dist/main.js',
            '/app/dist/database/data-source.js', '/usr/local/etc/npmrc',
            '/usr/local/etc/keygate-build-ca.crt'].map((p) => [p, fs.existsSync(p)])),
        }));`,
@@ -371,6 +371,7 @@ async function checkImageConfig() {
     '/app/data',
     '/app/node_modules/@nestjs/cli',
     '/app/node_modules/jest',
+    '/app/node_modules/typescript',
   ]) {
     expectEqual(`${path} is not in the image`, facts.exists[path], false);
   }
@@ -510,6 +511,16 @@ async function checkSqlite() {
     "console.log(require('fs').statSync('/data/keygate.db').isFile())",
   ]);
   expectEqual('the database is /data/keygate.db', dbFile.stdout.trim(), 'true');
+  // The admin CLI runs beside the service, in its container, on the read-only root.
+  const audit = await execIn(name, ['node', 'dist/cli.js', 'audit', user.email, '--limit', '10']);
+  record(
+    'the admin CLI in the container shows the audit trail (audit <email>)',
+    audit.code === 0 &&
+      audit.stdout.includes(`Audit trail of ${user.email}`) &&
+      audit.stdout.includes('login_succeeded') &&
+      audit.stdout.includes('token_refreshed'),
+    `exit ${audit.code}: ${tail(audit.stdout + audit.stderr, 8)}`,
+  );
 
   const health = await podman(['healthcheck', 'run', name], { timeoutMs: 30_000 });
   expectEqual('podman healthcheck run passes', health.code, 0);
