@@ -16,6 +16,8 @@ export default tseslint.config(
   },
   // The client package's build, and its types generated from openapi.json.
   { ignores: ['packages/client/dist/**', 'packages/client/src/openapi.ts'] },
+  // The resource-server helper's build.
+  { ignores: ['packages/resource/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

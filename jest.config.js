@@ -24,7 +24,12 @@ export default {
       rootDir: '.',
       testMatch: ['<rootDir>/test/checks/**/*.check-spec.ts'],
     },
-    { ...esmTypeScript, displayName: 'unit', rootDir: '.', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...esmTypeScript,
+      displayName: 'unit',
+      rootDir: '.',
+      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+    },
     {
       ...esmTypeScript,
       displayName: 'e2e',
@@ -54,6 +59,16 @@ export default {
         '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'packages/client/tsconfig.json' }],
       },
       testMatch: ['<rootDir>/packages/client/test/**/*.spec.ts'],
+    },
+    {
+      // @keygate/resource's rules in Node, against key sets served on loopback (packages/resource).
+      ...esmTypeScript,
+      displayName: 'resource',
+      rootDir: '.',
+      transform: {
+        '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'packages/resource/tsconfig.json' }],
+      },
+      testMatch: ['<rootDir>/packages/resource/test/**/*.spec.ts'],
     },
   ],
 };
