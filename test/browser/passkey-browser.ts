@@ -1,7 +1,6 @@
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
-import { startServer, type ServerProcess } from '../utils/spawn-server.js';
+import type { ServerProcess } from '../utils/spawn-server.js';
+import { startBrowserKeygate } from './keygate-server.js';
 
 // What the passkey proofs in Chromium share: the built service with passkeys on for pages of
 // localhost (an IP address cannot be a relying party id), and a virtual authenticator of the
@@ -10,26 +9,18 @@ import { startServer, type ServerProcess } from '../utils/spawn-server.js';
 const MFA_KEY = Buffer.alloc(32, 0x5c).toString('base64');
 
 /**
- * The built service (dist/main.js, production mode) on a database file in `directory`, allowing
- * `allowedOrigins` (comma-separated) and accepting passkeys made on `passkeyOrigin` only.
+ * The built service on a database file in `directory`, allowing `allowedOrigins`
+ * (comma-separated) and accepting passkeys made on `passkeyOrigin` only.
  */
 export function startPasskeyKeygate(
   directory: string,
   allowedOrigins: string,
   passkeyOrigin: string,
 ): Promise<ServerProcess> {
-  return startServer({
-    cwd: directory,
-    env: {
-      NODE_ENV: 'production',
-      Jwt__SecretKey: TEST_SECRET_KEY,
-      PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-      ConnectionStrings__DefaultConnection: join(directory, 'keygate.db'),
-      Cors__AllowedOrigins: allowedOrigins,
-      Passkeys__RpId: 'localhost',
-      Passkeys__Origins: passkeyOrigin,
-      Mfa__EncryptionKeys: MFA_KEY,
-    },
+  return startBrowserKeygate(directory, allowedOrigins, {
+    Passkeys__RpId: 'localhost',
+    Passkeys__Origins: passkeyOrigin,
+    Mfa__EncryptionKeys: MFA_KEY,
   });
 }
 
