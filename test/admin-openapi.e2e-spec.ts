@@ -1,13 +1,5 @@
 import { execFile } from 'node:child_process';
-import {
-  copyFileSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +11,7 @@ import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { registerUser } from './factories/user.factory.js';
 import { useSharedTestApp } from './utils/create-test-app.js';
 import { listOperations } from './utils/openapi-contract.js';
+import { TYPED_CLIENT_TIMEOUT_MS, useTypedClient } from './utils/typed-client.js';
 
 // The admin API's contract, admin-openapi.json: what the code generates now, the admin routes
 // and only them (openapi.json has none of them), and usable as a typed client is used.
@@ -28,10 +21,7 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const ADMIN_CONTRACT = join(ROOT, 'admin-openapi.json');
 const PUBLIC_CONTRACT = join(ROOT, 'openapi.json');
 const GENERATOR = join(ROOT, 'dist', 'openapi.js');
-const FIXTURE = join(ROOT, 'test', 'typed-admin-client');
-const TYPES_GENERATOR = join(ROOT, 'node_modules', 'openapi-typescript', 'bin', 'cli.js');
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-/** Generating, type-checking and running, on a busy machine. */
+/** Generating the contracts from the built code, on a busy machine. */
 const TIMEOUT_MS = 120_000;
 
 const contract = JSON.parse(readFileSync(ADMIN_CONTRACT, 'utf8')) as OpenAPIObject;
@@ -109,20 +99,7 @@ describe('admin-openapi.json, the admin API contract', () => {
 
   describe('a client generated from it', () => {
     const t = useSharedTestApp();
-    let directory: string;
-
-    beforeAll(() => {
-      directory = mkdtempSync(join(tmpdir(), 'keygate-typed-admin-client-'));
-      symlinkSync(join(ROOT, 'node_modules'), join(directory, 'node_modules'), 'dir');
-      writeFileSync(join(directory, 'package.json'), '{ "type": "module", "private": true }\n');
-      for (const file of ['flow.ts', 'tsconfig.json']) {
-        copyFileSync(join(FIXTURE, file), join(directory, file));
-      }
-    });
-
-    afterAll(() => {
-      rmSync(directory, { recursive: true, force: true });
-    });
+    const client = useTypedClient('typed-admin-client');
 
     it(
       'should type-check and drive the support tool of the issue: find by e-mail, end the sessions, be refused anything else',
@@ -133,18 +110,10 @@ describe('admin-openapi.json, the admin API contract', () => {
         const support = await keys.create('support-tool', ['users:read', 'sessions:write'], origin);
         const auditor = await keys.create('auditor', ['audit:read'], origin);
 
-        await run(process.execPath, [TYPES_GENERATOR, ADMIN_CONTRACT, '-o', 'keygate-admin.d.ts'], {
-          cwd: directory,
-        });
-        await run(process.execPath, [TSC, '-p', 'tsconfig.json'], { cwd: directory }).catch(
-          (error: Error & { stdout?: string }) => {
-            throw new Error(`tsc refused the client code:\n${error.stdout ?? error.message}`);
-          },
-        );
-        const { stdout } = await run(
-          process.execPath,
-          [join('out', 'flow.js'), t.baseUrl, support.secret, user.email, auditor.secret],
-          { cwd: directory },
+        const stdout = await client.generateCheckAndRun(
+          'admin-openapi.json',
+          'keygate-admin.d.ts',
+          [t.baseUrl, support.secret, user.email, auditor.secret],
         );
 
         expect(JSON.parse(stdout)).toEqual({
@@ -158,7 +127,7 @@ describe('admin-openapi.json, the admin API contract', () => {
           audit: { status: 200, keys: ['support-tool'] },
         });
       },
-      TIMEOUT_MS,
+      TYPED_CLIENT_TIMEOUT_MS,
     );
   });
 });

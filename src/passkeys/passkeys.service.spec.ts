@@ -147,7 +147,34 @@ async function build(passkeysOn = true) {
     await issue('registration');
     return sut.register(RECORDED.userId, RECORDED.registration, null, ORIGIN);
   };
-  return { sut, passkeys, challenges, clock, events, issue, registered };
+  /** Registers the recorded credential, then hands out the recorded assertion's challenge. */
+  const signInAsked = async (): Promise<Passkey> => {
+    const passkey = await registered();
+    await issue('assertion');
+    return passkey;
+  };
+  return { sut, passkeys, challenges, clock, events, issue, registered, signInAsked };
+}
+
+/**
+ * A sign-in of the recordings' account refused as `expected` says: the refusal, the counter
+ * left where it was, the failure recorded.
+ */
+function expectSignInRefused(
+  { passkeys, events }: Pick<Awaited<ReturnType<typeof build>>, 'passkeys' | 'events'>,
+  passkey: Passkey,
+  actual: unknown,
+  expected: { reason: 'bad_response' | 'counter_regressed'; message: string; counter: number },
+): void {
+  expect(actual).toEqual(new PasskeyRefusal(expected.reason, expected.message, RECORDED.userId));
+  expect(passkeys.rows[0]?.counter).toBe(expected.counter);
+  expect(events.at(-1)).toEqual({
+    type: 'passkey_ceremony_failed',
+    userId: RECORDED.userId,
+    ceremony: 'login',
+    reason: expected.reason,
+    passkeyId: passkey.id,
+  });
 }
 
 const login = { ceremony: 'login', userId: null } as const;
@@ -221,9 +248,8 @@ describe(Passkeys.name, () => {
 
   describe('assertions', () => {
     it('should accept the recorded assertion once, move the counter and say hwk and user', async () => {
-      const { sut, passkeys, issue, registered } = await build();
-      const passkey = await registered();
-      await issue('assertion');
+      const { sut, passkeys, signInAsked } = await build();
+      const passkey = await signInAsked();
 
       const verified = await sut.verifyAssertion(RECORDED.assertion, login, ORIGIN);
       const replayed = await sut.verifyAssertion(RECORDED.assertion, login, ORIGIN);
@@ -248,33 +274,21 @@ describe(Passkeys.name, () => {
       ['another relying party', 'otherRp'],
       ['no user verification', 'withoutUv'],
     ])('should refuse an assertion made with %s', async (_case, key) => {
-      const { sut, passkeys, events, issue, registered } = await build();
-      const passkey = await registered();
-      await issue('assertion');
+      const built = await build();
+      const passkey = await built.signInAsked();
 
-      const refusal = await sut.verifyAssertion(RECORDED[key], login, ORIGIN);
+      const refusal = await built.sut.verifyAssertion(RECORDED[key], login, ORIGIN);
 
-      expect(refusal).toEqual(
-        new PasskeyRefusal(
-          'bad_response',
-          'No se pudo verificar la llave de acceso.',
-          RECORDED.userId,
-        ),
-      );
-      expect(passkeys.rows[0]?.counter).toBe(0);
-      expect(events.at(-1)).toEqual({
-        type: 'passkey_ceremony_failed',
-        userId: RECORDED.userId,
-        ceremony: 'login',
+      expectSignInRefused(built, passkey, refusal, {
         reason: 'bad_response',
-        passkeyId: passkey.id,
+        message: 'No se pudo verificar la llave de acceso.',
+        counter: 0,
       });
     });
 
     it('should refuse a tampered signature', async () => {
-      const { sut, issue, registered } = await build();
-      await registered();
-      await issue('assertion');
+      const { sut, signInAsked } = await build();
+      await signInAsked();
       const signature = Buffer.from(RECORDED.assertion.response.signature, 'base64url');
       signature[signature.length - 1] ^= 1;
       const tampered = {
@@ -288,37 +302,25 @@ describe(Passkeys.name, () => {
     });
 
     it('should refuse a counter behind the stored one as a cloned authenticator', async () => {
-      const { sut, passkeys, events, issue, registered } = await build();
-      const passkey = await registered();
-      await issue('assertion');
-      expect(await sut.verifyAssertion(RECORDED.assertion, login, ORIGIN)).not.toBeInstanceOf(
+      const built = await build();
+      const passkey = await built.signInAsked();
+      expect(await built.sut.verifyAssertion(RECORDED.assertion, login, ORIGIN)).not.toBeInstanceOf(
         PasskeyRefusal,
       );
-      await issue('assertion');
+      await built.issue('assertion');
 
-      const refusal = await sut.verifyAssertion(RECORDED.counterBehind, login, ORIGIN);
+      const refusal = await built.sut.verifyAssertion(RECORDED.counterBehind, login, ORIGIN);
 
-      expect(refusal).toEqual(
-        new PasskeyRefusal(
-          'counter_regressed',
-          'Llave de acceso rechazada: su contador de firmas retrocedió.',
-          RECORDED.userId,
-        ),
-      );
-      expect(passkeys.rows[0]?.counter).toBe(5);
-      expect(events.at(-1)).toEqual({
-        type: 'passkey_ceremony_failed',
-        userId: RECORDED.userId,
-        ceremony: 'login',
+      expectSignInRefused(built, passkey, refusal, {
         reason: 'counter_regressed',
-        passkeyId: passkey.id,
+        message: 'Llave de acceso rechazada: su contador de firmas retrocedió.',
+        counter: 5,
       });
     });
 
     it('should refuse an unknown credential, and one of another account', async () => {
-      const { sut, issue, registered } = await build();
-      await registered();
-      await issue('assertion');
+      const { sut, issue, signInAsked } = await build();
+      await signInAsked();
       const unknown = await sut.verifyAssertion(RECORDED.unknownCredential, login, ORIGIN);
       await issue('assertion');
       const ofOther = await sut.verifyAssertion(
@@ -336,9 +338,8 @@ describe(Passkeys.name, () => {
     });
 
     it('should refuse an expired challenge, and a registration challenge for an assertion', async () => {
-      const { sut, clock, issue, registered } = await build();
-      await registered();
-      await issue('assertion');
+      const { sut, clock, issue, signInAsked } = await build();
+      await signInAsked();
       clock.advance(5 * 60 * 1000);
       const expired = await sut.verifyAssertion(RECORDED.assertion, login, ORIGIN);
       clock.set(NOW);

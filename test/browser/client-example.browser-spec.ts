@@ -2,11 +2,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
 import { codeShownFor } from '../utils/page-code.js';
-import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
+import { stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
 import { launchChromium } from './chromium.js';
 import { serveClientOrigin, type ClientOrigin } from './front-end/client-origin.js';
+import { startBrowserKeygate } from './keygate-server.js';
 
 // The example page of @keygate/client (packages/client/example/index.html), the code that
 // docs/web-front-ends.md shows, served from its own origin and driven in Debian's Chromium:
@@ -25,16 +25,7 @@ describe('The example page of @keygate/client', () => {
   beforeAll(async () => {
     directory = mkdtempSync(join(tmpdir(), 'keygate-client-example-'));
     front = await serveClientOrigin(() => keygate.baseUrl);
-    keygate = await startServer({
-      cwd: directory,
-      env: {
-        NODE_ENV: 'production',
-        Jwt__SecretKey: TEST_SECRET_KEY,
-        PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-        ConnectionStrings__DefaultConnection: join(directory, 'keygate.db'),
-        Cors__AllowedOrigins: front.origin,
-      },
-    });
+    keygate = await startBrowserKeygate(directory, front.origin);
     browser = await launchChromium();
     context = await browser.newContext();
   });

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type * as KeygateModule from '../../packages/client/dist/keygate-client.js';
 import { timeStepAt, totpAt } from '../../src/two-factor/totp-codes.js';
-import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
 import { decodeJwt } from '../utils/jwt.js';
-import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
+import { stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
 import { launchChromium } from './chromium.js';
 import { serveClientOrigin, type ClientOrigin } from './front-end/client-origin.js';
+import { addVirtualAuthenticator, startPasskeyKeygate } from './passkey-browser.js';
 
 // @keygate/client's passkeys in Debian's Chromium, with a virtual authenticator of the Chrome
 // DevTools Protocol (a platform authenticator with resident keys and user verification): a page
@@ -31,7 +31,6 @@ type Outcome<T> =
   | { error: { name: string; status?: number; message: string; isKeygateError: boolean } };
 
 const PASSWORD = 'S3cure!pass';
-const MFA_KEY = Buffer.alloc(32, 0x5c).toString('base64');
 
 describe('@keygate/client with passkeys in Chromium', () => {
   let browser: Browser;
@@ -45,19 +44,7 @@ describe('@keygate/client with passkeys in Chromium', () => {
     directory = mkdtempSync(join(tmpdir(), 'keygate-client-passkeys-'));
     front = await serveClientOrigin(() => keygate.baseUrl);
     origin = front.origin.replace('127.0.0.1', 'localhost');
-    keygate = await startServer({
-      cwd: directory,
-      env: {
-        NODE_ENV: 'production',
-        Jwt__SecretKey: TEST_SECRET_KEY,
-        PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-        ConnectionStrings__DefaultConnection: join(directory, 'keygate.db'),
-        Cors__AllowedOrigins: origin,
-        Passkeys__RpId: 'localhost',
-        Passkeys__Origins: origin,
-        Mfa__EncryptionKeys: MFA_KEY,
-      },
-    });
+    keygate = await startPasskeyKeygate(directory, origin, origin);
     browser = await launchChromium();
     context = await browser.newContext();
   });
@@ -89,18 +76,7 @@ describe('@keygate/client with passkeys in Chromium', () => {
   /** A virtual platform authenticator for the tab, which WebAuthn answers only when focused. */
   async function withAuthenticator(tab: Page): Promise<void> {
     await tab.bringToFront();
-    const cdp = await context.newCDPSession(tab);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    await addVirtualAuthenticator(tab);
   }
 
   /** Runs `client.<method>(argument)` in the tab and tells what came of it. */

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import type * as KeygateModule from '../../packages/client/dist/keygate-client.js';
-import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
-import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
+import { stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
 import { launchChromium } from './chromium.js';
 import { serveClientOrigin, type ClientOrigin } from './front-end/client-origin.js';
+import { startBrowserKeygate } from './keygate-server.js';
 
 // @keygate/client in Debian's Chromium: five tabs of one origin sharing one session (storage
 // 'local'), refreshing together and repeatedly against the built service; its audit trail
@@ -36,17 +36,7 @@ describe('@keygate/client in five tabs of one origin', () => {
   /** The built service on a database file of its own, allowing the front end's origin. */
   async function startKeygate(env: Record<string, string> = {}): Promise<ServerProcess> {
     const directory = mkdtempSync(join(tmpdir(), 'keygate-client-tabs-'));
-    const server = await startServer({
-      cwd: directory,
-      env: {
-        NODE_ENV: 'production',
-        Jwt__SecretKey: TEST_SECRET_KEY,
-        PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-        ConnectionStrings__DefaultConnection: join(directory, 'keygate.db'),
-        Cors__AllowedOrigins: front.origin,
-        ...env,
-      },
-    });
+    const server = await startBrowserKeygate(directory, front.origin, env);
     directories.set(server, directory);
     return server;
   }

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { timeStepAt, totpAt } from '../../src/two-factor/totp-codes.js';
-import { TEST_HASH_ITERATIONS, TEST_SECRET_KEY } from '../utils/create-test-app.js';
 import { decodeJwt } from '../utils/jwt.js';
-import { startServer, stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
+import { stopAllServers, type ServerProcess } from '../utils/spawn-server.js';
 import { launchChromium } from './chromium.js';
+import { addVirtualAuthenticator, startPasskeyKeygate } from './passkey-browser.js';
 
 // Passkeys in Debian's Chromium, driven by playwright-core, with a virtual authenticator of the
 // Chrome DevTools Protocol (a platform authenticator with resident keys and user verification).
@@ -58,7 +58,6 @@ const PAGE = `<!doctype html>
 <body><h1>Passkeys</h1><input autocomplete="username webauthn"></body></html>`;
 
 const PASSWORD = 'S3cure!pass';
-const MFA_KEY = Buffer.alloc(32, 0x5c).toString('base64');
 
 interface Answer {
   status: number;
@@ -105,33 +104,14 @@ describe('passkeys in Chromium with a virtual authenticator', () => {
     [pageServer, port] = await serve();
     [otherServer, otherPort] = await serve();
     cwd = mkdtempSync(join(tmpdir(), 'keygate-passkeys-'));
-    keygate = await startServer({
+    keygate = await startPasskeyKeygate(
       cwd,
-      env: {
-        NODE_ENV: 'production',
-        Jwt__SecretKey: TEST_SECRET_KEY,
-        PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
-        ConnectionStrings__DefaultConnection: join(cwd, 'keygate.db'),
-        Cors__AllowedOrigins: `http://localhost:${port},http://localhost:${otherPort}`,
-        Passkeys__RpId: 'localhost',
-        Passkeys__Origins: `http://localhost:${port}`,
-        Mfa__EncryptionKeys: MFA_KEY,
-      },
-    });
+      `http://localhost:${port},http://localhost:${otherPort}`,
+      `http://localhost:${port}`,
+    );
     browser = await launchChromium();
     page = await browser.newPage();
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    await addVirtualAuthenticator(page);
   });
 
   afterAll(async () => {

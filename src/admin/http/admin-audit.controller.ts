@@ -3,11 +3,9 @@ import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Readable } from 'node:stream';
 import { Origin } from '../../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
-import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
 import { AdminApiService } from './admin-api.service.js';
 import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
-import { AdminScope } from '../../common/admin-route/admin-scope.decorator.js';
-import { ADMIN_FORBIDDEN } from '../../common/admin-route/admin-scope.js';
+import { AdminRoute } from '../../common/admin-route/admin-scope.decorator.js';
 import { CurrentAdminKey } from '../../common/admin-route/current-admin.decorator.js';
 import { AuditPageResponseDto } from './dto/audit-event-response.dto.js';
 import { AuditFilterDto, AuditQueryDto } from './dto/audit-query.dto.js';
@@ -23,8 +21,7 @@ export class AdminAuditController {
 
   /** Events by account, type and time range, newest first, a page at a time. */
   @Get()
-  @AdminScope('audit:read')
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN)
+  @AdminRoute('audit:read', HttpStatus.BAD_REQUEST)
   listAuditEvents(@Query() query: AuditQueryDto): Promise<AuditPageResponseDto> {
     return this.adminApi.audit(query);
   }
@@ -34,14 +31,13 @@ export class AdminAuditController {
    * it) per line, streamed page by page. The export itself is recorded.
    */
   @Get('export')
-  @AdminScope('audit:read')
+  @AdminRoute('audit:read', HttpStatus.BAD_REQUEST)
   @Header('content-type', JSON_LINES_CONTENT_TYPE)
   @ApiProduces('application/x-ndjson')
   @ApiOkResponse({
     description: 'One AuditEventResponseDto as JSON per line.',
     schema: { type: 'string' },
   })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN)
   exportAuditEvents(
     @Query() query: AuditFilterDto,
     @CurrentAdminKey() key: AdminPrincipal,

@@ -13,13 +13,11 @@ import { ApiAcceptedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminApiMessages } from '../admin-api.messages.js';
 import { Origin } from '../../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
-import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
 import { MailMessages } from '../../mail/mail.messages.js';
 import { UsersMessages } from '../../users/users.messages.js';
 import { AdminApiService } from './admin-api.service.js';
 import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
-import { AdminScope } from '../../common/admin-route/admin-scope.decorator.js';
-import { ADMIN_FORBIDDEN } from '../../common/admin-route/admin-scope.js';
+import { AdminRoute } from '../../common/admin-route/admin-scope.decorator.js';
 import { CurrentAdminKey } from '../../common/admin-route/current-admin.decorator.js';
 import { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';
 import { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
@@ -44,16 +42,14 @@ export class AdminUsersController {
 
   /** Accounts by exact e-mail, e-mail prefix and state, a page at a time in a stable order. */
   @Get()
-  @AdminScope('users:read')
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN)
+  @AdminRoute('users:read', HttpStatus.BAD_REQUEST)
   listUsers(@Query() query: ListUsersQueryDto): Promise<AdminUserListResponseDto> {
     return this.adminApi.listUsers(query);
   }
 
   /** One account: its state, lockout, second factors, session count and last login. */
   @Get(':id')
-  @AdminScope('users:read')
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
+  @AdminRoute('users:read', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   getUser(@Param() params: AdminUserParamsDto): Promise<AdminUserDetailsResponseDto> {
     return this.adminApi.user(params.id);
   }
@@ -61,9 +57,8 @@ export class AdminUsersController {
   /** Deactivates the account and ends every session of it. */
   @Post(':id/deactivate')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('users:write')
+  @AdminRoute('users:write', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   deactivateUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -76,9 +71,8 @@ export class AdminUsersController {
   /** Activates the account again. */
   @Post(':id/activate')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('users:write')
+  @AdminRoute('users:write', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   activateUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -91,9 +85,8 @@ export class AdminUsersController {
   /** Clears the failed-login counter and any lockout. */
   @Post(':id/unlock')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('users:write')
+  @AdminRoute('users:write', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   unlockUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -106,9 +99,8 @@ export class AdminUsersController {
   /** Ends every session of the account. */
   @Post(':id/logout')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('sessions:write')
+  @AdminRoute('sessions:write', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   logoutUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -121,9 +113,8 @@ export class AdminUsersController {
   /** Removes the second factor and recovery codes (a lost device); sessions stay. */
   @Post(':id/mfa-reset')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('users:write')
+  @AdminRoute('users:write', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   resetUserMfa(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -136,9 +127,8 @@ export class AdminUsersController {
   /** Removes every passkey of the account (lost or stolen devices); sessions stay. */
   @Post(':id/passkeys-remove')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('users:write')
+  @AdminRoute('users:write', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   removeUserPasskeys(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -151,9 +141,8 @@ export class AdminUsersController {
   /** Marks the account's current e-mail verified. */
   @Post(':id/verify-email')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('users:write')
+  @AdminRoute('users:write', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   verifyUserEmail(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -166,12 +155,11 @@ export class AdminUsersController {
   /** Queues a password-reset mail to the account's address, as `password/forgot` would. */
   @Post(':id/password-reset-mail')
   @HttpCode(HttpStatus.ACCEPTED)
-  @AdminScope('users:write')
-  @ApiAcceptedResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER, {
+  @AdminRoute('users:write', HttpStatus.BAD_REQUEST, UNKNOWN_USER, {
     status: HttpStatus.SERVICE_UNAVAILABLE,
     messages: { mailUnavailable: MailMessages.unavailable },
   })
+  @ApiAcceptedResponse({ type: AdminChangeResponseDto })
   sendUserPasswordResetMail(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -184,9 +172,8 @@ export class AdminUsersController {
   /** Deletes the account, its sessions, tokens and unsent mail; its audit rows stay. */
   @Delete(':id')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('users:write')
+  @AdminRoute('users:write', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
   deleteUser(
     @Param() params: AdminUserParamsDto,
     @Body() body: AdminReasonDto,
@@ -198,8 +185,7 @@ export class AdminUsersController {
 
   /** The account's active sessions, most recently used first. */
   @Get(':id/sessions')
-  @AdminScope('users:read')
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, UNKNOWN_USER)
+  @AdminRoute('users:read', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   listUserSessions(@Param() params: AdminUserParamsDto): Promise<AdminSessionListResponseDto> {
     return this.adminApi.sessions(params.id);
   }
@@ -207,15 +193,14 @@ export class AdminUsersController {
   /** Ends one session of the account. */
   @Delete(':id/sessions/:sessionId')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('sessions:write')
-  @ApiOkResponse({ type: AdminChangeResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, {
+  @AdminRoute('sessions:write', HttpStatus.BAD_REQUEST, {
     status: HttpStatus.NOT_FOUND,
     messages: {
       notFound: UsersMessages.notFound,
       sessionNotFound: AdminApiMessages.sessionNotFound,
     },
   })
+  @ApiOkResponse({ type: AdminChangeResponseDto })
   endUserSession(
     @Param() params: AdminSessionParamsDto,
     @Body() body: AdminReasonDto,

@@ -1,6 +1,6 @@
 /**
  * What an admin API key may do, one scope per route (docs/operations/admin-api.md). A typed list:
- * a new capability is one entry here and one `@AdminScope(...)` on its controller.
+ * a new capability is one entry here and one `@AdminRoute(...)` on its controller.
  */
 export const ADMIN_SCOPES = [
   'users:read',

@@ -3,12 +3,10 @@ import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
 import { Origin } from '../../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
-import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
 import { SigningKeyResponseDto } from '../dto/signing-key-response.dto.js';
 import { KeysMessages } from '../keys.messages.js';
 import { SigningKeysAdminService } from './signing-keys-admin.service.js';
-import { AdminScope } from '../../common/admin-route/admin-scope.decorator.js';
-import { ADMIN_FORBIDDEN } from '../../common/admin-route/admin-scope.js';
+import { AdminRoute } from '../../common/admin-route/admin-scope.decorator.js';
 import { CurrentAdminKey } from '../../common/admin-route/current-admin.decorator.js';
 import { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
 import {
@@ -27,8 +25,7 @@ export class AdminSigningKeysController {
 
   /** Every key with its state now, the configuration's HS256 secrets included. */
   @Get()
-  @AdminScope('keys:read')
-  @ApiErrorResponses(ADMIN_FORBIDDEN)
+  @AdminRoute('keys:read')
   listSigningKeys(): Promise<AdminSigningKeyListResponseDto> {
     return this.adminApi.signingKeys();
   }
@@ -36,14 +33,12 @@ export class AdminSigningKeysController {
   /** Makes a key and publishes it as next: it signs once every verifier can have read it. */
   @Post('rotate')
   @HttpCode(HttpStatus.CREATED)
-  @AdminScope('keys:write')
-  @ApiCreatedResponse({ type: SigningKeyResponseDto })
-  @ApiErrorResponses(
+  @AdminRoute(
+    'keys:write',
     {
       status: HttpStatus.BAD_REQUEST,
       messages: { symmetricAlgorithm: KeysMessages.symmetricAlgorithm },
     },
-    ADMIN_FORBIDDEN,
     {
       status: HttpStatus.CONFLICT,
       messages: {
@@ -52,6 +47,7 @@ export class AdminSigningKeysController {
       },
     },
   )
+  @ApiCreatedResponse({ type: SigningKeyResponseDto })
   rotateSigningKey(
     @Body() body: AdminReasonDto,
     @CurrentAdminKey() key: AdminPrincipal,
@@ -63,11 +59,9 @@ export class AdminSigningKeysController {
   /** Retires a key at once: the tokens it signed stop verifying; a current key is replaced. */
   @Post(':kid/retire')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('keys:write')
-  @ApiOkResponse({ type: SigningKeyResponseDto })
-  @ApiErrorResponses(
+  @AdminRoute(
+    'keys:write',
     HttpStatus.BAD_REQUEST,
-    ADMIN_FORBIDDEN,
     { status: HttpStatus.NOT_FOUND, messages: { notFound: KeysMessages.notFound } },
     {
       status: HttpStatus.CONFLICT,
@@ -77,6 +71,7 @@ export class AdminSigningKeysController {
       },
     },
   )
+  @ApiOkResponse({ type: SigningKeyResponseDto })
   retireSigningKey(
     @Param() params: AdminSigningKeyParamsDto,
     @Body() body: AdminReasonDto,

@@ -3,11 +3,9 @@ import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from
 import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
 import { Origin } from '../../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
-import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
 import { WebhooksMessages } from '../webhooks.messages.js';
 import { WebhooksAdminService } from './webhooks-admin.service.js';
-import { AdminScope } from '../../common/admin-route/admin-scope.decorator.js';
-import { ADMIN_FORBIDDEN } from '../../common/admin-route/admin-scope.js';
+import { AdminRoute } from '../../common/admin-route/admin-scope.decorator.js';
 import { CurrentAdminKey } from '../../common/admin-route/current-admin.decorator.js';
 import { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
 import {
@@ -31,8 +29,7 @@ export class AdminWebhooksController {
 
   /** Every subscription, without its secret. */
   @Get()
-  @AdminScope('webhooks:read')
-  @ApiErrorResponses(ADMIN_FORBIDDEN)
+  @AdminRoute('webhooks:read')
   listWebhooks(): Promise<WebhookListResponseDto> {
     return this.adminApi.webhooks();
   }
@@ -40,9 +37,8 @@ export class AdminWebhooksController {
   /** Subscribes a URL to `all` events or to a list of them; answers its secret, this once. */
   @Post()
   @HttpCode(HttpStatus.CREATED)
-  @AdminScope('webhooks:write')
-  @ApiCreatedResponse({ type: AddedWebhookResponseDto })
-  @ApiErrorResponses(
+  @AdminRoute(
+    'webhooks:write',
     {
       status: HttpStatus.BAD_REQUEST,
       messages: {
@@ -50,12 +46,12 @@ export class AdminWebhooksController {
         privateDestination: WebhooksMessages.privateDestination,
       },
     },
-    ADMIN_FORBIDDEN,
     {
       status: HttpStatus.SERVICE_UNAVAILABLE,
       messages: { notConfigured: WebhooksMessages.notConfigured },
     },
   )
+  @ApiCreatedResponse({ type: AddedWebhookResponseDto })
   addWebhook(
     @Body() body: AddWebhookDto,
     @CurrentAdminKey() key: AdminPrincipal,
@@ -66,8 +62,7 @@ export class AdminWebhooksController {
 
   /** The deliveries that used up their attempts, oldest event first. */
   @Get('dead')
-  @AdminScope('webhooks:read')
-  @ApiErrorResponses(ADMIN_FORBIDDEN)
+  @AdminRoute('webhooks:read')
   listDeadWebhooks(): Promise<DeadWebhookListResponseDto> {
     return this.adminApi.deadWebhooks();
   }
@@ -75,12 +70,11 @@ export class AdminWebhooksController {
   /** Makes one dead delivery (`id`) or every one (`all: true`) pending again, due now. */
   @Post('replay')
   @HttpCode(HttpStatus.OK)
-  @AdminScope('webhooks:write')
-  @ApiOkResponse({ type: ReplayWebhooksResponseDto })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, {
+  @AdminRoute('webhooks:write', HttpStatus.BAD_REQUEST, {
     status: HttpStatus.NOT_FOUND,
     messages: { unknownDeadDelivery: WebhooksMessages.unknownDeadDelivery },
   })
+  @ApiOkResponse({ type: ReplayWebhooksResponseDto })
   replayWebhooks(
     @Body() body: ReplayWebhooksDto,
     @CurrentAdminKey() key: AdminPrincipal,
@@ -92,12 +86,11 @@ export class AdminWebhooksController {
   /** Removes a subscription and every delivery to it, pending or dead. */
   @Delete(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @AdminScope('webhooks:write')
-  @ApiNoContentResponse()
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, ADMIN_FORBIDDEN, {
+  @AdminRoute('webhooks:write', HttpStatus.BAD_REQUEST, {
     status: HttpStatus.NOT_FOUND,
     messages: { unknownSubscription: WebhooksMessages.unknownSubscription },
   })
+  @ApiNoContentResponse()
   async removeWebhook(
     @Param() params: WebhookSubscriptionParamsDto,
     @Body() body: AdminReasonDto,
