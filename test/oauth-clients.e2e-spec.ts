@@ -122,7 +122,7 @@ describe('OAuth server: clients through the admin API', () => {
       scopes: ['openid', 'email', 'offline_access'],
     });
     expect(added.status).toBe(201);
-    const body = added.json() as { clientId: string; clientSecret: string };
+    const body = added.json<{ clientId: string; clientSecret: string }>();
     expect(body).toEqual({
       clientId: expect.stringMatching(UUID),
       clientSecret: expect.stringMatching(SECRET),
@@ -160,9 +160,9 @@ describe('OAuth server: clients through the admin API', () => {
     });
     expect(added.status).toBe(201);
     expect(added.json()).toEqual({ clientId: expect.stringMatching(UUID) });
-    const listed = (await call(t, 'GET', CLIENTS, key)).json() as {
+    const listed = (await call(t, 'GET', CLIENTS, key)).json<{
       clients: { public: boolean; scopes: string[] }[];
-    };
+    }>();
     expect(listed.clients[0]).toMatchObject({
       public: true,
       scopes: ['openid', 'profile', 'email', 'offline_access'],
@@ -220,10 +220,10 @@ describe('OAuth server: clients through the admin API', () => {
     const key = await createKey(t, ['oauth-clients:read', 'oauth-clients:write']);
     const confidential = (
       await call(t, 'POST', CLIENTS, key, { name: 'A', redirectUris: ['https://a.example.com/cb'] })
-    ).json() as { clientId: string; clientSecret: string };
+    ).json<{ clientId: string; clientSecret: string }>();
     const rotated = await call(t, 'POST', `${CLIENTS}/${confidential.clientId}/rotate-secret`, key);
     expect(rotated.status).toBe(200);
-    const fresh = rotated.json() as { clientId: string; clientSecret: string };
+    const fresh = rotated.json<{ clientId: string; clientSecret: string }>();
     expect(fresh).toEqual({
       clientId: confidential.clientId,
       clientSecret: expect.stringMatching(SECRET),
@@ -240,7 +240,7 @@ describe('OAuth server: clients through the admin API', () => {
         redirectUris: ['https://p.example.com/cb'],
         public: true,
       })
-    ).json() as { clientId: string };
+    ).json<{ clientId: string }>();
     const refused = await call(t, 'POST', `${CLIENTS}/${publicClient.clientId}/rotate-secret`, key);
     expect({ status: refused.status, body: refused.json() }).toEqual({
       status: 409,

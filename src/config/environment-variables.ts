@@ -554,7 +554,7 @@ export class EnvironmentVariables {
   AdminApi__Listener: AdminApiListener = 'public';
 
   /**
-   * Keygate as an OpenID Connect provider (src/oauth-server, docs/oauth-server.md): off by
+   * Keygate as an OpenID Connect provider (src/oauth-server, docs/operations/oauth-server.md): off by
    * default, and then nothing of it is served.
    */
   @IsBooleanKey()
