@@ -7,6 +7,7 @@ import { RandomSource } from '../src/common/random/random-source.js';
 import { digestOpaqueToken } from '../src/common/crypto/opaque-token.js';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { OAuthClient } from '../src/oauth-server/entities/oauth-client.entity.js';
+import { OAuthClientsService } from '../src/oauth-server/oauth-clients.service.js';
 import { runCliOn } from './utils/cli-process.js';
 import {
   createTestApp,
@@ -304,7 +305,7 @@ describe('OAuth server: clients through the CLI', () => {
   });
 
   it(
-    'should add, list, rotate and remove clients, printing a secret only when made',
+    'should add, list and rotate clients, printing a secret only when made',
     async () => {
       const added = await runCliOn(
         t.database,
@@ -346,7 +347,16 @@ describe('OAuth server: clients through the CLI', () => {
       const fresh = /client_secret: (\S+)/.exec(rotated.stdout)?.[1] ?? '';
       expect(fresh).toMatch(SECRET);
       expect(fresh).not.toBe(secret);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 
+  it(
+    'should remove a client once, and fail with the message when it is gone',
+    async () => {
+      const { clientId } = await t.app
+        .get(OAuthClientsService)
+        .add({ name: 'Old', redirectUris: ['https://old.example.com/cb'] });
       const removed = await runCliOn(t.database, ['oauth-clients:remove', clientId], cwd, ENABLED);
       expect({ code: removed.code, stdout: removed.stdout }).toEqual({
         code: 0,
