@@ -118,6 +118,7 @@ describe(loadAppConfig.name, () => {
       },
       passkeys: null,
       adminApi: { listener: 'public' },
+      oauthServer: null,
     });
   });
 
