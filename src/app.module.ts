@@ -28,6 +28,7 @@ import { KeyServingModule } from './keys/key-serving.module.js';
 import { EmailCodesModule } from './email-codes/email-codes.module.js';
 import { WebhookSenderModule } from './webhooks/webhook-sender.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
+import { OAUTH_SERVER_MODULES } from './oauth-server/oauth-server-modules.js';
 
 export interface AppModuleOptions extends AppConfigOptions, LoggingOptions {
   /** Modules a team adds, with the migrations of their tables (src/extensions.ts lists them). */
@@ -39,10 +40,11 @@ export class AppModule {
   /** Rejects with a ConfigurationError when the configuration is invalid. */
   static async forRoot(options: AppModuleOptions = {}): Promise<DynamicModule> {
     const extensions = options.extensions ?? [];
+    const { module: configModule, config } = await AppConfigModule.load(options);
     return {
       module: AppModule,
       imports: [
-        await AppConfigModule.forRoot(options),
+        configModule,
         LoggingModule.forRoot(options),
         ClockModule,
         RandomModule,
@@ -66,6 +68,8 @@ export class AppModule {
         WebhooksModule,
         WebhookSenderModule,
         AdminApiModule,
+        // Off by default: then none of its routes exists, not even as a 404 of its own.
+        ...(config.oauthServer === null ? [] : OAUTH_SERVER_MODULES),
       ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },

@@ -20,17 +20,29 @@ export class AppConfigModule {
    * starts, with one ConfigurationError.
    */
   static async forRoot(options: AppConfigOptions = {}): Promise<DynamicModule> {
+    return (await AppConfigModule.load(options)).module;
+  }
+
+  /**
+   * The module, and the configuration it validated: for the root module, which mounts the
+   * capabilities that are off by default (the OpenID provider) only when they are on.
+   */
+  static async load(
+    options: AppConfigOptions = {},
+  ): Promise<{ module: DynamicModule; config: AppConfig }> {
     const { environment, overrides } = options;
-    return {
+    let loaded: AppConfig | undefined;
+    const module: DynamicModule = {
       module: AppConfigModule,
       imports: [
         await ConfigModule.forRoot({
           ignoreEnvFile: environment !== undefined,
           validatePredefined: environment === undefined,
           skipProcessEnv: true,
-          validate: (raw) => ({
-            [APP_CONFIG_KEY]: loadAppConfig({ ...raw, ...environment, ...overrides }),
-          }),
+          validate: (raw) => {
+            loaded = loadAppConfig({ ...raw, ...environment, ...overrides });
+            return { [APP_CONFIG_KEY]: loaded };
+          },
         }),
       ],
       providers: [
@@ -43,5 +55,9 @@ export class AppConfigModule {
       ],
       exports: [AppConfig],
     };
+    if (loaded === undefined) {
+      throw new Error('The configuration was not validated while its module was made');
+    }
+    return { module, config: loaded };
   }
 }

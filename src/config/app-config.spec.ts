@@ -119,6 +119,7 @@ describe(loadAppConfig.name, () => {
       },
       passkeys: null,
       adminApi: { listener: 'public' },
+      oauthServer: null,
     });
   });
 

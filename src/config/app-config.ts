@@ -14,6 +14,7 @@ import { checkMfa, type MfaConfig } from './settings/mfa-settings.js';
 import { checkKeys, type KeysConfig } from './settings/keys-settings.js';
 import { checkWebhooks, type WebhooksConfig } from './settings/webhook-settings.js';
 import { checkPasskeys, type PasskeysConfig } from './settings/passkeys-settings.js';
+import { checkOAuthServer, type OAuthServerConfig } from './settings/oauth-server-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -157,6 +158,8 @@ export class AppConfig {
   /** Passkeys (WebAuthn): the relying party and its origins; null when off (the default). */
   readonly passkeys: PasskeysConfig | null;
   readonly adminApi: AdminApiConfig;
+  /** Keygate as an OpenID provider (src/oauth-server); null when off (the default). */
+  readonly oauthServer: OAuthServerConfig | null;
 }
 
 export interface AdminApiConfig {
@@ -224,6 +227,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     ],
     webhooks: checked.webhooks,
     passkeys: checked.passkeys,
+    oauthServer: checked.oauthServer,
   });
 }
 
@@ -278,6 +282,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   warnings: readonly string[];
   webhooks?: WebhooksConfig;
   passkeys: PasskeysConfig | null;
+  oauthServer: OAuthServerConfig | null;
 } {
   const problems: string[] = [];
   let target: DatabaseTarget | undefined;
@@ -321,6 +326,8 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     env.NODE_ENV === 'development',
   );
   problems.push(...passkeyProblems);
+  const { oauthServer, problems: oauthProblems } = checkOAuthServer(env, process.version);
+  problems.push(...oauthProblems);
   if (env.AdminApi__Listener === 'management' && !env.Management__Enabled) {
     problems.push('AdminApi__Listener=management needs Management__Enabled=true');
   }
@@ -336,6 +343,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     warnings: allowedOrigins.warnings,
     webhooks,
     passkeys,
+    oauthServer,
   };
 }
 
@@ -370,6 +378,7 @@ function assemble(
     readonly warnings: readonly string[];
     readonly webhooks: WebhooksConfig;
     readonly passkeys: PasskeysConfig | null;
+    readonly oauthServer: OAuthServerConfig | null;
   },
 ): AppConfig {
   return Object.assign(new AppConfig(), {
@@ -448,6 +457,7 @@ function assemble(
     webhooks: checked.webhooks,
     passkeys: checked.passkeys,
     adminApi: { listener: env.AdminApi__Listener },
+    oauthServer: checked.oauthServer,
   });
 }
 

@@ -566,6 +566,35 @@ export class EnvironmentVariables {
   )
   @IsIn(ADMIN_API_LISTENERS)
   AdminApi__Listener: AdminApiListener = 'public';
+
+  /**
+   * Keygate as an OpenID Connect provider (src/oauth-server, docs/operations/oauth-server.md): off by
+   * default, and then nothing of it is served.
+   */
+  @IsBooleanKey()
+  OAuthServer__Enabled = false;
+
+  /** The provider's issuer: an origin without a path (`https:`, or `http:` on loopback only). */
+  @IsString()
+  OAuthServer__Issuer = '';
+
+  /** Minutes an access token issued to an application works. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  OAuthServer__AccessTokenMinutes = 10;
+
+  /** Days an application's refresh token works (each use rotates it). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(365)
+  OAuthServer__RefreshTokenDays = 30;
+
+  /** A team's own consent page (an absolute URL); empty: the built-in page. */
+  @IsString()
+  OAuthServer__ConsentUrl = '';
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

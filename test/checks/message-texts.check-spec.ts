@@ -22,6 +22,7 @@ import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import { UsersMessages } from '../../src/users/users.messages.js';
 import { KeysMessages } from '../../src/keys/keys.messages.js';
 import { WebhooksMessages } from '../../src/webhooks/webhooks.messages.js';
+import { OAuthServerMessages } from '../../src/oauth-server/oauth-server.messages.js';
 import { allTokens, readRepositoryFile, tableRowsUnder, tokensOf } from './markdown.js';
 
 // docs/api.md quotes the API's texts; they are the code's, character for character. Its
@@ -51,6 +52,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ...prefixed('AdminApiMessages', AdminApiMessages),
   ...prefixed('AdminRouteMessages', AdminRouteMessages),
   ...prefixed('WebhooksMessages', WebhooksMessages),
+  ...prefixed('OAuthServerMessages', OAuthServerMessages),
 ]);
 
 /** Texts of other answers that the pages may quote: the readiness probe's. */

@@ -8,6 +8,7 @@ import { WebhooksModule } from '../../webhooks/webhooks.module.js';
 import { AdminKeysModule } from '../keys/admin-keys.module.js';
 import { AdminModule } from '../admin.module.js';
 import { KeysModule } from '../../keys/keys.module.js';
+import { OAuthClientsModule } from '../../oauth-server/oauth-clients.module.js';
 
 /**
  * The admin CLI's application: the service's configuration and database, and only what the
@@ -32,6 +33,7 @@ export class AdminCliModule {
         KeysModule,
         WebhooksModule,
         AdminKeysModule,
+        OAuthClientsModule,
       ],
     };
   }

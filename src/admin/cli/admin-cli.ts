@@ -15,6 +15,8 @@ import { KeysService } from '../../keys/keys.service.js';
 import { runKeysCommand } from '../../keys/admin/keys-commands.js';
 import { WebhooksService } from '../../webhooks/webhooks.service.js';
 import { WebhookCliOutput } from '../../webhooks/admin/webhook-cli-output.js';
+import { OAuthClientsService } from '../../oauth-server/oauth-clients.service.js';
+import { OAuthClientCliOutput } from '../../oauth-server/admin/oauth-client-cli-output.js';
 
 /** The documented exit codes (docs/operations/admin-cli.md). */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
@@ -135,6 +137,29 @@ function execute(
       return app.get(WebhooksService).dead().then(WebhookCliOutput.dead);
     case 'webhooks:replay':
       return app.get(WebhooksService).replay(invocation.id, origin).then(WebhookCliOutput.replayed);
+    case 'oauth-clients:add':
+      return app
+        .get(OAuthClientsService)
+        .add({
+          name: invocation.name,
+          redirectUris: invocation.redirectUris,
+          postLogoutRedirectUris: invocation.postLogoutRedirectUris,
+          isPublic: invocation.isPublic,
+          scopes: invocation.scopes ?? undefined,
+        })
+        .then(OAuthClientCliOutput.added);
+    case 'oauth-clients:list':
+      return app.get(OAuthClientsService).list().then(OAuthClientCliOutput.list);
+    case 'oauth-clients:remove':
+      return app
+        .get(OAuthClientsService)
+        .remove(invocation.id)
+        .then(() => OAuthClientCliOutput.removed(invocation.id));
+    case 'oauth-clients:rotate-secret':
+      return app
+        .get(OAuthClientsService)
+        .rotateSecret(invocation.id)
+        .then(OAuthClientCliOutput.rotated);
     case 'users:passkeys-remove':
       return admin
         .removePasskeys({ email: invocation.email }, origin)

@@ -207,7 +207,7 @@ describe(`${parseCliArguments.name}: admin keys`, () => {
     [['admin-keys:list', 'x'], 'admin-keys:list has too many arguments: admin-keys:list'],
     [
       ['audit:purge', '--name', 'x'],
-      '--name applies only to admin-keys:create, not to audit:purge.',
+      '--name applies only to admin-keys:create and oauth-clients:add, not to audit:purge.',
     ],
   ])('should refuse %j', (argv, message) => {
     expect(usageErrorOf(argv)).toBe(message);
@@ -217,5 +217,66 @@ describe(`${parseCliArguments.name}: admin keys`, () => {
     expect(CLI_USAGE).toContain(
       'users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write',
     );
+  });
+});
+
+describe(`${parseCliArguments.name}: OAuth clients`, () => {
+  it.each([
+    [
+      [
+        'oauth-clients:add',
+        '--name',
+        'Grafana <b>',
+        '--redirect-uri',
+        'https://g.example.com/cb',
+        '--redirect-uri',
+        'https://g.example.com/cb2',
+        '--post-logout-redirect-uri',
+        'https://g.example.com/',
+        '--scopes',
+        'openid,email',
+      ],
+      {
+        command: 'oauth-clients:add',
+        name: 'Grafana <b>',
+        redirectUris: ['https://g.example.com/cb', 'https://g.example.com/cb2'],
+        postLogoutRedirectUris: ['https://g.example.com/'],
+        isPublic: false,
+        scopes: ['openid', 'email'],
+      },
+    ],
+    [
+      ['oauth-clients:add', '--public', '--name', 'CLI', '--redirect-uri', 'http://127.0.0.1/cb'],
+      {
+        command: 'oauth-clients:add',
+        name: 'CLI',
+        redirectUris: ['http://127.0.0.1/cb'],
+        postLogoutRedirectUris: [],
+        isPublic: true,
+        scopes: null,
+      },
+    ],
+    [['oauth-clients:list'], { command: 'oauth-clients:list' }],
+    [['oauth-clients:remove', 'abc'], { command: 'oauth-clients:remove', id: 'abc' }],
+    [['oauth-clients:rotate-secret', 'abc'], { command: 'oauth-clients:rotate-secret', id: 'abc' }],
+  ])('should read %j', (argv, expected) => {
+    expect(parseCliArguments(argv)).toEqual({ kind: 'run', ...expected });
+  });
+
+  it.each<[string[], string]>([
+    [
+      ['oauth-clients:add', '--name', 'x'],
+      'oauth-clients:add needs --name and --redirect-uri: oauth-clients:add --name <n> --redirect-uri <uri> [--redirect-uri …] [--post-logout-redirect-uri <uri> …] [--public] [--scopes <a,b>]',
+    ],
+    [
+      ['oauth-clients:remove'],
+      'oauth-clients:remove is missing an argument: oauth-clients:remove <id>',
+    ],
+    [
+      ['audit:purge', '--public'],
+      '--public applies only to oauth-clients:add, not to audit:purge.',
+    ],
+  ])('should refuse %j', (argv, message) => {
+    expect(usageErrorOf(argv)).toBe(message);
   });
 });

@@ -11,6 +11,14 @@ import {
   type WebhookCliCommand,
   type WebhookCliInvocation,
 } from '../../webhooks/admin/webhook-cli-arguments.js';
+import {
+  isOAuthClientCommand,
+  OAUTH_CLIENT_CLI_COMMANDS,
+  OAUTH_CLIENT_CLI_OPTIONS,
+  parseOAuthClientArguments,
+  type OAuthClientCliCommand,
+  type OAuthClientCliInvocation,
+} from '../../oauth-server/admin/oauth-client-cli-arguments.js';
 
 /** The commands, in the order --help lists them. */
 export const CLI_COMMANDS = {
@@ -76,6 +84,7 @@ export const CLI_COMMANDS = {
       'Import a PEM private key (P-256, Ed25519, RSA) as the next key, as keys:rotate would.',
   },
   ...WEBHOOK_CLI_COMMANDS,
+  ...OAUTH_CLIENT_CLI_COMMANDS,
   'users:passkeys-remove': {
     usage: 'users:passkeys-remove <email>',
     summary: 'Remove every passkey of an account (lost or stolen devices); sessions stay.',
@@ -101,8 +110,8 @@ type CommandWithoutArguments =
 
 type AdminKeyCommand = 'admin-keys:create' | 'admin-keys:revoke';
 
-/** Commands that take no e-mail: their own parser's (the webhooks'). */
-type CommandOfItsOwn = WebhookCliCommand;
+/** Commands that take no e-mail: their own parser's (the webhooks', the OAuth clients'). */
+type CommandOfItsOwn = WebhookCliCommand | OAuthClientCliCommand;
 
 export type CliInvocation =
   | { readonly kind: 'help' }
@@ -142,7 +151,8 @@ export type CliInvocation =
       readonly email: string;
       readonly limit: number;
     }
-  | WebhookCliInvocation;
+  | WebhookCliInvocation
+  | OAuthClientCliInvocation;
 
 export { UsageError } from '../../common/errors/usage-error.js';
 
@@ -161,9 +171,12 @@ export const CLI_USAGE = [
   `  ${'--output <file>'.padEnd(30)}audit:export only: the file to create (never overwritten);`,
   `  ${''.padEnd(30)}without it, the lines go to standard output.`,
   ...WEBHOOK_CLI_OPTIONS.map((line) => `  ${line}`),
-  `  ${'--name <name>'.padEnd(30)}admin-keys:create only: the key's name (letters, digits, . _ -).`,
-  `  ${'--scopes <a,b>'.padEnd(30)}admin-keys:create only: comma-separated scopes, among`,
-  `  ${''.padEnd(30)}${ADMIN_SCOPES.join(', ')}.`,
+  `  ${'--name <name>'.padEnd(30)}admin-keys:create: the key's name (letters, digits, . _ -);`,
+  `  ${''.padEnd(30)}oauth-clients:add: the application's name, shown to people.`,
+  `  ${'--scopes <a,b>'.padEnd(30)}admin-keys:create: comma-separated scopes, among`,
+  `  ${''.padEnd(30)}${ADMIN_SCOPES.join(', ')};`,
+  `  ${''.padEnd(30)}oauth-clients:add: among openid, profile, email, offline_access (default all).`,
+  ...OAUTH_CLIENT_CLI_OPTIONS.map((line) => `  ${line}`),
   `  ${'-h, --help'.padEnd(30)}Show this help.`,
   '',
   'E-mails are matched as the API matches them: in canonical form (see docs/behaviour.md).',
@@ -199,9 +212,11 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
   if (!isCommand(command)) {
     throw new UsageError(`Unknown command "${command}".`);
   }
-  for (const [option, owner] of OPTION_OWNERS) {
-    if (values[option] !== undefined && command !== owner) {
-      throw new UsageError(`--${option} applies only to ${owner}, not to ${command}.`);
+  for (const [option, owners] of OPTION_OWNERS) {
+    if (values[option] !== undefined && !(owners as readonly string[]).includes(command)) {
+      throw new UsageError(
+        `--${option} applies only to ${owners.join(' and ')}, not to ${command}.`,
+      );
     }
   }
   if (
@@ -225,6 +240,9 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
   }
   if (isWebhookCommand(command)) {
     return parseWebhookArguments(command, rest, values);
+  }
+  if (isOAuthClientCommand(command)) {
+    return parseOAuthClientArguments(command, rest, values);
   }
   if (command === 'audit:export') {
     expectArguments(command, rest, 0);
@@ -273,6 +291,9 @@ const OPTIONS = {
   events: { type: 'string' },
   name: { type: 'string' },
   scopes: { type: 'string' },
+  'redirect-uri': { type: 'string', multiple: true },
+  'post-logout-redirect-uri': { type: 'string', multiple: true },
+  public: { type: 'boolean' },
 } as const;
 
 function parse(argv: readonly string[]) {
@@ -331,16 +352,19 @@ function takesSeparateValue(argument: string): boolean {
   );
 }
 
-/** Each option and the one command it belongs to. */
+/** Each option and the commands it belongs to. */
 const OPTION_OWNERS = [
-  ['limit', 'audit'],
-  ['before', 'audit:export'],
-  ['output', 'audit:export'],
-  ['url', 'webhooks:add'],
-  ['events', 'webhooks:add'],
-  ['name', 'admin-keys:create'],
-  ['scopes', 'admin-keys:create'],
-] as const satisfies readonly (readonly [string, CliCommand])[];
+  ['limit', ['audit']],
+  ['before', ['audit:export']],
+  ['output', ['audit:export']],
+  ['url', ['webhooks:add']],
+  ['events', ['webhooks:add']],
+  ['name', ['admin-keys:create', 'oauth-clients:add']],
+  ['scopes', ['admin-keys:create', 'oauth-clients:add']],
+  ['redirect-uri', ['oauth-clients:add']],
+  ['post-logout-redirect-uri', ['oauth-clients:add']],
+  ['public', ['oauth-clients:add']],
+] as const satisfies readonly (readonly [string, readonly CliCommand[]])[];
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const INSTANT_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;

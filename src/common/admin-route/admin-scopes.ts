@@ -11,6 +11,8 @@ export const ADMIN_SCOPES = [
   'keys:write',
   'webhooks:read',
   'webhooks:write',
+  'oauth-clients:read',
+  'oauth-clients:write',
 ] as const;
 
 export type AdminScopeName = (typeof ADMIN_SCOPES)[number];

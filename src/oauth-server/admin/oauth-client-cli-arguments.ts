@@ -1,0 +1,107 @@
+import { UsageError } from '../../common/errors/usage-error.js';
+
+/** The client commands (docs/operations/oauth-server.md), in the order --help lists them. */
+export const OAUTH_CLIENT_CLI_COMMANDS = {
+  'oauth-clients:add': {
+    usage:
+      'oauth-clients:add --name <n> --redirect-uri <uri> [--redirect-uri …] [--post-logout-redirect-uri <uri> …] [--public] [--scopes <a,b>]',
+    summary:
+      "Register an application with the OpenID provider; prints its client id, and a confidential one's secret, once.",
+  },
+  'oauth-clients:list': {
+    usage: 'oauth-clients:list',
+    summary: 'List the registered applications (never their secrets).',
+  },
+  'oauth-clients:remove': {
+    usage: 'oauth-clients:remove <id>',
+    summary: 'Remove an application: it can start no sign-in any more.',
+  },
+  'oauth-clients:rotate-secret': {
+    usage: 'oauth-clients:rotate-secret <id>',
+    summary:
+      'Give a confidential application a new secret, printed once; the old one stops working.',
+  },
+} as const;
+
+export type OAuthClientCliCommand = keyof typeof OAUTH_CLIENT_CLI_COMMANDS;
+
+export function isOAuthClientCommand(name: string): name is OAuthClientCliCommand {
+  return Object.hasOwn(OAUTH_CLIENT_CLI_COMMANDS, name);
+}
+
+/** The lines of the --help options section for the client commands. */
+export const OAUTH_CLIENT_CLI_OPTIONS = [
+  `${'--redirect-uri <uri>'.padEnd(30)}oauth-clients:add only: an exact redirect URI; repeat for more.`,
+  `${'--post-logout-redirect-uri <uri>'.padEnd(30)}oauth-clients:add only: where logout may return; repeatable.`,
+  `${'--public'.padEnd(30)}oauth-clients:add only: a native or browser app, no secret, PKCE.`,
+];
+
+export type OAuthClientCliInvocation =
+  | {
+      readonly kind: 'run';
+      readonly command: 'oauth-clients:add';
+      readonly name: string;
+      readonly redirectUris: readonly string[];
+      readonly postLogoutRedirectUris: readonly string[];
+      readonly isPublic: boolean;
+      /** Null: every scope. */
+      readonly scopes: readonly string[] | null;
+    }
+  | { readonly kind: 'run'; readonly command: 'oauth-clients:list' }
+  | {
+      readonly kind: 'run';
+      readonly command: 'oauth-clients:remove' | 'oauth-clients:rotate-secret';
+      readonly id: string;
+    };
+
+/** The client commands' arguments; throws UsageError when they are wrong. */
+export function parseOAuthClientArguments(
+  command: OAuthClientCliCommand,
+  rest: readonly string[],
+  values: {
+    readonly name?: string;
+    readonly scopes?: string;
+    readonly 'redirect-uri'?: readonly string[];
+    readonly 'post-logout-redirect-uri'?: readonly string[];
+    readonly public?: boolean;
+  },
+): OAuthClientCliInvocation {
+  switch (command) {
+    case 'oauth-clients:add': {
+      expectArguments(command, rest, 0);
+      const redirectUris = values['redirect-uri'] ?? [];
+      if (values.name === undefined || values.name === '' || redirectUris.length === 0) {
+        throw new UsageError(
+          `oauth-clients:add needs --name and --redirect-uri: ${OAUTH_CLIENT_CLI_COMMANDS[command].usage}`,
+        );
+      }
+      return {
+        kind: 'run',
+        command,
+        name: values.name,
+        redirectUris,
+        postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+        isPublic: values.public === true,
+        scopes: values.scopes === undefined ? null : values.scopes.split(/[,\s]+/),
+      };
+    }
+    case 'oauth-clients:list':
+      expectArguments(command, rest, 0);
+      return { kind: 'run', command };
+    case 'oauth-clients:remove':
+    case 'oauth-clients:rotate-secret':
+      expectArguments(command, rest, 1);
+      return { kind: 'run', command, id: rest[0].trim() };
+  }
+}
+
+function expectArguments(
+  command: OAuthClientCliCommand,
+  rest: readonly string[],
+  count: number,
+): void {
+  if (rest.length !== count) {
+    const problem = rest.length < count ? 'is missing an argument' : 'has too many arguments';
+    throw new UsageError(`${command} ${problem}: ${OAUTH_CLIENT_CLI_COMMANDS[command].usage}`);
+  }
+}

@@ -1,0 +1,41 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export const OAUTH_CLIENT_NAME_MAX_LENGTH = 100;
+
+/**
+ * An application registered by an operator to sign people in with Keygate (table
+ * `oauth_clients`). A confidential client's secret is stored only as its digest; a public client
+ * (a native or browser application) has none and must use PKCE.
+ */
+@Entity('oauth_clients')
+export class OAuthClient {
+  /** The `client_id`: a UUID made in code. */
+  @PrimaryColumn({ type: String, length: 36 })
+  id: string;
+
+  /** Free text from the operator, shown as text wherever it appears (never as markup). */
+  @Column({ type: String, length: OAUTH_CLIENT_NAME_MAX_LENGTH })
+  name: string;
+
+  /** The exact redirect URIs, a JSON array of strings. */
+  @Column({ type: 'text' })
+  redirectUris: string;
+
+  /** The exact URIs RP-initiated logout may return to, a JSON array of strings. */
+  @Column({ type: 'text' })
+  postLogoutRedirectUris: string;
+
+  @Column({ type: Boolean })
+  isPublic: boolean;
+
+  /** The scopes it may ask for, space-separated, in OAUTH_SCOPES order. */
+  @Column({ type: String, length: 255 })
+  scopes: string;
+
+  /** SHA-256 of the secret, hex (digestOpaqueToken); null for a public client. */
+  @Column({ type: String, length: 64, nullable: true })
+  secretDigest: string | null;
+
+  @Column({ type: Date })
+  createdAt: Date;
+}

@@ -1,0 +1,199 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { timingSafeEqual } from 'node:crypto';
+import { digestOpaqueToken } from '../common/crypto/opaque-token.js';
+import {
+  ConflictError,
+  InvalidArgumentError,
+  NotFoundError,
+} from '../common/errors/domain-errors.js';
+import { RandomSource } from '../common/random/random-source.js';
+import { Clock } from '../common/time/clock.js';
+import { INVISIBLE_CHARACTERS, codePointLength } from '../common/validation/string-rules.js';
+import { OAUTH_CLIENT_NAME_MAX_LENGTH, OAuthClient } from './entities/oauth-client.entity.js';
+import { OAuthClientRepository } from './oauth-client.repository.js';
+import { OAuthServerMessages } from './oauth-server.messages.js';
+import { isRegistrableRedirectUri } from './redirect-uris.js';
+
+/** The scopes an application may ask for, in the order they are stored and shown. */
+export const OAUTH_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
+export type OAuthScope = (typeof OAUTH_SCOPES)[number];
+
+/** Every client starts so: a leaked secret is recognisable (secret scanners, logs). */
+export const OAUTH_CLIENT_SECRET_PREFIX = 'kgcs_';
+const CLIENT_SECRET_BYTES = 32;
+const CLIENT_SECRET_PATTERN = /^kgcs_[A-Za-z0-9_-]{43}$/;
+
+/** The most redirect URIs of each kind one client may have. */
+export const MAX_REDIRECT_URIS = 10;
+
+const CONTROL_CHARACTERS = /[\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]/u;
+
+/** What an operator gives to register an application. */
+export interface NewOAuthClient {
+  readonly name: string;
+  readonly redirectUris: readonly string[];
+  readonly postLogoutRedirectUris?: readonly string[];
+  readonly isPublic?: boolean;
+  /** Default: every scope of OAUTH_SCOPES. */
+  readonly scopes?: readonly string[];
+}
+
+/** A client as operators see it: never its secret or the digest of it. */
+export interface OAuthClientSummary {
+  readonly clientId: string;
+  readonly name: string;
+  readonly redirectUris: readonly string[];
+  readonly postLogoutRedirectUris: readonly string[];
+  readonly isPublic: boolean;
+  readonly scopes: readonly OAuthScope[];
+  readonly createdAt: Date;
+}
+
+/** A new client, with its secret when it is confidential: shown this once, stored as a digest. */
+export interface AddedOAuthClient extends OAuthClientSummary {
+  readonly clientSecret: string | null;
+}
+
+/**
+ * The applications that sign people in with Keygate: registered, listed, removed and given a new
+ * secret by operators (the CLI's `oauth-clients:*`, the admin API's `/api/admin/oauth/clients`),
+ * read by the provider. A secret is stored only as its digest and checked in constant time.
+ */
+@Injectable()
+export class OAuthClientsService {
+  private readonly logger = new Logger(OAuthClientsService.name);
+
+  constructor(
+    private readonly clients: OAuthClientRepository,
+    private readonly random: RandomSource,
+    private readonly clock: Clock,
+  ) {}
+
+  async add(input: NewOAuthClient): Promise<AddedOAuthClient> {
+    const name = input.name.trim();
+    if (
+      name.length === 0 ||
+      codePointLength(name) > OAUTH_CLIENT_NAME_MAX_LENGTH ||
+      CONTROL_CHARACTERS.test(name) ||
+      INVISIBLE_CHARACTERS.test(name)
+    ) {
+      throw new InvalidArgumentError(OAuthServerMessages.badClientName);
+    }
+    const redirectUris = checkedUris(input.redirectUris, true);
+    const postLogoutRedirectUris = checkedUris(input.postLogoutRedirectUris ?? [], false);
+    const scopes = checkedScopes(input.scopes);
+    const isPublic = input.isPublic === true;
+    const clientSecret = isPublic ? null : this.newSecret();
+    const client: OAuthClient = Object.assign(new OAuthClient(), {
+      id: this.random.uuid(),
+      name,
+      redirectUris: JSON.stringify(redirectUris),
+      postLogoutRedirectUris: JSON.stringify(postLogoutRedirectUris),
+      isPublic,
+      scopes: scopes.join(' '),
+      secretDigest: clientSecret === null ? null : digestOpaqueToken(clientSecret),
+      createdAt: this.clock.now(),
+    });
+    await this.clients.insert(client);
+    this.logger.log(`Registered ${isPublic ? 'public' : 'confidential'} OAuth client ${client.id}`);
+    return { ...summaryOf(client), clientSecret };
+  }
+
+  async list(): Promise<OAuthClientSummary[]> {
+    return (await this.clients.all()).map(summaryOf);
+  }
+
+  /** The client with this id, or null (an unknown or malformed id alike). */
+  async find(clientId: string): Promise<OAuthClientSummary | null> {
+    const client = await this.clients.byId(clientId);
+    return client === null ? null : summaryOf(client);
+  }
+
+  async remove(clientId: string): Promise<void> {
+    if (!(await this.clients.delete(clientId))) {
+      throw new NotFoundError(OAuthServerMessages.unknownClient);
+    }
+    this.logger.log(`Removed OAuth client ${clientId}`);
+  }
+
+  /** A new secret for a confidential client; the old one stops working at once. */
+  async rotateSecret(clientId: string): Promise<{ clientId: string; clientSecret: string }> {
+    const client = await this.clients.byId(clientId);
+    if (client === null) {
+      throw new NotFoundError(OAuthServerMessages.unknownClient);
+    }
+    if (client.isPublic) {
+      throw new ConflictError(OAuthServerMessages.publicClientSecret);
+    }
+    const clientSecret = this.newSecret();
+    if (!(await this.clients.replaceSecretDigest(clientId, digestOpaqueToken(clientSecret)))) {
+      throw new NotFoundError(OAuthServerMessages.unknownClient);
+    }
+    this.logger.log(`Rotated the secret of OAuth client ${clientId}`);
+    return { clientId, clientSecret };
+  }
+
+  /** Whether `secret` is the current secret of the confidential client `clientId`. */
+  async verifySecret(clientId: string, secret: string): Promise<boolean> {
+    const client = await this.clients.byId(clientId);
+    // The digest is computed whatever happens, so an unknown client takes as long as a known one.
+    const presented = Buffer.from(digestOpaqueToken(secret), 'hex');
+    if (client === null || client.secretDigest === null || !CLIENT_SECRET_PATTERN.test(secret)) {
+      return false;
+    }
+    return timingSafeEqual(presented, Buffer.from(client.secretDigest, 'hex'));
+  }
+
+  private newSecret(): string {
+    return (
+      OAUTH_CLIENT_SECRET_PREFIX + this.random.bytes(CLIENT_SECRET_BYTES).toString('base64url')
+    );
+  }
+}
+
+function checkedUris(uris: readonly string[], required: boolean): string[] {
+  if (required && uris.length === 0) {
+    throw new InvalidArgumentError(OAuthServerMessages.noRedirectUris);
+  }
+  if (uris.length > MAX_REDIRECT_URIS) {
+    throw new InvalidArgumentError(OAuthServerMessages.tooManyRedirectUris);
+  }
+  if (!uris.every(isRegistrableRedirectUri)) {
+    throw new InvalidArgumentError(OAuthServerMessages.badRedirectUri);
+  }
+  return [...new Set(uris)];
+}
+
+function checkedScopes(scopes: readonly string[] | undefined): OAuthScope[] {
+  if (scopes === undefined) {
+    return [...OAUTH_SCOPES];
+  }
+  const asked = new Set(scopes.map((scope) => scope.trim()).filter((scope) => scope !== ''));
+  if (asked.size === 0 || [...asked].some((scope) => !isOAuthScope(scope))) {
+    throw new InvalidArgumentError(OAuthServerMessages.unknownScopes);
+  }
+  return OAUTH_SCOPES.filter((scope) => asked.has(scope));
+}
+
+function isOAuthScope(value: string): value is OAuthScope {
+  return (OAUTH_SCOPES as readonly string[]).includes(value);
+}
+
+function summaryOf(client: OAuthClient): OAuthClientSummary {
+  return {
+    clientId: client.id,
+    name: client.name,
+    redirectUris: parseList(client.redirectUris),
+    postLogoutRedirectUris: parseList(client.postLogoutRedirectUris),
+    isPublic: client.isPublic,
+    scopes: client.scopes.split(' ').filter(isOAuthScope),
+    createdAt: client.createdAt,
+  };
+}
+
+function parseList(json: string): string[] {
+  const value: unknown = JSON.parse(json);
+  return Array.isArray(value)
+    ? value.filter((item): item is string => typeof item === 'string')
+    : [];
+}

@@ -1,0 +1,4 @@
+import { OAuthClientsAdminModule } from './admin/oauth-clients-admin.module.js';
+
+/** What the application mounts while OAuthServer__Enabled is true, and only then. */
+export const OAUTH_SERVER_MODULES = [OAuthClientsAdminModule] as const;
