@@ -26,6 +26,7 @@ import { TwoFactorRoutesModule } from './two-factor/two-factor-routes.module.js'
 import { UsersModule } from './users/users.module.js';
 import { KeyServingModule } from './keys/key-serving.module.js';
 import { EmailCodesModule } from './email-codes/email-codes.module.js';
+import { FederationModule } from './federation/federation.module.js';
 import { WebhookSenderModule } from './webhooks/webhook-sender.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
@@ -39,10 +40,11 @@ export class AppModule {
   /** Rejects with a ConfigurationError when the configuration is invalid. */
   static async forRoot(options: AppModuleOptions = {}): Promise<DynamicModule> {
     const extensions = options.extensions ?? [];
+    const { module: configModule, config } = await AppConfigModule.load(options);
     return {
       module: AppModule,
       imports: [
-        await AppConfigModule.forRoot(options),
+        configModule,
         LoggingModule.forRoot(options),
         ClockModule,
         RandomModule,
@@ -60,6 +62,8 @@ export class AppModule {
         SessionsModule,
         AuditModule,
         EmailCodesModule,
+        // Off by default: until Federation__Providers names a provider, its routes do not exist.
+        ...(config.federation === null ? [] : [FederationModule]),
         ...extensions.map((extension) => extension.module),
         AuditRetentionModule,
         KeyServingModule,

@@ -20,17 +20,26 @@ export class AppConfigModule {
    * starts, with one ConfigurationError.
    */
   static async forRoot(options: AppConfigOptions = {}): Promise<DynamicModule> {
+    return (await AppConfigModule.load(options)).module;
+  }
+
+  /** forRoot, and the configuration it loaded: the root module mounts what it turns on. */
+  static async load(
+    options: AppConfigOptions = {},
+  ): Promise<{ readonly module: DynamicModule; readonly config: AppConfig }> {
     const { environment, overrides } = options;
-    return {
+    let loaded: AppConfig | undefined;
+    const module: DynamicModule = {
       module: AppConfigModule,
       imports: [
         await ConfigModule.forRoot({
           ignoreEnvFile: environment !== undefined,
           validatePredefined: environment === undefined,
           skipProcessEnv: true,
-          validate: (raw) => ({
-            [APP_CONFIG_KEY]: loadAppConfig({ ...raw, ...environment, ...overrides }),
-          }),
+          validate: (raw) => {
+            loaded = loadAppConfig({ ...raw, ...environment, ...overrides });
+            return { [APP_CONFIG_KEY]: loaded };
+          },
         }),
       ],
       providers: [
@@ -43,5 +52,9 @@ export class AppConfigModule {
       ],
       exports: [AppConfig],
     };
+    if (loaded === undefined) {
+      throw new Error('The configuration was not loaded');
+    }
+    return { module, config: loaded };
   }
 }

@@ -117,6 +117,7 @@ describe(loadAppConfig.name, () => {
         yieldToRequests: true,
       },
       passkeys: null,
+      federation: null,
       adminApi: { listener: 'public' },
     });
   });

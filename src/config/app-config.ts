@@ -14,6 +14,7 @@ import { checkMfa, type MfaConfig } from './settings/mfa-settings.js';
 import { checkKeys, type KeysConfig } from './settings/keys-settings.js';
 import { checkWebhooks, type WebhooksConfig } from './settings/webhook-settings.js';
 import { checkPasskeys, type PasskeysConfig } from './settings/passkeys-settings.js';
+import { checkFederation, type FederationConfig } from './settings/federation-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -151,6 +152,8 @@ export class AppConfig {
   readonly webhooks: WebhooksConfig;
   /** Passkeys (WebAuthn): the relying party and its origins; null when off (the default). */
   readonly passkeys: PasskeysConfig | null;
+  /** Sign-in through other identity providers; null when off (the default). */
+  readonly federation: FederationConfig | null;
   readonly adminApi: AdminApiConfig;
 }
 
@@ -175,6 +178,7 @@ const SECRET_KEYS = new Set([
   'Mfa__EncryptionKeys',
   'Keys__EncryptionKeys',
   'Webhooks__EncryptionKeys',
+  'Federation__Providers',
 ]);
 
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
@@ -214,6 +218,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     warnings: [...secret.warnings, ...checked.warnings, ...costWarnings(env)],
     webhooks: checked.webhooks,
     passkeys: checked.passkeys,
+    federation: checked.federation,
   });
 }
 
@@ -268,6 +273,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   warnings: readonly string[];
   webhooks?: WebhooksConfig;
   passkeys: PasskeysConfig | null;
+  federation: FederationConfig | null;
 } {
   const problems: string[] = [];
   let target: DatabaseTarget | undefined;
@@ -311,6 +317,8 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     env.NODE_ENV === 'development',
   );
   problems.push(...passkeyProblems);
+  const { federation, problems: federationProblems } = checkFederation(env);
+  problems.push(...federationProblems);
   if (env.AdminApi__Listener === 'management' && !env.Management__Enabled) {
     problems.push('AdminApi__Listener=management needs Management__Enabled=true');
   }
@@ -326,6 +334,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     warnings: allowedOrigins.warnings,
     webhooks,
     passkeys,
+    federation,
   };
 }
 
@@ -353,6 +362,7 @@ function assemble(
     readonly warnings: readonly string[];
     readonly webhooks: WebhooksConfig;
     readonly passkeys: PasskeysConfig | null;
+    readonly federation: FederationConfig | null;
   },
 ): AppConfig {
   return Object.assign(new AppConfig(), {
@@ -429,6 +439,7 @@ function assemble(
     },
     webhooks: checked.webhooks,
     passkeys: checked.passkeys,
+    federation: checked.federation,
     adminApi: { listener: env.AdminApi__Listener },
   });
 }

@@ -20,6 +20,7 @@ import { CreateAdminKeys1798500000000 } from './1798500000000-CreateAdminKeys.js
 import { CreateWebhooks1798600000000 } from './1798600000000-CreateWebhooks.js';
 import { DropWebhookDueIndex1798700000000 } from './1798700000000-DropWebhookDueIndex.js';
 import { WebhookQueue1798800000000 } from './1798800000000-WebhookQueue.js';
+import { CreateFederation1798900000000 } from './1798900000000-CreateFederation.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -50,4 +51,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   CreateWebhooks1798600000000,
   DropWebhookDueIndex1798700000000,
   WebhookQueue1798800000000,
+  CreateFederation1798900000000,
 ];
