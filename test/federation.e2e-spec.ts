@@ -14,7 +14,8 @@ import {
   startOidcProvider,
   type TestOidcProvider,
 } from './utils/federation-browser.js';
-import { LOGIN, REFRESH } from './utils/routes.js';
+import { createHmac } from 'node:crypto';
+import { LOGIN, REFRESH, TOTP_CONFIRM, TOTP_ENROLL } from './utils/routes.js';
 
 // Sign-in through other identity providers (issue 38), against panva's oidc-provider (a
 // certified OpenID provider) started on loopback: an honest one, and two that lie about their
@@ -26,6 +27,21 @@ const INVALID_FLOW = 'El inicio de sesión con el proveedor no es válido o ya s
 const INVALID_CODE = 'Código de inicio de sesión inválido o expirado.';
 const REDIRECT_NOT_ALLOWED = 'La URL de retorno no está permitida.';
 const MINUTE_MS = 60_000;
+
+/** RFC 6238 at `at` for a base32 secret, written here apart from the service's own code. */
+function totp(secret: string, at: Date): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const char of secret.replace(/=+$/, '').toUpperCase()) {
+    bits += alphabet.indexOf(char).toString(2).padStart(5, '0');
+  }
+  const key = Buffer.from(bits.match(/.{8}/g)?.map((byte) => parseInt(byte, 2)) ?? []);
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(at.getTime() / 30_000)));
+  const mac = createHmac('sha1', key).update(counter).digest();
+  const offset = mac[mac.length - 1] & 0x0f;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
+}
 
 function providerEntry(id: string, issuer: string): Record<string, string> {
   return {
@@ -442,6 +458,36 @@ describe('sign-in through an OpenID provider', () => {
     const { challenge } = pkcePair();
     const back = await openCallback(await toCallback('honest', challenge));
     expect(back.location?.searchParams.get('error')).toBe('access_denied');
+  });
+
+  it('should ask an account with a second factor for its code, keeping the one-time code until then', async () => {
+    const user = await registerUser(t);
+    await t.dataSource.getRepository(User).update({ id: user.id }, { emailVerifiedAt: new Date() });
+    const enrolled = await t.post(TOTP_ENROLL, { password: user.password }, user.accessToken);
+    const secret = enrolled.json<{ secret: string }>().secret;
+    const confirmed = await t.post(
+      TOTP_CONFIRM,
+      { code: totp(secret, t.clock.now()) },
+      user.accessToken,
+    );
+    expect(confirmed.status).toBe(200);
+    t.clock.advance(MINUTE_MS);
+    const { back, pkce } = await signIn('honest', {
+      sub: 'mfa-1',
+      email: user.email,
+      email_verified: true,
+    });
+    const code = back.searchParams.get('code');
+
+    const without = await exchange(code, pkce.verifier);
+    expect(without.json()).toEqual(errorBody(401, 'Se requiere el código de verificación.'));
+    const wrong = await exchange(code, pkce.verifier, { secondFactorCode: '000000' });
+    expect(wrong.json()).toEqual(errorBody(401, 'Código de verificación inválido.'));
+    const right = await exchange(code, pkce.verifier, {
+      secondFactorCode: totp(secret, t.clock.now()),
+    });
+    expect(right.status).toBe(200);
+    expect(right.json<{ user: { id: string } }>().user.id).toBe(user.id);
   });
 
   describe('which account a new identity opens', () => {
