@@ -490,6 +490,73 @@ describe('sign-in through an OpenID provider', () => {
     expect(right.json<{ user: { id: string } }>().user.id).toBe(user.id);
   });
 
+  it('should link an identity to a signed-in account, list it, and unlink it unless it is the last way in', async () => {
+    const user = await registerUser(t);
+    const { challenge } = pkcePair();
+    const started = await t.post(
+      '/api/auth/federation/honest/link',
+      { redirectTo: FRONT_END, codeChallenge: challenge, password: user.password },
+      user.accessToken,
+    );
+    expect(started.status).toBe(200);
+    await honest.nextLogin({
+      sub: 'linked-1',
+      email: 'elsewhere@example.com',
+      email_verified: false,
+    });
+    const callback = await browseUntil(
+      started.json<{ authorizeUrl: string }>().authorizeUrl,
+      callbackOf('honest'),
+    );
+    const back = await openCallback(callback);
+    expect(back.location?.searchParams.get('linked')).toBe('honest');
+    const listed = await t.get('/api/auth/identities', user.accessToken);
+    expect(listed.json()).toEqual({
+      identities: [
+        {
+          id: expect.any(String),
+          provider: 'honest',
+          subject: 'linked-1',
+          email: 'elsewhere@example.com',
+          linkedAt: expect.any(String),
+          lastUsedAt: expect.any(String),
+        },
+      ],
+    });
+    const wrongPassword = await t.post(
+      '/api/auth/federation/honest/link',
+      { redirectTo: FRONT_END, codeChallenge: challenge, password: 'Wrong!pass1' },
+      user.accessToken,
+    );
+    expect(wrongPassword.json()).toEqual(errorBody(401, 'Credenciales inválidas.'));
+    const id = listed.json<{ identities: Array<{ id: string }> }>().identities[0].id;
+    const removed = await t.request(`/api/auth/identities/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${user.accessToken}` },
+    });
+    expect(removed.status).toBe(204);
+
+    // An account made through a provider has no password: its only identity stays.
+    const made = await signIn('honest', {
+      sub: 'only-way-1',
+      email: 'onlyway@example.com',
+      email_verified: true,
+    });
+    const session = (await exchange(made.back.searchParams.get('code'), made.pkce.verifier)).json<{
+      accessToken: string;
+    }>();
+    const own = (await t.get('/api/auth/identities', session.accessToken)).json<{
+      identities: Array<{ id: string }>;
+    }>();
+    const refused = await t.request(`/api/auth/identities/${own.identities[0].id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${session.accessToken}` },
+    });
+    expect(refused.json()).toEqual(
+      errorBody(409, 'No puedes quitar la única forma de iniciar sesión de la cuenta.'),
+    );
+  });
+
   describe('which account a new identity opens', () => {
     it('should never join an existing account on an address the provider does not vouch for', async () => {
       const victim = await registerUser(t);
