@@ -26,6 +26,7 @@ import { TwoFactorRoutesModule } from './two-factor/two-factor-routes.module.js'
 import { UsersModule } from './users/users.module.js';
 import { KeyServingModule } from './keys/key-serving.module.js';
 import { EmailCodesModule } from './email-codes/email-codes.module.js';
+import { FederationModule } from './federation/federation.module.js';
 import { WebhookSenderModule } from './webhooks/webhook-sender.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { OAUTH_SERVER_MODULES } from './oauth-server/oauth-server-modules.js';
@@ -62,6 +63,8 @@ export class AppModule {
         SessionsModule,
         AuditModule,
         EmailCodesModule,
+        // Off by default: until Federation__Providers names a provider, its routes do not exist.
+        ...(config.federation === null ? [] : [FederationModule]),
         ...extensions.map((extension) => extension.module),
         AuditRetentionModule,
         KeyServingModule,

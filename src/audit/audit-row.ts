@@ -208,6 +208,25 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { familyId: event.familyId, changed: event.changed, ...actorOf(event) };
     case 'admin_audit_export_started':
       return { eventType: event.eventType, from: event.from, to: event.to, ...actorOf(event) };
+    case 'federation_signed_up':
+      return { provider: event.provider, identityId: event.identityId };
+    case 'federation_identity_linked':
+      return { provider: event.provider, identityId: event.identityId, via: event.via };
+    case 'federation_account_reclaimed':
+      return {
+        provider: event.provider,
+        identityId: event.identityId,
+        removedPasskeys: event.removedPasskeys,
+        removedIdentities: event.removedIdentities,
+        endedSessionIds: event.endedSessionIds,
+      };
+    case 'federation_login_succeeded':
+      return { familyId: event.familyId, provider: event.provider };
+    case 'federation_login_failed':
+    case 'federation_link_refused':
+      return { provider: event.provider, reason: event.reason };
+    case 'federation_identity_unlinked':
+      return { provider: event.provider, identityId: event.identityId, ...actorOf(event) };
     case 'admin_key_created':
     case 'admin_key_revoked':
       return {

@@ -118,6 +118,7 @@ describe(loadAppConfig.name, () => {
         yieldToRequests: true,
       },
       passkeys: null,
+      federation: null,
       adminApi: { listener: 'public' },
       oauthServer: null,
     });

@@ -15,6 +15,7 @@ import { checkKeys, type KeysConfig } from './settings/keys-settings.js';
 import { checkWebhooks, type WebhooksConfig } from './settings/webhook-settings.js';
 import { checkPasskeys, type PasskeysConfig } from './settings/passkeys-settings.js';
 import { checkOAuthServer, type OAuthServerConfig } from './settings/oauth-server-settings.js';
+import { checkFederation, type FederationConfig } from './settings/federation-settings.js';
 import {
   EnvironmentVariables,
   MIN_SECRET_LENGTH,
@@ -157,6 +158,8 @@ export class AppConfig {
   readonly webhooks: WebhooksConfig;
   /** Passkeys (WebAuthn): the relying party and its origins; null when off (the default). */
   readonly passkeys: PasskeysConfig | null;
+  /** Sign-in through other identity providers; null when off (the default). */
+  readonly federation: FederationConfig | null;
   readonly adminApi: AdminApiConfig;
   /** Keygate as an OpenID provider (src/oauth-server); null when off (the default). */
   readonly oauthServer: OAuthServerConfig | null;
@@ -183,6 +186,7 @@ const SECRET_KEYS = new Set([
   'Mfa__EncryptionKeys',
   'Keys__EncryptionKeys',
   'Webhooks__EncryptionKeys',
+  'Federation__Providers',
 ]);
 
 /** The key that `validate` stores the typed configuration under in `@nestjs/config`. */
@@ -228,6 +232,7 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
     webhooks: checked.webhooks,
     passkeys: checked.passkeys,
     oauthServer: checked.oauthServer,
+    federation: checked.federation,
   });
 }
 
@@ -283,6 +288,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   webhooks?: WebhooksConfig;
   passkeys: PasskeysConfig | null;
   oauthServer: OAuthServerConfig | null;
+  federation: FederationConfig | null;
 } {
   const problems: string[] = [];
   let target: DatabaseTarget | undefined;
@@ -328,6 +334,8 @@ function checkAcrossKeys(env: EnvironmentVariables): {
   problems.push(...passkeyProblems);
   const { oauthServer, problems: oauthProblems } = checkOAuthServer(env, process.version);
   problems.push(...oauthProblems);
+  const { federation, problems: federationProblems } = checkFederation(env);
+  problems.push(...federationProblems);
   if (env.AdminApi__Listener === 'management' && !env.Management__Enabled) {
     problems.push('AdminApi__Listener=management needs Management__Enabled=true');
   }
@@ -344,6 +352,7 @@ function checkAcrossKeys(env: EnvironmentVariables): {
     webhooks,
     passkeys,
     oauthServer,
+    federation,
   };
 }
 
@@ -379,6 +388,7 @@ function assemble(
     readonly webhooks: WebhooksConfig;
     readonly passkeys: PasskeysConfig | null;
     readonly oauthServer: OAuthServerConfig | null;
+    readonly federation: FederationConfig | null;
   },
 ): AppConfig {
   return Object.assign(new AppConfig(), {
@@ -456,6 +466,7 @@ function assemble(
     },
     webhooks: checked.webhooks,
     passkeys: checked.passkeys,
+    federation: checked.federation,
     adminApi: { listener: env.AdminApi__Listener },
     oauthServer: checked.oauthServer,
   });

@@ -548,6 +548,33 @@ export class EnvironmentVariables {
   Passkeys__Origins = '';
 
   /**
+   * Sign-in through other identity providers: a JSON array of providers (`id`, `name`, `type`
+   * `oidc` or `github`, `issuer`, `clientId`, `clientSecret`, optional `scopes`, and for `github`
+   * optional `authorizationUrl`, `tokenUrl`, `apiUrl`). Empty: off, and its routes do not exist.
+   */
+  @IsString()
+  Federation__Providers = '';
+
+  /** The origin people reach Keygate at; a provider's callback is `<it>/api/auth/federation/<id>/callback`. */
+  @IsString()
+  Federation__PublicUrl = '';
+
+  /** Comma-separated exact front-end URLs a provider sign-in may return to. */
+  @IsString()
+  Federation__RedirectUrls = '';
+
+  /** Lets issuers and endpoints be plain http on loopback (development and tests only). */
+  @IsBooleanKey()
+  Federation__AllowInsecureIssuers = false;
+
+  /** Longest any one call to an identity provider may take (discovery, keys, token, profile). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  Federation__TimeoutSeconds = 10;
+
+  /**
    * Longest an answer may take to go out once its first byte is sent, so a client that reads
    * slowly (or not at all) cannot hold its connection; then the connection is closed.
    */

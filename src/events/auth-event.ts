@@ -23,7 +23,8 @@ export type PasswordConfirmationAction =
   | 'account_deletion'
   | 'totp_enrollment'
   | 'totp_disable'
-  | 'passkey_registration';
+  | 'passkey_registration'
+  | 'federation_link';
 
 /** The second-factor routes that ask for a code. */
 export type TotpCodeAction = 'totp_confirmation' | 'recovery_codes' | 'totp_disable';
@@ -315,6 +316,64 @@ export type AuthEvent =
       readonly userId: string | null;
       readonly reason: EmailCodeFailureReason;
     }
+  // Sign-in through other identity providers (src/federation): the provider by its configured
+  // id; never a provider token, code, state or one-time code.
+  /** A first sign-in through a provider made a new account. */
+  | {
+      readonly type: 'federation_signed_up';
+      readonly userId: string;
+      readonly provider: string;
+      readonly identityId: string;
+    }
+  /** An identity was linked: by its owner while signed in, or by a first sign-in (`sign_in`). */
+  | {
+      readonly type: 'federation_identity_linked';
+      readonly userId: string;
+      readonly provider: string;
+      readonly identityId: string;
+      readonly via: 'sign_in' | 'link';
+    }
+  /**
+   * A provider proved the address of an account whose address was never verified: everything
+   * set up on the account before (password, passkeys, second factor, identities, sessions,
+   * pending links) was removed and the account went to the provider's person.
+   */
+  | {
+      readonly type: 'federation_account_reclaimed';
+      readonly userId: string;
+      readonly provider: string;
+      readonly identityId: string;
+      readonly removedPasskeys: number;
+      readonly removedIdentities: number;
+      readonly endedSessionIds: readonly string[];
+    }
+  | {
+      readonly type: 'federation_login_succeeded';
+      readonly userId: string;
+      readonly familyId: string;
+      readonly provider: string;
+    }
+  | {
+      readonly type: 'federation_login_failed';
+      /** Null when no account is known. */
+      readonly userId: string | null;
+      readonly provider: string;
+      readonly reason: FederationFailureReason;
+    }
+  | {
+      readonly type: 'federation_link_refused';
+      readonly userId: string;
+      readonly provider: string;
+      readonly reason: FederationFailureReason;
+    }
+  | {
+      readonly type: 'federation_identity_unlinked';
+      readonly userId: string;
+      readonly provider: string;
+      readonly identityId: string;
+      /** The admin API key that removed it; absent for its owner and for the CLI. */
+      readonly actor?: AdminApiActor;
+    }
   // Webhook subscriptions changed through the admin CLI (src/webhooks); never the secret.
   | {
       readonly type: 'admin_webhook_added' | 'admin_webhook_removed';
@@ -467,6 +526,13 @@ export const AUTH_EVENT_TYPES = [
   'admin_audit_export_started',
   'admin_key_created',
   'admin_key_revoked',
+  'federation_signed_up',
+  'federation_identity_linked',
+  'federation_account_reclaimed',
+  'federation_login_succeeded',
+  'federation_login_failed',
+  'federation_link_refused',
+  'federation_identity_unlinked',
 ] as const satisfies readonly AuthEventType[];
 
 /** Fails to compile when AuthEvent has a type that AUTH_EVENT_TYPES does not list. */
@@ -494,5 +560,25 @@ export type EmailCodeFailureReason =
   | 'exhausted'
   | 'deactivated'
   | 'locked'
+  | 'mfa_required'
+  | 'bad_mfa_code';
+
+/**
+ * Why a sign-in or link through a provider was refused; the callback's `error` codes are these
+ * (docs/federation.md lists them). `invalid_code`, `mfa_required` and `bad_mfa_code` are the token
+ * exchange's.
+ */
+export type FederationFailureReason =
+  | 'access_denied'
+  | 'provider_error'
+  | 'provider_unavailable'
+  | 'flow_expired'
+  | 'provider_mismatch'
+  | 'email_not_verified'
+  | 'account_not_linked'
+  | 'account_disabled'
+  | 'account_locked'
+  | 'identity_in_use'
+  | 'invalid_code'
   | 'mfa_required'
   | 'bad_mfa_code';

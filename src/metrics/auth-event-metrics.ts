@@ -147,6 +147,25 @@ export class AuthEventMetrics implements OnModuleInit {
         // The failure reasons are the outcomes, one for one.
         m.emailCodeLogins.inc({ outcome: event.reason });
         return;
+      case 'federation_login_succeeded':
+        m.federationLogins.inc({ provider: event.provider, outcome: 'success' });
+        return;
+      case 'federation_signed_up':
+        m.federationLogins.inc({ provider: event.provider, outcome: 'signed_up' });
+        return;
+      case 'federation_account_reclaimed':
+        m.federationLogins.inc({ provider: event.provider, outcome: 'reclaimed' });
+        return;
+      case 'federation_identity_linked':
+        m.federationLogins.inc({ provider: event.provider, outcome: 'linked' });
+        return;
+      case 'federation_login_failed':
+      case 'federation_link_refused':
+        m.federationLogins.inc({ provider: event.provider, outcome: event.reason });
+        return;
+      case 'federation_identity_unlinked':
+        // The audit trail records it; a count would say nothing an operator acts on.
+        return;
       case 'passkey_registered':
         m.passkeyCeremonies.inc({ ceremony: 'registration', outcome: 'success' });
         return;

@@ -201,6 +201,13 @@ export class KeygateMetrics {
     registers: [this.registry],
   });
 
+  readonly federationLogins = new Counter<'provider' | 'outcome'>({
+    name: 'keygate_federation_logins_total',
+    help: 'Sign-ins through other identity providers, by provider id and outcome: success, signed_up, reclaimed, linked, or why they were refused.',
+    labelNames: ['provider', 'outcome'],
+    registers: [this.registry],
+  });
+
   readonly passwordHashDuration = new Histogram<'operation'>({
     name: 'keygate_password_hash_duration_seconds',
     help: 'Time of one PBKDF2 derivation: hash (registration, rehash) or verify (login).',

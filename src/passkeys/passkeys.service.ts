@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type {
   AuthenticationResponseJSON,
   AuthenticatorTransport,
@@ -411,6 +412,19 @@ export class Passkeys {
       this.logger.log(`${removed} passkey(s) of user ${userId} removed by an administrator`);
     }
     return removed;
+  }
+
+  /**
+   * Removes every passkey of the account inside the caller's transaction, with no event of its
+   * own (the caller's says why): an account taken over by the proven owner of its address.
+   */
+  removeAllWithin(m: EntityManager, userId: string): Promise<number> {
+    return this.passkeys.removeAllOf(m, userId);
+  }
+
+  /** How many passkeys the account has, inside the caller's transaction. */
+  countWithin(m: EntityManager, userId: string): Promise<number> {
+    return this.passkeys.countOf(userId, m);
   }
 
   private required(): PasskeysConfig {

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { RandomSource } from '../common/random/random-source.js';
 import type { AppConfig } from '../config/app-config.js';
 import { PasswordHashObserver, type PasswordHashOperation } from './password-hash-observer.js';
-import { PasswordHasher } from './password-hasher.js';
+import { NO_PASSWORD_HASH, PasswordHasher } from './password-hasher.js';
 
 const ITERATIONS = 1000;
 const FORMAT = /^pbkdf2-sha256\$(\d+)\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
@@ -212,10 +212,11 @@ describe(PasswordHasher.name, () => {
       expect(observer.seen.map(([operation]) => operation)).toEqual(['hash', 'verify']);
     });
 
-    it('should tell nothing when a malformed stored value needs no derivation', async () => {
-      await sut.verify('S3cure!pass', 'bcrypt$1000$c2FsdA==$a2V5');
+    it('should spend a real check on a malformed stored value, so an account with no password tells nothing', async () => {
+      await expect(sut.verify('S3cure!pass', 'bcrypt$1000$c2FsdA==$a2V5')).resolves.toBe(false);
+      await expect(sut.verify('S3cure!pass', NO_PASSWORD_HASH)).resolves.toBe(false);
 
-      expect(observer.seen).toEqual([]);
+      expect(observer.seen.filter(([operation]) => operation === 'verify')).toHaveLength(2);
     });
   });
 

@@ -13,6 +13,18 @@ const DIGEST = 'sha256';
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
 
+/**
+ * What an account with no password stores (one made through another identity provider, or taken
+ * over from whoever set the password before the address was proven): no password matches it, and
+ * checking one against it costs what a real check costs. A password reset sets a real one.
+ */
+export const NO_PASSWORD_HASH = '!';
+
+/** Whether the account has a password at all. */
+export function hasPassword(stored: string): boolean {
+  return stored !== NO_PASSWORD_HASH;
+}
+
 interface ParsedHash {
   readonly iterations: number;
   readonly salt: Buffer;
@@ -56,6 +68,8 @@ export class PasswordHasher implements OnApplicationBootstrap {
   async verify(password: string, stored: string): Promise<boolean> {
     const parsed = parse(stored);
     if (parsed === undefined) {
+      // NO_PASSWORD_HASH among them: the same time as a real check, so it tells nothing.
+      await this.verifyAgainstDummy(password);
       return false;
     }
     const key = await this.derive('verify', password, parsed.salt, parsed.iterations);

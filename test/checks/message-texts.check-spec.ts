@@ -17,6 +17,7 @@ import { MIGRATIONS_UNREADABLE } from '../../src/health/migrations.health.js';
 import { MailMessages } from '../../src/mail/mail.messages.js';
 import { MfaMessages } from '../../src/two-factor/mfa.messages.js';
 import { PasskeysMessages } from '../../src/passkeys/passkeys.messages.js';
+import { FederationMessages } from '../../src/federation/federation.messages.js';
 import { SessionsMessages } from '../../src/sessions/sessions.messages.js';
 import { TokensMessages } from '../../src/tokens/tokens.messages.js';
 import { UsersMessages } from '../../src/users/users.messages.js';
@@ -49,6 +50,7 @@ const CODE_TEXTS: ReadonlyMap<string, Text> = new Map<string, Text>([
   ...prefixed('KeysMessages', KeysMessages),
   ...prefixed('EmailCodesMessages', EmailCodesMessages),
   ...prefixed('PasskeysMessages', PasskeysMessages),
+  ...prefixed('FederationMessages', FederationMessages),
   ...prefixed('AdminApiMessages', AdminApiMessages),
   ...prefixed('AdminRouteMessages', AdminRouteMessages),
   ...prefixed('WebhooksMessages', WebhooksMessages),

@@ -21,6 +21,7 @@ import { CreateWebhooks1798600000000 } from './1798600000000-CreateWebhooks.js';
 import { DropWebhookDueIndex1798700000000 } from './1798700000000-DropWebhookDueIndex.js';
 import { WebhookQueue1798800000000 } from './1798800000000-WebhookQueue.js';
 import { CreateOAuthClients1798900000000 } from './1798900000000-CreateOAuthClients.js';
+import { CreateFederation1798950000000 } from './1798950000000-CreateFederation.js';
 import { NotifyAccountChanges1799000000000 } from './1799000000000-NotifyAccountChanges.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
@@ -53,5 +54,6 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   DropWebhookDueIndex1798700000000,
   WebhookQueue1798800000000,
   CreateOAuthClients1798900000000,
+  CreateFederation1798950000000,
   NotifyAccountChanges1799000000000,
 ];

@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { LessThanOrEqual } from 'typeorm';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { FederationCode } from './entities/federation-code.entity.js';
+
+/** The queries on `federation_codes`; the only code that names the table. */
+@Injectable()
+export class FederationCodeRepository {
+  constructor(private readonly unitOfWork: UnitOfWork) {}
+
+  /** Stores a new code inside the caller's transaction, dropping the codes expired by `now`. */
+  async insert(m: EntityManager, code: FederationCode, now: Date): Promise<void> {
+    await m.delete(FederationCode, { expiresAt: LessThanOrEqual(now) });
+    await m.insert(FederationCode, code);
+  }
+
+  find(codeHash: string): Promise<FederationCode | null> {
+    return this.unitOfWork.run((m) => m.findOneBy(FederationCode, { codeHash }));
+  }
+
+  /** Uses the code up: true for the one caller that deleted it. */
+  async consume(m: EntityManager, codeHash: string): Promise<boolean> {
+    const deleted = await m.delete(FederationCode, { codeHash });
+    return deleted.affected === 1;
+  }
+
+  /** Burns the code outside any other write (a wrong verifier). */
+  async discard(codeHash: string): Promise<void> {
+    await this.unitOfWork.run((m) => m.delete(FederationCode, { codeHash }));
+  }
+
+  /** Every code of the account, inside the caller's transaction (a takeover). */
+  async removeAllOf(m: EntityManager, userId: string): Promise<void> {
+    await m.delete(FederationCode, { userId });
+  }
+}

@@ -1,0 +1,44 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountTokensModule } from '../account-tokens/account-tokens.module.js';
+import { PasskeysModule } from '../passkeys/passkeys.module.js';
+import { PasswordsModule } from '../passwords/passwords.module.js';
+import { TokensModule } from '../tokens/tokens.module.js';
+import { MfaModule } from '../two-factor/mfa.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { FederatedIdentity } from './entities/federated-identity.entity.js';
+import { FederationCode } from './entities/federation-code.entity.js';
+import { FederationFlow } from './entities/federation-flow.entity.js';
+import { FederatedIdentityRepository } from './federated-identity.repository.js';
+import { FederationCodeRepository } from './federation-code.repository.js';
+import { FederationController } from './federation.controller.js';
+import { FederationFlowRepository } from './federation-flow.repository.js';
+import { FederationService } from './federation.service.js';
+import { IdentitiesController } from './identities.controller.js';
+import { IdentityProviders } from './identity-providers.js';
+
+/**
+ * Sign-in through other identity providers (issue 38). Mounted by the root module only while
+ * Federation__Providers names a provider; otherwise none of its routes exist.
+ */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([FederatedIdentity, FederationFlow, FederationCode]),
+    UsersModule,
+    TokensModule,
+    PasswordsModule,
+    MfaModule,
+    PasskeysModule,
+    AccountTokensModule,
+  ],
+  controllers: [FederationController, IdentitiesController],
+  providers: [
+    FederationService,
+    IdentityProviders,
+    FederationFlowRepository,
+    FederationCodeRepository,
+    FederatedIdentityRepository,
+  ],
+  exports: [FederationService],
+})
+export class FederationModule {}

@@ -1,0 +1,119 @@
+// A real OpenID provider for the federation tests: panva's oidc-provider (certified), started as a
+// child process on loopback (it needs Node >= 22). Reads its settings as JSON from argv[2] and
+// prints `{"issuer": ...}` on stdout once listening. The test is the browser: it sets who signs in
+// next (POST /__next-login with the account's claims) and follows the redirects.
+//
+// Settings: { clientId, clientSecret, redirectUris: [..], lie?: 'expired' | 'wrong-signature' }
+//   expired:         the provider's clock runs two hours behind, so its ID tokens (an hour long) expired an hour ago.
+//   wrong-signature: the JWKS it publishes is not the key it signs with.
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import process from 'node:process';
+import Provider from 'oidc-provider';
+
+const settings = JSON.parse(process.argv[2] ?? '{}');
+
+if (settings.lie === 'expired') {
+  const realNow = Date.now.bind(Date);
+  Date.now = () => realNow() - 2 * 3_600_000;
+}
+
+function signingJwk() {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return { ...privateKey.export({ format: 'jwk' }), kid: 'key-1', use: 'sig', alg: 'RS256' };
+}
+const jwk = signingJwk();
+const publicOf = ({ kty, n, e, kid, use, alg }) => ({ kty, n, e, kid, use, alg });
+const published = settings.lie === 'wrong-signature' ? publicOf(signingJwk()) : publicOf(jwk);
+
+/** The claims of the account that signs in next, by subject. */
+const accounts = new Map();
+let nextLogin = null;
+
+const server = createServer();
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address();
+  const issuer = `http://127.0.0.1:${port}`;
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: settings.clientId,
+        client_secret: settings.clientSecret,
+        redirect_uris: settings.redirectUris,
+        token_endpoint_auth_method: 'client_secret_post',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
+    jwks: { keys: [jwk] },
+    pkce: { required: () => true },
+    features: { devInteractions: { enabled: false } },
+    claims: {
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name', 'preferred_username'],
+    },
+    findAccount: (_ctx, sub) => {
+      const claims = accounts.get(sub);
+      return claims === undefined ? undefined : { accountId: sub, claims: () => claims };
+    },
+    cookies: { keys: ['test-cookie-key-0123456789'] },
+  });
+  provider.proxy = false;
+  const handle = provider.callback();
+  server.on('request', async (req, res) => {
+    try {
+      if (req.url === '/__next-login' && req.method === 'POST') {
+        let body = '';
+        for await (const chunk of req) {
+          body += chunk;
+        }
+        const claims = JSON.parse(body);
+        if (claims.deny === true) {
+          nextLogin = null;
+        } else {
+          accounts.set(claims.sub, claims);
+          nextLogin = claims.sub;
+        }
+        res.writeHead(204).end();
+        return;
+      }
+      if (req.url === '/jwks' && settings.lie === 'wrong-signature') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ keys: [published] }));
+        return;
+      }
+      if (req.url?.startsWith('/interaction/')) {
+        const details = await provider.interactionDetails(req, res);
+        if (details.prompt.name === 'login') {
+          if (nextLogin === null) {
+            await provider.interactionFinished(req, res, {
+              error: 'access_denied',
+              error_description: 'the person said no',
+            });
+            return;
+          }
+          await provider.interactionFinished(req, res, { login: { accountId: nextLogin } });
+          return;
+        }
+        const grant = new provider.Grant({
+          accountId: details.session.accountId,
+          clientId: details.params.client_id,
+        });
+        grant.addOIDCScope(String(details.params.scope));
+        const grantId = await grant.save();
+        await provider.interactionFinished(
+          req,
+          res,
+          { consent: { grantId } },
+          { mergeWithLastSubmission: true },
+        );
+        return;
+      }
+      handle(req, res);
+    } catch (error) {
+      res.writeHead(500).end(String(error));
+    }
+  });
+  process.stdout.write(`${JSON.stringify({ issuer, id: randomUUID() })}\n`);
+});
