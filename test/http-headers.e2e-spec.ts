@@ -364,7 +364,10 @@ describe('HTTP headers', () => {
       // Deleting the account is a DELETE with a JSON body and a bearer token: never a simple request.
       expect(byPath.get(ME)?.sort()).toEqual(['DELETE', 'GET', 'HEAD']);
 
-      for (const [path, methods] of byPath) {
+      // The admin API is hidden until an admin key exists: its paths answer a preflight as an
+      // unknown path does (test/admin-api-edge.e2e-spec.ts compares the two).
+      const shown = [...byPath].filter(([path]) => !path.startsWith('/api/admin/'));
+      for (const [path, methods] of shown) {
         for (const method of methods) {
           for (const origin of [FRONT_END, DEV_FRONT_END]) {
             const response = await preflight(t, path, origin, method);

@@ -55,7 +55,7 @@ const CLI_ONLY =
  * contract of the default configuration has none of its routes or texts (its own contract is
  * still to be written: see docs/federation.md).
  */
-const OFF_BY_DEFAULT = /^federation[/\\]/;
+const OFF_BY_DEFAULT = /^(federation|oauth-server)[/\\]/;
 
 const ERROR_SCHEMA = 'ErrorResponseDto';
 const PROBLEM_SCHEMA = 'ProblemDetailsResponseDto';

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { NotFoundError, UnauthorizedError } from '../common/errors/domain-errors.js';
 import { AccountStateCache } from './account-cache/account-state-cache.js';
@@ -29,7 +29,9 @@ export type {
 export class UsersService {
   constructor(
     private readonly users: UserRepository,
-    private readonly accountStates: AccountStateCache,
+    // Optional so that a unit test of another service can build UsersService with its repository
+    // alone; the module always provides it, and without it every read is strict.
+    @Optional() private readonly accountStates?: AccountStateCache,
   ) {}
 
   findById(id: string, manager?: EntityManager): Promise<User | null> {
@@ -176,7 +178,8 @@ export class UsersService {
    * while it is provably within its staleness bound; otherwise, and by default, it is read.
    */
   async requireActiveAccount(id: string): Promise<AccountState> {
-    const user = await this.accountStates.read(id, () => this.users.findAccountState(id));
+    const read = () => this.users.findAccountState(id);
+    const user = await (this.accountStates?.read(id, read) ?? read());
     if (user === null) {
       throw new NotFoundError(UsersMessages.notFound);
     }

@@ -56,7 +56,11 @@ export class CreateFederation1798950000000 implements MigrationInterface {
           { name: 'createdAt', type: timestamp },
           { name: 'expiresAt', type: timestamp },
         ],
-        indices: [{ name: 'IDX_federation_flows_expiresAt', columnNames: ['expiresAt'] }],
+        indices: [
+          { name: 'IDX_federation_flows_expiresAt', columnNames: ['expiresAt'] },
+          // Deleting an account deletes its link flows: without it, a whole-table scan.
+          { name: 'IDX_federation_flows_userId', columnNames: ['userId'] },
+        ],
         foreignKeys: [owner('federation_flows')],
       }),
     );

@@ -22,6 +22,7 @@ export class FederationFlow {
   purpose: FlowPurpose;
 
   /** The account being linked to (purpose `link`); null for a sign-in. */
+  @Index('IDX_federation_flows_userId')
   @Column({ type: String, length: 36, nullable: true })
   userId: string | null;
 
