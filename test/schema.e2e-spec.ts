@@ -38,6 +38,12 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     // The key set's instants.
     '^ALTER TABLE "signing_keys" DROP COLUMN "(createdAt|activatesAt|retiredAt)"$',
     '^ALTER TABLE "signing_keys" ADD "(createdAt|activatesAt|retiredAt)" TIMESTAMP( NOT NULL)?$',
+    // Sign-in through other providers (issue 38) and the OpenID clients (issue 39): their instants,
+    // and the expiry indexes on them.
+    '^ALTER TABLE "(federated_identities|federation_codes|federation_flows|oauth_clients)" DROP COLUMN "(linkedAt|lastUsedAt|createdAt|expiresAt)"$',
+    '^ALTER TABLE "(federated_identities|federation_codes|federation_flows|oauth_clients)" ADD "(linkedAt|lastUsedAt|createdAt|expiresAt)" TIMESTAMP( NOT NULL)?$',
+    '^DROP INDEX "\\w+"\\."IDX_federation_(codes|flows)_expiresAt"$',
+    '^CREATE INDEX "IDX_federation_(codes|flows)_expiresAt" ON "federation_(codes|flows)" {2}\\("expiresAt"\\) $',
     // The webhooks' instants.
     '^ALTER TABLE "webhook_subscriptions" DROP COLUMN "createdAt"$',
     '^ALTER TABLE "webhook_subscriptions" ADD "createdAt" TIMESTAMP NOT NULL$',
