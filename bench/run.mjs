@@ -317,9 +317,7 @@ async function measureSigning(tmp, secret) {
     ...rounds.flatMap(({ round: number, runs }) =>
       Object.entries(runs).flatMap(([endpoint, byAlgorithm]) =>
         Object.entries(byAlgorithm).map(
-          ([algorithm, run]) =>
-            `| ${number} | ${endpoint} | ${algorithm} | ${round(run.rps, 1)} | ${round(run.p50, 1)} | ` +
-            `${round(run.p99, 1)} | ${round(run.cpuMsPerRequest, 3)} | ${round(run.otherCores, 2)} |`,
+          ([algorithm, run]) => `| ${number} | ${endpoint} | ${algorithm} | ${runCells(run)} |`,
         ),
       ),
     ),
@@ -329,6 +327,17 @@ async function measureSigning(tmp, secret) {
   ];
   await writeFile(join(RESULTS_DIR, `${name}.md`), lines.join('\n'));
   log(`done: ${join(RESULTS_DIR, `${name}.md`)}`);
+}
+
+/** A measured run's cells of a results table: req/s, p50, p99, CPU per request, other cores. */
+function runCells(run) {
+  return [
+    round(run.rps, 1),
+    round(run.p50, 1),
+    round(run.p99, 1),
+    round(run.cpuMsPerRequest, 3),
+    round(run.otherCores, 2),
+  ].join(' | ');
 }
 
 /** `--account-cache`: the three services it compares, SQLite's first (the figure to reach). */
@@ -404,11 +413,7 @@ async function measureAccountCache(tmp, secret) {
     '| Round | Service | req/s | p50 ms | p99 ms | CPU ms/req | other cores |',
     '| ----- | ------- | ----- | ------ | ------ | ---------- | ----------- |',
     ...rounds.flatMap(({ round: number, runs }) =>
-      Object.entries(runs).map(
-        ([label, run]) =>
-          `| ${number} | ${label} | ${round(run.rps, 1)} | ${round(run.p50, 1)} | ` +
-          `${round(run.p99, 1)} | ${round(run.cpuMsPerRequest, 3)} | ${round(run.otherCores, 2)} |`,
-      ),
+      Object.entries(runs).map(([label, run]) => `| ${number} | ${label} | ${runCells(run)} |`),
     ),
     '',
     `Machine: ${JSON.stringify(results.machine)}`,
