@@ -4,3812 +4,3812 @@
  */
 
 export interface paths {
-  '/api/auth/me': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["me"];
+        put?: never;
+        post?: never;
+        /** Deletes the bearer's account, its sessions and its pending mails. */
+        delete: operations["deleteAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get: operations['me'];
-    put?: never;
-    post?: never;
-    /** Deletes the bearer's account, its sessions and its pending mails. */
-    delete: operations['deleteAccount'];
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/refresh': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Exchanges a refresh token for a new pair; the presented token is revoked. */
+        post: operations["refresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Exchanges a refresh token for a new pair; the presented token is revoked. */
-    post: operations['refresh'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/revoke': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revokes one of the bearer's refresh tokens (logout). */
+        post: operations["revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Revokes one of the bearer's refresh tokens (logout). */
-    post: operations['revoke'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/register': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Creates an account and signs it in. */
+        post: operations["register"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Creates an account and signs it in. */
-    post: operations['register'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/login': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Signs in with e-mail and password, and the second factor's code where the account has one. */
+        post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Signs in with e-mail and password, and the second factor's code where the account has one. */
-    post: operations['login'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/password/change': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/password/change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Changes the bearer's password; every other session ends. */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Changes the bearer's password; every other session ends. */
-    post: operations['changePassword'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/password/forgot': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mails a reset link if an account has the address; the answer is the same either way. */
+        post: operations["forgotPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Mails a reset link if an account has the address; the answer is the same either way. */
-    post: operations['forgotPassword'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/password/reset': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sets a new password with the token of a reset link; every session ends. */
+        post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Sets a new password with the token of a reset link; every session ends. */
-    post: operations['resetPassword'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/email/verify': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/email/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Proves an address with the token of a verification or e-mail change link. */
+        post: operations["verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Proves an address with the token of a verification or e-mail change link. */
-    post: operations['verifyEmail'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/email/verify/resend': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/email/verify/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mails another verification link to the bearer's address. */
+        post: operations["resendVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Mails another verification link to the bearer's address. */
-    post: operations['resendVerification'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/email/change': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/email/change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mails a confirmation link to a new address, which replaces the old one once followed. */
+        post: operations["changeEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Mails a confirmation link to a new address, which replaces the old one once followed. */
-    post: operations['changeEmail'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/mfa/totp/enroll': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/mfa/totp/enroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Starts turning on TOTP: a new secret, pending until a code confirms it. */
+        post: operations["enrollTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Starts turning on TOTP: a new secret, pending until a code confirms it. */
-    post: operations['enrollTotp'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/mfa/totp/confirm': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/mfa/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turns TOTP on with a first code; every other session ends. */
+        post: operations["confirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Turns TOTP on with a first code; every other session ends. */
-    post: operations['confirmTotp'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/mfa/totp/recovery-codes': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/mfa/totp/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ten new recovery codes in place of the old ones. */
+        post: operations["replaceRecoveryCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Ten new recovery codes in place of the old ones. */
-    post: operations['replaceRecoveryCodes'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/mfa/totp/disable': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/mfa/totp/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turns TOTP off, for the password and a code. */
+        post: operations["disableTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Turns TOTP off, for the password and a code. */
-    post: operations['disableTotp'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/passkeys/register/options': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/passkeys/register/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Creation options for a new passkey, after a recent proof: the password or a passkey. */
+        post: operations["passkeyRegistrationOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Creation options for a new passkey, after a recent proof: the password or a passkey. */
-    post: operations['passkeyRegistrationOptions'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/passkeys/register/verify': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/passkeys/register/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Verifies the browser's new credential and stores it. */
+        post: operations["registerPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Verifies the browser's new credential and stores it. */
-    post: operations['registerPasskey'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/passkeys': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The bearer's passkeys, oldest first. */
+        get: operations["listPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** The bearer's passkeys, oldest first. */
-    get: operations['listPasskeys'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/passkeys/{id}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Removes one of the bearer's passkeys: it signs in nowhere from now on. */
+        delete: operations["removePasskey"];
+        options?: never;
+        head?: never;
+        /** Renames one of the bearer's passkeys. */
+        patch: operations["renamePasskey"];
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    post?: never;
-    /** Removes one of the bearer's passkeys: it signs in nowhere from now on. */
-    delete: operations['removePasskey'];
-    options?: never;
-    head?: never;
-    /** Renames one of the bearer's passkeys. */
-    patch: operations['renamePasskey'];
-    trace?: never;
-  };
-  '/api/auth/passkeys/login/options': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/passkeys/login/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Request options for a sign-in with a passkey, or for a passkey as a second factor or proof. */
+        post: operations["passkeyLoginOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Request options for a sign-in with a passkey, or for a passkey as a second factor or proof. */
-    post: operations['passkeyLoginOptions'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/passkeys/login/verify': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/passkeys/login/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Signs in with a passkey alone: the interface's auth response. */
+        post: operations["loginWithPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Signs in with a passkey alone: the interface's auth response. */
-    post: operations['loginWithPasskey'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/health/live': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The process answers. Nothing else is checked, so a database outage never restarts it. */
+        get: operations["checkLiveness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** The process answers. Nothing else is checked, so a database outage never restarts it. */
-    get: operations['checkLiveness'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/health/ready': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Worth sending requests to: the database answers and its schema is this build's. */
+        get: operations["checkReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Worth sending requests to: the database answers and its schema is this build's. */
-    get: operations['checkReadiness'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/sessions': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The bearer's active sessions, most recently used first. */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** The bearer's active sessions, most recently used first. */
-    get: operations['listSessions'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/sessions/revoke-all': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/sessions/revoke-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revokes every active session of the bearer, or every one but the current session. */
+        post: operations["revokeAllSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Revokes every active session of the bearer, or every one but the current session. */
-    post: operations['revokeAllSessions'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/email-code/send': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/email-code/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mails a sign-in code and link if an account has the address; the answer is the same either way. */
+        post: operations["sendEmailCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Mails a sign-in code and link if an account has the address; the answer is the same either way. */
-    post: operations['sendEmailCode'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/auth/email-code/login': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/auth/email-code/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Signs in with the mailed code (or the link's token), and the second factor's code where the account has one. */
+        post: operations["loginWithEmailCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Signs in with the mailed code (or the link's token), and the second factor's code where the account has one. */
-    post: operations['loginWithEmailCode'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/.well-known/jwks.json': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The next, current and previous public keys (RFC 7517); `keys` is empty under HS256. */
+        get: operations["getJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** The next, current and previous public keys (RFC 7517); `keys` is empty under HS256. */
-    get: operations['getJwks'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: {
-    UserResponseDto: {
-      /**
-       * Format: uuid
-       * @example 3f2504e0-4f89-41d3-9a0c-0305e82c3301
-       */
-      id: string;
-      /** @example alice */
-      username: string;
-      /**
-       * Format: email
-       * @example alice@example.com
-       */
-      email: string;
-      /**
-       * Format: date-time
-       * @description When the account was created, ISO 8601 UTC.
-       * @example 2026-01-01T09:00:00.000Z
-       */
-      createdAt: string;
+    schemas: {
+        UserResponseDto: {
+            /**
+             * Format: uuid
+             * @example 3f2504e0-4f89-41d3-9a0c-0305e82c3301
+             */
+            id: string;
+            /** @example alice */
+            username: string;
+            /**
+             * Format: email
+             * @example alice@example.com
+             */
+            email: string;
+            /**
+             * Format: date-time
+             * @description When the account was created, ISO 8601 UTC.
+             * @example 2026-01-01T09:00:00.000Z
+             */
+            createdAt: string;
+        };
+        ErrorResponseDto: {
+            /** @example 401 */
+            status: number;
+            /** @example Credenciales inválidas. */
+            message: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-01T00:00:00.000Z
+             */
+            timestamp?: string;
+        };
+        ProblemDetailsResponseDto: {
+            /** @example https://tools.ietf.org/html/rfc9110#section-15.5.1 */
+            type: string;
+            /** @example One or more validation errors occurred. */
+            title: string;
+            /** @example 400 */
+            status: number;
+            /**
+             * @example {
+             *       "email": [
+             *         "email must be an email"
+             *       ]
+             *     }
+             */
+            errors: {
+                [key: string]: string[];
+            };
+        };
+        RefreshDto: {
+            /** @description The refresh token from the last auth response. */
+            refreshToken: string;
+        };
+        AuthResponseDto: {
+            /**
+             * @description HS256 JWT; send it as `Authorization: Bearer <token>`.
+             * @example eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IjFIcmhvQjI1RWszdncwQkUifQ.eyJzdWIiOiIzZjI1MDRlMC00Zjg5LTQxZDMtOWEwYy0wMzA1ZTgyYzMzMDEiLCJzaWQiOiI5YjJkNmY3ZS0xYzFhLTRjNTUtOGYzZS0yZjdiMGQxZTZhMTEiLCJlbWFpbCI6ImFsaWNlQGV4YW1wbGUuY29tIiwianRpIjoiNWIxYzdhNTItM2QwZS00ZjNhLTlhNDctMGI4ZTJjNmQxZjkwIiwiaWF0IjoxNzY3MjU4MDAwLCJleHAiOjE3NjcyNTg5MDAsImlzcyI6ImtleWdhdGUiLCJhdWQiOiJrZXlnYXRlLWNsaWVudHMifQ.KBDZm0dBqvcoigDLuFgmO78XUudEuXWTfXGkam604G4
+             */
+            accessToken: string;
+            /**
+             * @description Opaque; exchange it at `/api/auth/refresh`. Each use replaces it.
+             * @example kq3V0S2yq8m1bZcR5x0G6uUj4tQnH7wEoLdP9aFsYiM
+             */
+            refreshToken: string;
+            /**
+             * Format: date-time
+             * @description When the access token expires (its `exp`), ISO 8601 UTC.
+             * @example 2026-01-01T09:15:00.000Z
+             */
+            accessTokenExpiry: string;
+            user: components["schemas"]["UserResponseDto"];
+        };
+        RevokeDto: {
+            /** @description The refresh token to revoke; it must belong to the bearer. */
+            refreshToken: string;
+            /** @description Stored as the revocation reason. Defaults to `Revoked by user`. */
+            reason?: string;
+        };
+        MessageResponseDto: {
+            /** @example Token revocado exitosamente. */
+            message: string;
+        };
+        RegisterDto: {
+            /**
+             * @description Display name; trimmed.
+             * @example alice
+             */
+            username: string;
+            /**
+             * @description Login identifier; stored in its canonical form (lower case, NFKC, the domain in ASCII), which
+             *     is what the responses show.
+             * @example alice@example.com
+             */
+            email: string;
+            /**
+             * @description At least 8 and at most 128 characters, with an uppercase letter, a lowercase letter, a digit
+             *     and a special character. Never trimmed.
+             * @example S3cure!pass
+             */
+            password: string;
+        };
+        AuthenticatorAssertionResponseDto: {
+            /** @description base64url of the client data JSON. */
+            clientDataJSON: string;
+            /** @description base64url of the authenticator data. */
+            authenticatorData: string;
+            /** @description base64url of the signature over the authenticator data and the client data's hash. */
+            signature: string;
+            /** @description base64url of the account's user handle, which a discoverable passkey returns. */
+            userHandle?: string | null;
+        };
+        AuthenticationResponseDto: {
+            response: components["schemas"]["AuthenticatorAssertionResponseDto"];
+            /** @description The credential id, base64url. */
+            id: string;
+            rawId: string;
+            /**
+             * @description Always `public-key`.
+             * @enum {string}
+             */
+            type: "public-key";
+            /** @enum {string} */
+            authenticatorAttachment?: "platform" | "cross-platform";
+            /** @description Read by no check here: the service asks for no extension. */
+            clientExtensionResults?: Record<string, never>;
+        };
+        LoginDto: {
+            /**
+             * @description Matched in its canonical form, as registration stores it.
+             * @example alice@example.com
+             */
+            email: string;
+            /** @example S3cure!pass */
+            password: string;
+            /**
+             * @description Beyond the interface: the second factor's code, for an account that turned it on: the six
+             *     digits of its authenticator app, or one of its recovery codes. Ignored for other accounts;
+             *     null is no code, as for every optional field.
+             * @example 123456
+             */
+            code?: string | null;
+            /**
+             * @description Beyond the interface, when passkeys are configured: in place of `code`, an assertion of one
+             *     of the account's passkeys (`credential.toJSON()`, made with the challenge of POST
+             *     /api/auth/passkeys/login/options). Used instead of `code` when both are sent; ignored for
+             *     accounts without a second factor, and when passkeys are off.
+             */
+            passkey?: components["schemas"]["AuthenticationResponseDto"] | null;
+        };
+        ChangePasswordDto: {
+            /**
+             * @description The password in use, checked like a login's.
+             * @example S3cure!pass
+             */
+            currentPassword: string;
+            /**
+             * @description Follows registration's rule, and differs from the current one.
+             * @example N3w!secure
+             */
+            newPassword: string;
+        };
+        ForgotPasswordDto: {
+            /**
+             * @description The account's address, matched as at login.
+             * @example alice@example.com
+             */
+            email: string;
+        };
+        ResetPasswordDto: {
+            /**
+             * @description The token of the reset link: 43 base64url characters.
+             * @example da5QhKGKeXtWwsM_-0z9IkOyTzan4qcbBizLmr-2RMw
+             */
+            token: string;
+            /**
+             * @description Follows registration's rule.
+             * @example N3w!secure
+             */
+            newPassword: string;
+        };
+        VerifyEmailDto: {
+            /**
+             * @description The token of the verification (or e-mail change) link: 43 base64url characters.
+             * @example da5QhKGKeXtWwsM_-0z9IkOyTzan4qcbBizLmr-2RMw
+             */
+            token: string;
+        };
+        ChangeEmailDto: {
+            /**
+             * @description The account's password, checked like a login's.
+             * @example S3cure!pass
+             */
+            password: string;
+            /**
+             * @description The new address: registration's rule; trimmed and stored in lower case.
+             * @example alice@new.example.com
+             */
+            newEmail: string;
+        };
+        DeleteAccountDto: {
+            /**
+             * @description The account's password, checked like a login's.
+             * @example S3cure!pass
+             */
+            password: string;
+        };
+        EnrollTotpDto: {
+            /**
+             * @description The account's password, checked like a login's.
+             * @example S3cure!pass
+             */
+            password: string;
+        };
+        TotpEnrolmentResponseDto: {
+            /**
+             * @description The shared secret, base32, for typing into an authenticator app by hand. Shown only in this
+             *     answer, never again.
+             * @example JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP
+             */
+            secret: string;
+            /**
+             * @description The same secret as a Key URI, which authenticator apps read from the QR code.
+             * @example otpauth://totp/Keygate:alice%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Keygate&algorithm=SHA1&digits=6&period=30
+             */
+            otpauthUri: string;
+            /**
+             * @description `otpauthUri` as a QR code: a PNG data URL, ready for an `<img src>`.
+             * @example data:image/png;base64,iVBORw0KGgo...
+             */
+            qrCode: string;
+        };
+        TotpCodeDto: {
+            /**
+             * @description The six digits the authenticator app shows now; where a factor is already on, one of its
+             *     recovery codes works too (and is spent).
+             * @example 123456
+             */
+            code: string;
+        };
+        RecoveryCodesResponseDto: {
+            /**
+             * @description Ten single-use codes, each good for one login (or one second-factor check) in place of a
+             *     TOTP. Shown only in this answer; the service keeps digests. Any earlier codes no longer work.
+             * @example [
+             *       "7k2mq-x9d4r",
+             *       "p3vhn-0wct8"
+             *     ]
+             */
+            recoveryCodes: string[];
+        };
+        DisableTotpDto: {
+            /**
+             * @description The account's password, checked like a login's.
+             * @example S3cure!pass
+             */
+            password: string;
+            /**
+             * @description A code of the authenticator app, or a recovery code.
+             * @example 123456
+             */
+            code: string;
+        };
+        PasskeyRegistrationOptionsDto: {
+            /**
+             * @description The account's password, checked like a login's.
+             * @example S3cure!pass
+             */
+            password?: string | null;
+            /**
+             * @description Instead of the password: an assertion of one of the account's passkeys, made with a
+             *     challenge of POST /api/auth/passkeys/login/options (`credential.toJSON()`).
+             */
+            passkey?: components["schemas"]["AuthenticationResponseDto"] | null;
+        };
+        PasskeyCreationOptionsResponseDto: {
+            /** @description base64url; valid once, for five minutes, for this account's registration only. */
+            challenge: string;
+            rp: {
+                name: string;
+                id?: string;
+            };
+            user: {
+                id: string;
+                name: string;
+                displayName: string;
+            };
+            pubKeyCredParams: {
+                /** @enum {string} */
+                type: "public-key";
+                alg: number;
+            }[];
+            /**
+             * @description Milliseconds.
+             * @example 300000
+             */
+            timeout?: number;
+            excludeCredentials?: {
+                id: string;
+                /** @enum {string} */
+                type: "public-key";
+                transports?: string[];
+            }[];
+            authenticatorSelection?: {
+                residentKey?: string;
+                requireResidentKey?: boolean;
+                userVerification?: string;
+            };
+            /** @example none */
+            attestation?: string;
+            extensions?: {
+                [key: string]: unknown;
+            };
+            hints?: string[];
+        };
+        AuthenticatorAttestationResponseDto: {
+            /** @description base64url of the client data JSON. */
+            clientDataJSON: string;
+            /** @description base64url of the CBOR attestation object. */
+            attestationObject: string;
+            authenticatorData?: string;
+            /** @description How the browser can reach the authenticator again; stored to help later sign-ins. */
+            transports?: ("ble" | "cable" | "hybrid" | "internal" | "nfc" | "smart-card" | "usb")[];
+            publicKeyAlgorithm?: number;
+            publicKey?: string;
+        };
+        RegistrationResponseDto: {
+            response: components["schemas"]["AuthenticatorAttestationResponseDto"];
+            /** @description The credential id, base64url. */
+            id: string;
+            rawId: string;
+            /**
+             * @description Always `public-key`.
+             * @enum {string}
+             */
+            type: "public-key";
+            /** @enum {string} */
+            authenticatorAttachment?: "platform" | "cross-platform";
+            /** @description Read by no check here: the service asks for no extension. */
+            clientExtensionResults?: Record<string, never>;
+        };
+        RegisterPasskeyDto: {
+            /** @description The browser's answer to the creation options: `credential.toJSON()`. */
+            response: components["schemas"]["RegistrationResponseDto"];
+            /**
+             * @description What the list shows; `Llave de acceso` when absent.
+             * @example Portátil del trabajo
+             */
+            name?: string | null;
+        };
+        PasskeyResponseDto: {
+            /**
+             * Format: uuid
+             * @description What PATCH and DELETE /api/auth/passkeys/{id} name.
+             * @example 0b7e3a52-5d2f-4c2e-9f7e-1c4b8f0d2a61
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC.
+             * @example 2026-01-01T10:42:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC; null until the passkey signs a first time after its registration.
+             * @example 2026-01-02T08:15:27.310Z
+             */
+            lastUsedAt: string | null;
+            /** @example Portátil del trabajo */
+            name: string;
+            /** @description The passkey may be synced to the owner's other devices (a password manager, a platform account). */
+            isBackupEligible: boolean;
+            /** @description It was backed up when last seen. */
+            isBackedUp: boolean;
+            /**
+             * @description How the browser reaches its authenticator, as it said at registration.
+             * @example [
+             *       "internal",
+             *       "hybrid"
+             *     ]
+             */
+            transports: string[];
+        };
+        PasskeyListResponseDto: {
+            /** @description The account's passkeys, oldest first. */
+            passkeys: components["schemas"]["PasskeyResponseDto"][];
+        };
+        RenamePasskeyDto: {
+            /**
+             * @description The new name, trimmed.
+             * @example Teléfono
+             */
+            name: string;
+        };
+        PasskeyRequestOptionsResponseDto: {
+            /** @description base64url; valid once, for five minutes, for one assertion. */
+            challenge: string;
+            /**
+             * @description Milliseconds.
+             * @example 300000
+             */
+            timeout?: number;
+            /** @example example.com */
+            rpId?: string;
+            allowCredentials?: {
+                id: string;
+                /** @enum {string} */
+                type: "public-key";
+                transports?: string[];
+            }[];
+            /** @example required */
+            userVerification?: string;
+            extensions?: {
+                [key: string]: unknown;
+            };
+            hints?: string[];
+        };
+        PasskeyLoginDto: {
+            /**
+             * @description The browser's answer to the request options of POST /api/auth/passkeys/login/options:
+             *     `credential.toJSON()`.
+             */
+            response: components["schemas"]["AuthenticationResponseDto"];
+        };
+        SessionResponseDto: {
+            /**
+             * Format: uuid
+             * @description The session id: shared by every refresh token of the chain, and the `sid` claim of the
+             *     access tokens issued with them.
+             * @example 9b2d6f7e-1c1a-4c55-8f3e-2f7b0d1e6a11
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the session started (the login or registration), ISO 8601 UTC.
+             * @example 2026-01-01T09:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the session was last used: when its current refresh token was issued, by the login or
+             *     the last refresh. ISO 8601 UTC.
+             * @example 2026-01-02T17:45:12.345Z
+             */
+            lastUsedAt: string;
+            /**
+             * @description Client IP of the request that last used the session.
+             * @example 203.0.113.7
+             */
+            ip: string;
+            /**
+             * @description User-Agent of the request that last used the session, at most 256 characters; null when it
+             *     sent none.
+             * @example Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0
+             */
+            userAgent: string | null;
+            /**
+             * @description True for the session whose current refresh token the request named in `X-Refresh-Token`.
+             * @example true
+             */
+            current: boolean;
+        };
+        SessionListResponseDto: {
+            /** @description The active sessions, most recently used first. */
+            sessions: components["schemas"]["SessionResponseDto"][];
+        };
+        RevokeAllSessionsDto: {
+            /**
+             * @description Keep the session of `refreshToken` and revoke every other. Defaults to false.
+             * @example true
+             */
+            keepCurrent?: boolean;
+            /**
+             * @description The client's current refresh token; required to keep its session, where it must be an
+             *     active token of the bearer. Ignored when `keepCurrent` is not true.
+             * @example kq3V0S2yq8m1bZcR5x0G6uUj4tQnH7wEoLdP9aFsYiM
+             */
+            refreshToken?: string;
+        };
+        RevokedSessionsResponseDto: {
+            /** @example Sesiones revocadas exitosamente. */
+            message: string;
+            /**
+             * @description How many sessions this request ended.
+             * @example 2
+             */
+            revokedSessions: number;
+        };
+        SendEmailCodeDto: {
+            /**
+             * @description The account's address, matched as at login.
+             * @example alice@example.com
+             */
+            email: string;
+        };
+        EmailCodeLoginDto: {
+            /**
+             * @description The address the code was mailed to, matched as at login. Required with `code`.
+             * @example alice@example.com
+             */
+            email?: string | null;
+            /**
+             * @description The code of the mail, its digits only (spaces around it are ignored). Required with `email`.
+             * @example 042917
+             */
+            code?: string | null;
+            /**
+             * @description Instead of `email` and `code`: the token of the mail's link, as the front end's page read it
+             *     from the link.
+             * @example da5QhKGKeXtWwsM_-0z9IkOyTzan4qcbBizLmr-2RMw
+             */
+            token?: string | null;
+            /**
+             * @description For an account with a second factor: the six digits of its authenticator app, or one of its
+             *     recovery codes (what login takes as `code`). Ignored for other accounts.
+             * @example 123456
+             */
+            secondFactorCode?: string | null;
+        };
+        JwkResponseDto: {
+            /** @description `EC` (ES256, P-256), `OKP` (EdDSA, Ed25519) or `RSA` (RS256). */
+            kty: string;
+            /** @description The `kid` of the tokens it verifies: the RFC 7638 thumbprint of the key. */
+            kid: string;
+            /** @description The only algorithm it verifies. */
+            alg: string;
+            /** @description Always `sig`. */
+            use: string;
+            /** @description EC and OKP: the curve. */
+            crv?: string;
+            /** @description EC and OKP: the public point (base64url). */
+            x?: string;
+            /** @description EC: the public point's y (base64url). */
+            y?: string;
+            /** @description RSA: the modulus (base64url). */
+            n?: string;
+            /** @description RSA: the exponent (base64url). */
+            e?: string;
+        };
+        JwksResponseDto: {
+            keys: components["schemas"]["JwkResponseDto"][];
+        };
     };
-    ErrorResponseDto: {
-      /** @example 401 */
-      status: number;
-      /** @example Credenciales inválidas. */
-      message: string;
-      /**
-       * Format: date-time
-       * @example 2026-01-01T00:00:00.000Z
-       */
-      timestamp?: string;
-    };
-    ProblemDetailsResponseDto: {
-      /** @example https://tools.ietf.org/html/rfc9110#section-15.5.1 */
-      type: string;
-      /** @example One or more validation errors occurred. */
-      title: string;
-      /** @example 400 */
-      status: number;
-      /**
-       * @example {
-       *       "email": [
-       *         "email must be an email"
-       *       ]
-       *     }
-       */
-      errors: {
-        [key: string]: string[];
-      };
-    };
-    RefreshDto: {
-      /** @description The refresh token from the last auth response. */
-      refreshToken: string;
-    };
-    AuthResponseDto: {
-      /**
-       * @description HS256 JWT; send it as `Authorization: Bearer <token>`.
-       * @example eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IjFIcmhvQjI1RWszdncwQkUifQ.eyJzdWIiOiIzZjI1MDRlMC00Zjg5LTQxZDMtOWEwYy0wMzA1ZTgyYzMzMDEiLCJzaWQiOiI5YjJkNmY3ZS0xYzFhLTRjNTUtOGYzZS0yZjdiMGQxZTZhMTEiLCJlbWFpbCI6ImFsaWNlQGV4YW1wbGUuY29tIiwianRpIjoiNWIxYzdhNTItM2QwZS00ZjNhLTlhNDctMGI4ZTJjNmQxZjkwIiwiaWF0IjoxNzY3MjU4MDAwLCJleHAiOjE3NjcyNTg5MDAsImlzcyI6ImtleWdhdGUiLCJhdWQiOiJrZXlnYXRlLWNsaWVudHMifQ.KBDZm0dBqvcoigDLuFgmO78XUudEuXWTfXGkam604G4
-       */
-      accessToken: string;
-      /**
-       * @description Opaque; exchange it at `/api/auth/refresh`. Each use replaces it.
-       * @example kq3V0S2yq8m1bZcR5x0G6uUj4tQnH7wEoLdP9aFsYiM
-       */
-      refreshToken: string;
-      /**
-       * Format: date-time
-       * @description When the access token expires (its `exp`), ISO 8601 UTC.
-       * @example 2026-01-01T09:15:00.000Z
-       */
-      accessTokenExpiry: string;
-      user: components['schemas']['UserResponseDto'];
-    };
-    RevokeDto: {
-      /** @description The refresh token to revoke; it must belong to the bearer. */
-      refreshToken: string;
-      /** @description Stored as the revocation reason. Defaults to `Revoked by user`. */
-      reason?: string;
-    };
-    MessageResponseDto: {
-      /** @example Token revocado exitosamente. */
-      message: string;
-    };
-    RegisterDto: {
-      /**
-       * @description Display name; trimmed.
-       * @example alice
-       */
-      username: string;
-      /**
-       * @description Login identifier; stored in its canonical form (lower case, NFKC, the domain in ASCII), which
-       *     is what the responses show.
-       * @example alice@example.com
-       */
-      email: string;
-      /**
-       * @description At least 8 and at most 128 characters, with an uppercase letter, a lowercase letter, a digit
-       *     and a special character. Never trimmed.
-       * @example S3cure!pass
-       */
-      password: string;
-    };
-    AuthenticatorAssertionResponseDto: {
-      /** @description base64url of the client data JSON. */
-      clientDataJSON: string;
-      /** @description base64url of the authenticator data. */
-      authenticatorData: string;
-      /** @description base64url of the signature over the authenticator data and the client data's hash. */
-      signature: string;
-      /** @description base64url of the account's user handle, which a discoverable passkey returns. */
-      userHandle?: string | null;
-    };
-    AuthenticationResponseDto: {
-      response: components['schemas']['AuthenticatorAssertionResponseDto'];
-      /** @description The credential id, base64url. */
-      id: string;
-      rawId: string;
-      /**
-       * @description Always `public-key`.
-       * @enum {string}
-       */
-      type: 'public-key';
-      /** @enum {string} */
-      authenticatorAttachment?: 'platform' | 'cross-platform';
-      /** @description Read by no check here: the service asks for no extension. */
-      clientExtensionResults?: Record<string, never>;
-    };
-    LoginDto: {
-      /**
-       * @description Matched in its canonical form, as registration stores it.
-       * @example alice@example.com
-       */
-      email: string;
-      /** @example S3cure!pass */
-      password: string;
-      /**
-       * @description Beyond the interface: the second factor's code, for an account that turned it on: the six
-       *     digits of its authenticator app, or one of its recovery codes. Ignored for other accounts;
-       *     null is no code, as for every optional field.
-       * @example 123456
-       */
-      code?: string | null;
-      /**
-       * @description Beyond the interface, when passkeys are configured: in place of `code`, an assertion of one
-       *     of the account's passkeys (`credential.toJSON()`, made with the challenge of POST
-       *     /api/auth/passkeys/login/options). Used instead of `code` when both are sent; ignored for
-       *     accounts without a second factor, and when passkeys are off.
-       */
-      passkey?: components['schemas']['AuthenticationResponseDto'] | null;
-    };
-    ChangePasswordDto: {
-      /**
-       * @description The password in use, checked like a login's.
-       * @example S3cure!pass
-       */
-      currentPassword: string;
-      /**
-       * @description Follows registration's rule, and differs from the current one.
-       * @example N3w!secure
-       */
-      newPassword: string;
-    };
-    ForgotPasswordDto: {
-      /**
-       * @description The account's address, matched as at login.
-       * @example alice@example.com
-       */
-      email: string;
-    };
-    ResetPasswordDto: {
-      /**
-       * @description The token of the reset link: 43 base64url characters.
-       * @example da5QhKGKeXtWwsM_-0z9IkOyTzan4qcbBizLmr-2RMw
-       */
-      token: string;
-      /**
-       * @description Follows registration's rule.
-       * @example N3w!secure
-       */
-      newPassword: string;
-    };
-    VerifyEmailDto: {
-      /**
-       * @description The token of the verification (or e-mail change) link: 43 base64url characters.
-       * @example da5QhKGKeXtWwsM_-0z9IkOyTzan4qcbBizLmr-2RMw
-       */
-      token: string;
-    };
-    ChangeEmailDto: {
-      /**
-       * @description The account's password, checked like a login's.
-       * @example S3cure!pass
-       */
-      password: string;
-      /**
-       * @description The new address: registration's rule; trimmed and stored in lower case.
-       * @example alice@new.example.com
-       */
-      newEmail: string;
-    };
-    DeleteAccountDto: {
-      /**
-       * @description The account's password, checked like a login's.
-       * @example S3cure!pass
-       */
-      password: string;
-    };
-    EnrollTotpDto: {
-      /**
-       * @description The account's password, checked like a login's.
-       * @example S3cure!pass
-       */
-      password: string;
-    };
-    TotpEnrolmentResponseDto: {
-      /**
-       * @description The shared secret, base32, for typing into an authenticator app by hand. Shown only in this
-       *     answer, never again.
-       * @example JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP
-       */
-      secret: string;
-      /**
-       * @description The same secret as a Key URI, which authenticator apps read from the QR code.
-       * @example otpauth://totp/Keygate:alice%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Keygate&algorithm=SHA1&digits=6&period=30
-       */
-      otpauthUri: string;
-      /**
-       * @description `otpauthUri` as a QR code: a PNG data URL, ready for an `<img src>`.
-       * @example data:image/png;base64,iVBORw0KGgo...
-       */
-      qrCode: string;
-    };
-    TotpCodeDto: {
-      /**
-       * @description The six digits the authenticator app shows now; where a factor is already on, one of its
-       *     recovery codes works too (and is spent).
-       * @example 123456
-       */
-      code: string;
-    };
-    RecoveryCodesResponseDto: {
-      /**
-       * @description Ten single-use codes, each good for one login (or one second-factor check) in place of a
-       *     TOTP. Shown only in this answer; the service keeps digests. Any earlier codes no longer work.
-       * @example [
-       *       "7k2mq-x9d4r",
-       *       "p3vhn-0wct8"
-       *     ]
-       */
-      recoveryCodes: string[];
-    };
-    DisableTotpDto: {
-      /**
-       * @description The account's password, checked like a login's.
-       * @example S3cure!pass
-       */
-      password: string;
-      /**
-       * @description A code of the authenticator app, or a recovery code.
-       * @example 123456
-       */
-      code: string;
-    };
-    PasskeyRegistrationOptionsDto: {
-      /**
-       * @description The account's password, checked like a login's.
-       * @example S3cure!pass
-       */
-      password?: string | null;
-      /**
-       * @description Instead of the password: an assertion of one of the account's passkeys, made with a
-       *     challenge of POST /api/auth/passkeys/login/options (`credential.toJSON()`).
-       */
-      passkey?: components['schemas']['AuthenticationResponseDto'] | null;
-    };
-    PasskeyCreationOptionsResponseDto: {
-      /** @description base64url; valid once, for five minutes, for this account's registration only. */
-      challenge: string;
-      rp: {
-        name: string;
-        id?: string;
-      };
-      user: {
-        id: string;
-        name: string;
-        displayName: string;
-      };
-      pubKeyCredParams: {
-        /** @enum {string} */
-        type: 'public-key';
-        alg: number;
-      }[];
-      /**
-       * @description Milliseconds.
-       * @example 300000
-       */
-      timeout?: number;
-      excludeCredentials?: {
-        id: string;
-        /** @enum {string} */
-        type: 'public-key';
-        transports?: string[];
-      }[];
-      authenticatorSelection?: {
-        residentKey?: string;
-        requireResidentKey?: boolean;
-        userVerification?: string;
-      };
-      /** @example none */
-      attestation?: string;
-      extensions?: {
-        [key: string]: unknown;
-      };
-      hints?: string[];
-    };
-    AuthenticatorAttestationResponseDto: {
-      /** @description base64url of the client data JSON. */
-      clientDataJSON: string;
-      /** @description base64url of the CBOR attestation object. */
-      attestationObject: string;
-      authenticatorData?: string;
-      /** @description How the browser can reach the authenticator again; stored to help later sign-ins. */
-      transports?: ('ble' | 'cable' | 'hybrid' | 'internal' | 'nfc' | 'smart-card' | 'usb')[];
-      publicKeyAlgorithm?: number;
-      publicKey?: string;
-    };
-    RegistrationResponseDto: {
-      response: components['schemas']['AuthenticatorAttestationResponseDto'];
-      /** @description The credential id, base64url. */
-      id: string;
-      rawId: string;
-      /**
-       * @description Always `public-key`.
-       * @enum {string}
-       */
-      type: 'public-key';
-      /** @enum {string} */
-      authenticatorAttachment?: 'platform' | 'cross-platform';
-      /** @description Read by no check here: the service asks for no extension. */
-      clientExtensionResults?: Record<string, never>;
-    };
-    RegisterPasskeyDto: {
-      /** @description The browser's answer to the creation options: `credential.toJSON()`. */
-      response: components['schemas']['RegistrationResponseDto'];
-      /**
-       * @description What the list shows; `Llave de acceso` when absent.
-       * @example Portátil del trabajo
-       */
-      name?: string | null;
-    };
-    PasskeyResponseDto: {
-      /**
-       * Format: uuid
-       * @description What PATCH and DELETE /api/auth/passkeys/{id} name.
-       * @example 0b7e3a52-5d2f-4c2e-9f7e-1c4b8f0d2a61
-       */
-      id: string;
-      /**
-       * Format: date-time
-       * @description ISO 8601 UTC.
-       * @example 2026-01-01T10:42:00.000Z
-       */
-      createdAt: string;
-      /**
-       * Format: date-time
-       * @description ISO 8601 UTC; null until the passkey signs a first time after its registration.
-       * @example 2026-01-02T08:15:27.310Z
-       */
-      lastUsedAt: string | null;
-      /** @example Portátil del trabajo */
-      name: string;
-      /** @description The passkey may be synced to the owner's other devices (a password manager, a platform account). */
-      isBackupEligible: boolean;
-      /** @description It was backed up when last seen. */
-      isBackedUp: boolean;
-      /**
-       * @description How the browser reaches its authenticator, as it said at registration.
-       * @example [
-       *       "internal",
-       *       "hybrid"
-       *     ]
-       */
-      transports: string[];
-    };
-    PasskeyListResponseDto: {
-      /** @description The account's passkeys, oldest first. */
-      passkeys: components['schemas']['PasskeyResponseDto'][];
-    };
-    RenamePasskeyDto: {
-      /**
-       * @description The new name, trimmed.
-       * @example Teléfono
-       */
-      name: string;
-    };
-    PasskeyRequestOptionsResponseDto: {
-      /** @description base64url; valid once, for five minutes, for one assertion. */
-      challenge: string;
-      /**
-       * @description Milliseconds.
-       * @example 300000
-       */
-      timeout?: number;
-      /** @example example.com */
-      rpId?: string;
-      allowCredentials?: {
-        id: string;
-        /** @enum {string} */
-        type: 'public-key';
-        transports?: string[];
-      }[];
-      /** @example required */
-      userVerification?: string;
-      extensions?: {
-        [key: string]: unknown;
-      };
-      hints?: string[];
-    };
-    PasskeyLoginDto: {
-      /**
-       * @description The browser's answer to the request options of POST /api/auth/passkeys/login/options:
-       *     `credential.toJSON()`.
-       */
-      response: components['schemas']['AuthenticationResponseDto'];
-    };
-    SessionResponseDto: {
-      /**
-       * Format: uuid
-       * @description The session id: shared by every refresh token of the chain, and the `sid` claim of the
-       *     access tokens issued with them.
-       * @example 9b2d6f7e-1c1a-4c55-8f3e-2f7b0d1e6a11
-       */
-      id: string;
-      /**
-       * Format: date-time
-       * @description When the session started (the login or registration), ISO 8601 UTC.
-       * @example 2026-01-01T09:00:00.000Z
-       */
-      createdAt: string;
-      /**
-       * Format: date-time
-       * @description When the session was last used: when its current refresh token was issued, by the login or
-       *     the last refresh. ISO 8601 UTC.
-       * @example 2026-01-02T17:45:12.345Z
-       */
-      lastUsedAt: string;
-      /**
-       * @description Client IP of the request that last used the session.
-       * @example 203.0.113.7
-       */
-      ip: string;
-      /**
-       * @description User-Agent of the request that last used the session, at most 256 characters; null when it
-       *     sent none.
-       * @example Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0
-       */
-      userAgent: string | null;
-      /**
-       * @description True for the session whose current refresh token the request named in `X-Refresh-Token`.
-       * @example true
-       */
-      current: boolean;
-    };
-    SessionListResponseDto: {
-      /** @description The active sessions, most recently used first. */
-      sessions: components['schemas']['SessionResponseDto'][];
-    };
-    RevokeAllSessionsDto: {
-      /**
-       * @description Keep the session of `refreshToken` and revoke every other. Defaults to false.
-       * @example true
-       */
-      keepCurrent?: boolean;
-      /**
-       * @description The client's current refresh token; required to keep its session, where it must be an
-       *     active token of the bearer. Ignored when `keepCurrent` is not true.
-       * @example kq3V0S2yq8m1bZcR5x0G6uUj4tQnH7wEoLdP9aFsYiM
-       */
-      refreshToken?: string;
-    };
-    RevokedSessionsResponseDto: {
-      /** @example Sesiones revocadas exitosamente. */
-      message: string;
-      /**
-       * @description How many sessions this request ended.
-       * @example 2
-       */
-      revokedSessions: number;
-    };
-    SendEmailCodeDto: {
-      /**
-       * @description The account's address, matched as at login.
-       * @example alice@example.com
-       */
-      email: string;
-    };
-    EmailCodeLoginDto: {
-      /**
-       * @description The address the code was mailed to, matched as at login. Required with `code`.
-       * @example alice@example.com
-       */
-      email?: string | null;
-      /**
-       * @description The code of the mail, its digits only (spaces around it are ignored). Required with `email`.
-       * @example 042917
-       */
-      code?: string | null;
-      /**
-       * @description Instead of `email` and `code`: the token of the mail's link, as the front end's page read it
-       *     from the link.
-       * @example da5QhKGKeXtWwsM_-0z9IkOyTzan4qcbBizLmr-2RMw
-       */
-      token?: string | null;
-      /**
-       * @description For an account with a second factor: the six digits of its authenticator app, or one of its
-       *     recovery codes (what login takes as `code`). Ignored for other accounts.
-       * @example 123456
-       */
-      secondFactorCode?: string | null;
-    };
-    JwkResponseDto: {
-      /** @description `EC` (ES256, P-256), `OKP` (EdDSA, Ed25519) or `RSA` (RS256). */
-      kty: string;
-      /** @description The `kid` of the tokens it verifies: the RFC 7638 thumbprint of the key. */
-      kid: string;
-      /** @description The only algorithm it verifies. */
-      alg: string;
-      /** @description Always `sig`. */
-      use: string;
-      /** @description EC and OKP: the curve. */
-      crv?: string;
-      /** @description EC and OKP: the public point (base64url). */
-      x?: string;
-      /** @description EC: the public point's y (base64url). */
-      y?: string;
-      /** @description RSA: the modulus (base64url). */
-      n?: string;
-      /** @description RSA: the exponent (base64url). */
-      e?: string;
-    };
-    JwksResponseDto: {
-      keys: components['schemas']['JwkResponseDto'][];
-    };
-  };
-  responses: never;
-  parameters: never;
-  requestBodies: never;
-  headers: never;
-  pathItems: never;
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
-  me: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description The public profile of the account. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['UserResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The access token's account no longer exists. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  deleteAccount: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['DeleteAccountDto'];
-      };
-    };
-    responses: {
-      /** @description The account, its sessions and its pending mails are deleted. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  refresh: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['RefreshDto'];
-      };
-    };
-    responses: {
-      /** @description Rotated: a new token pair for the same session. The presented refresh token is now revoked. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['AuthResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  revoke: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['RevokeDto'];
-      };
-    };
-    responses: {
-      /** @description Revoked: the refresh token, and its session, can no longer be used. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The access token's account no longer exists. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  register: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['RegisterDto'];
-      };
-    };
-    responses: {
-      /** @description The account was created and a session started: the first token pair. */
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['AuthResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Conflicts with existing data. */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  login: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['LoginDto'];
-      };
-    };
-    responses: {
-      /** @description Signed in: a new session and its first token pair. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['AuthResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  changePassword: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ChangePasswordDto'];
-      };
-    };
-    responses: {
-      /** @description The password was changed at today's cost. Every other session of the account ended; the session this access token names (its `sid` claim) continues. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  forgotPassword: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ForgotPasswordDto'];
-      };
-    };
-    responses: {
-      /** @description Accepted, whatever the address: if an active account has it, a reset link is mailed to it. */
-      202: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  resetPassword: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ResetPasswordDto'];
-      };
-    };
-    responses: {
-      /** @description The new password is set. Every session of the account ended. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  verifyEmail: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['VerifyEmailDto'];
-      };
-    };
-    responses: {
-      /** @description The address is proven: now verified, or, from an e-mail change link, now the account's address. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Conflicts with existing data. */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  resendVerification: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description A new verification link will be mailed to the account's address (once per `Mail__MinIntervalSeconds`). */
-      202: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
-        };
-      };
-      /** @description The body sent is not a JSON object (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Conflicts with existing data. */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  changeEmail: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['ChangeEmailDto'];
-      };
-    };
-    responses: {
-      /** @description A confirmation link will be mailed to the new address; the account's address changes when it is followed. */
-      202: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Conflicts with existing data. */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  enrollTotp: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['EnrollTotpDto'];
-      };
-    };
-    responses: {
-      /** @description A new secret, as text, as an otpauth URI and as a QR code, shown only here. Nothing changes at login until POST /api/auth/mfa/totp/confirm accepts a code of it. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['TotpEnrolmentResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Conflicts with existing data. */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  confirmTotp: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['TotpCodeDto'];
-      };
-    };
-    responses: {
-      /** @description TOTP is on: logins now need a code. Ten recovery codes, shown only here. Every other session of the account ended; the one this access token names (`sid`) continues. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['RecoveryCodesResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Conflicts with existing data. */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  replaceRecoveryCodes: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['TotpCodeDto'];
-      };
-    };
-    responses: {
-      /** @description Ten new recovery codes, shown only here; the earlier ones no longer work. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['RecoveryCodesResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Conflicts with existing data. */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  disableTotp: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['DisableTotpDto'];
-      };
-    };
-    responses: {
-      /** @description TOTP is off and its recovery codes are gone: logins need the password only. Sessions continue. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Conflicts with existing data. */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  passkeyRegistrationOptions: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PasskeyRegistrationOptionsDto'];
-      };
-    };
-    responses: {
-      /** @description WebAuthn creation options (JSON form) for `navigator.credentials.create()`; the challenge is valid once, for five minutes, for this account. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['PasskeyCreationOptionsResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  registerPasskey: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['RegisterPasskeyDto'];
-      };
-    };
-    responses: {
-      /** @description The new passkey. */
-      201: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['PasskeyResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The access token's account no longer exists. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Conflicts with existing data. */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  listPasskeys: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description The bearer's passkeys, oldest first. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['PasskeyListResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The access token's account no longer exists. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  removePasskey: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Removed. */
-      204: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description The body sent is not a JSON object (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  renamePasskey: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['RenamePasskeyDto'];
-      };
-    };
-    responses: {
-      /** @description The renamed passkey. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['PasskeyResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  passkeyLoginOptions: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description WebAuthn request options (JSON form) for `navigator.credentials.get()`, with `mediation: "conditional"` for autofill; the challenge is valid once, for five minutes. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['PasskeyRequestOptionsResponseDto'];
-        };
-      };
-      /** @description The body sent is not a JSON object (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  loginWithPasskey: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PasskeyLoginDto'];
-      };
-    };
-    responses: {
-      /** @description Signed in: the auth response of login. */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['AuthResponseDto'];
-        };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-    };
-  };
-  checkLiveness: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description The Health Check is successful */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /**
-             * @example ok
-             * @enum {string}
-             */
-            status?: 'ok' | 'degraded';
-            /**
-             * @example {
-             *       "database": {
-             *         "status": "up",
-             *         "responseTime": 12
-             *       }
-             *     }
-             */
-            info?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
-            } | null;
-            /** @example {} */
-            error?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
-            } | null;
-            /**
-             * @example {
-             *       "database": {
-             *         "status": "up",
-             *         "responseTime": 12
-             *       }
-             *     }
-             */
-            details?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
+    me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public profile of the account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserResponseDto"];
+                };
             };
-          };
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The Health Check is not successful */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /**
-             * @example error
-             * @enum {string}
-             */
-            status?: 'error' | 'shutting_down';
-            /**
-             * @example {
-             *       "database": {
-             *         "status": "up",
-             *         "responseTime": 12
-             *       }
-             *     }
-             */
-            info?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
-            } | null;
-            /**
-             * @example {
-             *       "redis": {
-             *         "status": "down",
-             *         "message": "Could not connect",
-             *         "responseTime": 3005
-             *       }
-             *     }
-             */
-            error?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
-            } | null;
-            /**
-             * @example {
-             *       "database": {
-             *         "status": "up",
-             *         "responseTime": 12
-             *       },
-             *       "redis": {
-             *         "status": "down",
-             *         "message": "Could not connect",
-             *         "responseTime": 3005
-             *       }
-             *     }
-             */
-            details?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
             };
-          };
-        };
-      };
-    };
-  };
-  checkReadiness: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description The Health Check is successful */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /**
-             * @example ok
-             * @enum {string}
-             */
-            status?: 'ok' | 'degraded';
-            /**
-             * @example {
-             *       "database": {
-             *         "status": "up",
-             *         "responseTime": 12
-             *       }
-             *     }
-             */
-            info?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
-            } | null;
-            /** @example {} */
-            error?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
-            } | null;
-            /**
-             * @example {
-             *       "database": {
-             *         "status": "up",
-             *         "responseTime": 12
-             *       }
-             *     }
-             */
-            details?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
             };
-          };
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The Health Check is not successful */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': {
-            /**
-             * @example error
-             * @enum {string}
-             */
-            status?: 'error' | 'shutting_down';
-            /**
-             * @example {
-             *       "database": {
-             *         "status": "up",
-             *         "responseTime": 12
-             *       }
-             *     }
-             */
-            info?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
-            } | null;
-            /**
-             * @example {
-             *       "redis": {
-             *         "status": "down",
-             *         "message": "Could not connect",
-             *         "responseTime": 3005
-             *       }
-             *     }
-             */
-            error?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
-            } | null;
-            /**
-             * @example {
-             *       "database": {
-             *         "status": "up",
-             *         "responseTime": 12
-             *       },
-             *       "redis": {
-             *         "status": "down",
-             *         "message": "Could not connect",
-             *         "responseTime": 3005
-             *       }
-             *     }
-             */
-            details?: {
-              [key: string]: {
-                /** @enum {string} */
-                status: 'up' | 'degraded' | 'down';
-                /** @description Time the health indicator took to respond, in ms */
-                responseTime?: number;
-              } & {
-                [key: string]: unknown;
-              };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
             };
-          };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
         };
-      };
     };
-  };
-  listSessions: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description The client's current refresh token: its session is marked `current`. A token that is not an active token of the bearer marks nothing. */
-        'X-Refresh-Token'?: string;
-      };
-      path?: never;
-      cookie?: never;
+    deleteAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteAccountDto"];
+            };
+        };
+        responses: {
+            /** @description The account, its sessions and its pending mails are deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
     };
-    requestBody?: never;
-    responses: {
-      /** @description The bearer's active sessions, most recently used first; empty when none is left. */
-      200: {
-        headers: {
-          [name: string]: unknown;
+    refresh: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['SessionListResponseDto'];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefreshDto"];
+            };
         };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
+        responses: {
+            /** @description Rotated: a new token pair for the same session. The presented refresh token is now revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
         };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The access token's account no longer exists. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
     };
-  };
-  revokeAllSessions: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeDto"];
+            };
+        };
+        responses: {
+            /** @description Revoked: the refresh token, and its session, can no longer be used. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
     };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['RevokeAllSessionsDto'];
-      };
+    register: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterDto"];
+            };
+        };
+        responses: {
+            /** @description The account was created and a session started: the first token pair. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
     };
-    responses: {
-      /** @description The sessions were ended; `revokedSessions` says how many (0 when none was left). */
-      200: {
-        headers: {
-          [name: string]: unknown;
+    login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['RevokedSessionsResponseDto'];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginDto"];
+            };
         };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
+        responses: {
+            /** @description Signed in: a new session and its first token pair. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
         };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
-          'WWW-Authenticate'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The access token's account no longer exists. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
     };
-  };
-  sendEmailCode: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordDto"];
+            };
+        };
+        responses: {
+            /** @description The password was changed at today's cost. Every other session of the account ended; the session this access token names (its `sid` claim) continues. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
     };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['SendEmailCodeDto'];
-      };
+    forgotPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForgotPasswordDto"];
+            };
+        };
+        responses: {
+            /** @description Accepted, whatever the address: if an active account has it, a reset link is mailed to it. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
     };
-    responses: {
-      /** @description Accepted, whatever the address: if an active account has it, a code and a link are mailed to it. */
-      202: {
-        headers: {
-          [name: string]: unknown;
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['MessageResponseDto'];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetPasswordDto"];
+            };
         };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
+        responses: {
+            /** @description The new password is set. Every session of the account ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
         };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
     };
-  };
-  loginWithEmailCode: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyEmailDto"];
+            };
+        };
+        responses: {
+            /** @description The address is proven: now verified, or, from an e-mail change link, now the account's address. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
     };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['EmailCodeLoginDto'];
-      };
+    resendVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new verification link will be mailed to the account's address (once per `Mail__MinIntervalSeconds`). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body sent is not a JSON object (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
     };
-    responses: {
-      /** @description Signed in: a new session and its first token pair, as login answers. */
-      200: {
-        headers: {
-          [name: string]: unknown;
+    changeEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['AuthResponseDto'];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeEmailDto"];
+            };
         };
-      };
-      /** @description The body failed validation (problem details). */
-      400: {
-        headers: {
-          [name: string]: unknown;
+        responses: {
+            /** @description A confirmation link will be mailed to the new address; the account's address changes when it is followed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
         };
-        content: {
-          'application/problem+json': components['schemas']['ProblemDetailsResponseDto'];
-        };
-      };
-      /** @description Not authorized; the message says why. */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Not found. */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is larger than 64 KiB. */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description The body is not `application/json`. */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description A feature the request needs is not configured on this deployment. */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
     };
-  };
-  getJwks: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    enrollTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnrollTotpDto"];
+            };
+        };
+        responses: {
+            /** @description A new secret, as text, as an otpauth URI and as a QR code, shown only here. Nothing changes at login until POST /api/auth/mfa/totp/confirm accepts a code of it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrolmentResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
     };
-    requestBody?: never;
-    responses: {
-      /** @description The public keys that verify access tokens, by kid. Cacheable, from any origin. */
-      200: {
-        headers: {
-          [name: string]: unknown;
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['JwksResponseDto'];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpCodeDto"];
+            };
         };
-      };
-      /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
-      408: {
-        headers: {
-          [name: string]: unknown;
+        responses: {
+            /** @description TOTP is on: logins now need a code. Ten recovery codes, shown only here. Every other session of the account ended; the one this access token names (`sid`) continues. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodesResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
         };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
-      /** @description Unexpected failure; details are only logged. */
-      500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponseDto'];
-        };
-      };
     };
-  };
+    replaceRecoveryCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpCodeDto"];
+            };
+        };
+        responses: {
+            /** @description Ten new recovery codes, shown only here; the earlier ones no longer work. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodesResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    disableTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisableTotpDto"];
+            };
+        };
+        responses: {
+            /** @description TOTP is off and its recovery codes are gone: logins need the password only. Sessions continue. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    passkeyRegistrationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyRegistrationOptionsDto"];
+            };
+        };
+        responses: {
+            /** @description WebAuthn creation options (JSON form) for `navigator.credentials.create()`; the challenge is valid once, for five minutes, for this account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyCreationOptionsResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    registerPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterPasskeyDto"];
+            };
+        };
+        responses: {
+            /** @description The new passkey. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    listPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bearer's passkeys, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyListResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    removePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body sent is not a JSON object (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    renamePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenamePasskeyDto"];
+            };
+        };
+        responses: {
+            /** @description The renamed passkey. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    passkeyLoginOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebAuthn request options (JSON form) for `navigator.credentials.get()`, with `mediation: "conditional"` for autofill; the challenge is valid once, for five minutes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRequestOptionsResponseDto"];
+                };
+            };
+            /** @description The body sent is not a JSON object (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    loginWithPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyLoginDto"];
+            };
+        };
+        responses: {
+            /** @description Signed in: the auth response of login. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    checkLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Health Check is successful */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example ok
+                         * @enum {string}
+                         */
+                        status?: "ok" | "degraded";
+                        /**
+                         * @example {
+                         *       "database": {
+                         *         "status": "up",
+                         *         "responseTime": 12
+                         *       }
+                         *     }
+                         */
+                        info?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                        /** @example {} */
+                        error?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                        /**
+                         * @example {
+                         *       "database": {
+                         *         "status": "up",
+                         *         "responseTime": 12
+                         *       }
+                         *     }
+                         */
+                        details?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The Health Check is not successful */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example error
+                         * @enum {string}
+                         */
+                        status?: "error" | "shutting_down";
+                        /**
+                         * @example {
+                         *       "database": {
+                         *         "status": "up",
+                         *         "responseTime": 12
+                         *       }
+                         *     }
+                         */
+                        info?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                        /**
+                         * @example {
+                         *       "redis": {
+                         *         "status": "down",
+                         *         "message": "Could not connect",
+                         *         "responseTime": 3005
+                         *       }
+                         *     }
+                         */
+                        error?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                        /**
+                         * @example {
+                         *       "database": {
+                         *         "status": "up",
+                         *         "responseTime": 12
+                         *       },
+                         *       "redis": {
+                         *         "status": "down",
+                         *         "message": "Could not connect",
+                         *         "responseTime": 3005
+                         *       }
+                         *     }
+                         */
+                        details?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    checkReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Health Check is successful */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example ok
+                         * @enum {string}
+                         */
+                        status?: "ok" | "degraded";
+                        /**
+                         * @example {
+                         *       "database": {
+                         *         "status": "up",
+                         *         "responseTime": 12
+                         *       }
+                         *     }
+                         */
+                        info?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                        /** @example {} */
+                        error?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                        /**
+                         * @example {
+                         *       "database": {
+                         *         "status": "up",
+                         *         "responseTime": 12
+                         *       }
+                         *     }
+                         */
+                        details?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The Health Check is not successful */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @example error
+                         * @enum {string}
+                         */
+                        status?: "error" | "shutting_down";
+                        /**
+                         * @example {
+                         *       "database": {
+                         *         "status": "up",
+                         *         "responseTime": 12
+                         *       }
+                         *     }
+                         */
+                        info?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                        /**
+                         * @example {
+                         *       "redis": {
+                         *         "status": "down",
+                         *         "message": "Could not connect",
+                         *         "responseTime": 3005
+                         *       }
+                         *     }
+                         */
+                        error?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                        /**
+                         * @example {
+                         *       "database": {
+                         *         "status": "up",
+                         *         "responseTime": 12
+                         *       },
+                         *       "redis": {
+                         *         "status": "down",
+                         *         "message": "Could not connect",
+                         *         "responseTime": 3005
+                         *       }
+                         *     }
+                         */
+                        details?: {
+                            [key: string]: {
+                                /** @enum {string} */
+                                status: "up" | "degraded" | "down";
+                                /** @description Time the health indicator took to respond, in ms */
+                                responseTime?: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The client's current refresh token: its session is marked `current`. A token that is not an active token of the bearer marks nothing. */
+                "X-Refresh-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bearer's active sessions, most recently used first; empty when none is left. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionListResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    revokeAllSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeAllSessionsDto"];
+            };
+        };
+        responses: {
+            /** @description The sessions were ended; `revokedSessions` says how many (0 when none was left). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedSessionsResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    sendEmailCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendEmailCodeDto"];
+            };
+        };
+        responses: {
+            /** @description Accepted, whatever the address: if an active account has it, a code and a link are mailed to it. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    loginWithEmailCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailCodeLoginDto"];
+            };
+        };
+        responses: {
+            /** @description Signed in: a new session and its first token pair, as login answers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public keys that verify access tokens, by kid. Cacheable, from any origin. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JwksResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
 }
