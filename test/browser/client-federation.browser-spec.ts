@@ -105,6 +105,8 @@ describe('@keygate/client: sign-in through an OpenID provider in Chromium', () =
       }
     });
     await page.goto(frontEnd);
+    await page.locator('#outcome:not(:empty)').waitFor();
+    expect(await page.locator('#outcome').textContent()).toBe('none');
     await page.getByRole('button', { name: `Continue with ${PROVIDER_NAME}` }).click();
 
     // The provider's own sign-in page (oidc-provider's), then its consent page.
@@ -114,7 +116,9 @@ describe('@keygate/client: sign-in through an OpenID provider in Chromium', () =
     await page.getByRole('button', { name: 'Sign-in', exact: true }).click();
     await page.getByRole('button', { name: 'Continue', exact: true }).click();
 
-    await page.locator('#account:not([hidden])').waitFor();
+    // Back at the front end, whose page says what completeSignIn() gave (or what was thrown).
+    await page.waitForURL((url) => url.origin === new URL(frontEnd).origin);
+    await page.locator('#outcome:not(:empty)').waitFor();
     return { page, visited };
   }
 
