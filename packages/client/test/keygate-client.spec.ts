@@ -1177,6 +1177,45 @@ describe('createKeygateClient with other identity providers', () => {
     expect(await keygateClient.getAccessToken()).not.toBeNull();
   });
 
+  it('should ask for the second factor again after a reload, with the code it kept, until the code is used', async () => {
+    await returnedWith('code=one-time-code');
+    keygate.always.set('POST /api/auth/federation/token', () =>
+      refused(401, 'Se requiere el código de verificación.'),
+    );
+    expect(await client().completeSignIn()).toEqual({ status: 'second-factor-required' });
+
+    // The page reloads (a new client, the address bar already clean): the tab still holds the code.
+    const reloaded = client();
+    expect(await reloaded.completeSignIn()).toEqual({ status: 'second-factor-required' });
+    keygate.always.set('POST /api/auth/federation/token', () => json(200, keygate.pair()));
+    expect((await reloaded.completeSignIn({ secondFactorCode: '123456' })).status).toBe(
+      'signed-in',
+    );
+    expect(keygate.calls.map(({ body }) => body.code)).toEqual([
+      'one-time-code',
+      'one-time-code',
+      'one-time-code',
+    ]);
+    expect(replaced).toEqual([FRONT_END]);
+  });
+
+  it('should refuse to start a flow without WebCrypto, before keeping or sending anything', async () => {
+    const crypto = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
+    setGlobal('crypto', {});
+    try {
+      const error = await client()
+        .signInWith('google', { redirectTo: FRONT_END })
+        .catch((failure: unknown) => failure);
+
+      expect(error).toBeInstanceOf(DOMException);
+      expect(error).toMatchObject({ name: 'NotSupportedError' });
+    } finally {
+      Object.defineProperty(globalThis, 'crypto', crypto!);
+    }
+    expect(navigated).toEqual([]);
+    expect(storedFlow()).toBeUndefined();
+  });
+
   it('should answer the second factor with a passkey when Keygate asks for it, and only then', async () => {
     const assertion = { id: 'cred', type: 'public-key', response: { signed: 'by toJSON' } };
     const asked: unknown[] = [];
