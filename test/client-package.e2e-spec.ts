@@ -22,7 +22,10 @@ const CONSUMER = `import {
   createKeygateClient,
   KeygateError,
   type AuthResponse,
+  type CompleteSignInResult,
+  type FederationErrorCode,
   type KeygateClient,
+  type LinkedIdentity,
   type KeygateStorage,
   type Passkey,
   type PublicUser,
@@ -57,6 +60,32 @@ const passkeyCalls = (): Promise<unknown>[] => [
 void passkeyCalls;
 // @ts-expect-error: adding a passkey asks for a proof.
 void (() => client.registerPasskey({ name: 'Portátil' }));
+// Other identity providers navigate the browser: their names and types are checked, not run.
+const federationCalls = (): Promise<unknown>[] => [
+  client.providers().then(({ providers }) => providers.map(({ id, name }) => id + name)),
+  client.signInWith('google', { redirectTo: 'https://app.example.com/signed-in' }),
+  client.completeSignIn().then((result: CompleteSignInResult): string | FederationErrorCode => {
+    switch (result.status) {
+      case 'signed-in':
+        return result.response.user.id;
+      case 'linked':
+        return result.provider;
+      case 'error':
+        return result.error;
+      case 'second-factor-required':
+      case 'none':
+        return result.status;
+    }
+  }),
+  client.completeSignIn({ secondFactorCode: '123456' }),
+  client.completeSignIn({ passkey: true }),
+  client.linkProvider('github', { redirectTo: 'https://app.example.com/settings', password: 'S3cure!pass' }),
+  client.identities().then(({ identities }) => identities.map((identity: LinkedIdentity) => identity.email)),
+  client.unlinkIdentity('id'),
+];
+void federationCalls;
+// @ts-expect-error: a flow needs the page it returns to.
+void (() => client.signInWith('google', {}));
 
 const email = \`package-\${Date.now()}@example.com\`;
 const registered: AuthResponse = await client.register({ username: 'packed', email, password: 'S3cure!pass' });
@@ -160,6 +189,7 @@ describe('The @keygate/client tarball', () => {
 
       expect(files.map(({ path }) => path).sort()).toEqual([
         'README.md',
+        'dist/federation-types.d.ts',
         'dist/keygate-client.d.ts',
         'dist/keygate-client.js',
         'dist/openapi.d.ts',

@@ -3,9 +3,11 @@
 // prints `{"issuer": ...}` on stdout once listening. The test is the browser: it sets who signs in
 // next (POST /__next-login with the account's claims) and follows the redirects.
 //
-// Settings: { clientId, clientSecret, redirectUris: [..], lie?: 'expired' | 'wrong-signature' }
+// Settings: { clientId, clientSecret, redirectUris: [..], lie?: 'expired' | 'wrong-signature', interactive?: true }
 //   expired:         the provider's clock runs two hours behind, so its ID tokens (an hour long) expired an hour ago.
 //   wrong-signature: the JWKS it publishes is not the key it signs with.
+//   interactive:     the provider's own sign-in and consent pages (oidc-provider's devInteractions)
+//                    for a real browser; the person types the `sub` whose claims nextLogin registered.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import process from 'node:process';
@@ -47,7 +49,7 @@ server.listen(0, '127.0.0.1', () => {
     ],
     jwks: { keys: [jwk] },
     pkce: { required: () => true },
-    features: { devInteractions: { enabled: false } },
+    features: { devInteractions: { enabled: settings.interactive === true } },
     claims: {
       openid: ['sub'],
       email: ['email', 'email_verified'],
@@ -83,7 +85,7 @@ server.listen(0, '127.0.0.1', () => {
         res.end(JSON.stringify({ keys: [published] }));
         return;
       }
-      if (req.url?.startsWith('/interaction/')) {
+      if (req.url?.startsWith('/interaction/') && settings.interactive !== true) {
         const details = await provider.interactionDetails(req, res);
         if (details.prompt.name === 'login') {
           if (nextLogin === null) {

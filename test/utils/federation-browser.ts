@@ -45,6 +45,8 @@ export async function startOidcProvider(settings: {
   readonly clientSecret: string;
   readonly redirectUris: readonly string[];
   readonly lie?: 'expired' | 'wrong-signature';
+  /** The provider's own sign-in and consent pages, for a browser to fill in. */
+  readonly interactive?: true;
 }): Promise<TestOidcProvider> {
   const child: ChildProcess = spawn(PROVIDER_NODE, [PROVIDER_SCRIPT, JSON.stringify(settings)], {
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,7 +1,26 @@
 // @keygate/client: Keygate's session for a browser page (every tab of an origin) or a Node
 // process. One file with no imports at run time, so that a page can load the built
 // dist/keygate-client.js as it is, without a bundler.
+import type {
+  FederationErrorCode,
+  FederationProviderList,
+  FederationTokenBody,
+  LinkedIdentityList,
+  LinkProviderBody,
+  LinkProviderResponse,
+} from './federation-types.js';
 import type { components } from './openapi.js';
+
+export type {
+  FederationErrorCode,
+  FederationProvider,
+  FederationProviderList,
+  FederationTokenBody,
+  LinkedIdentity,
+  LinkedIdentityList,
+  LinkProviderBody,
+  LinkProviderResponse,
+} from './federation-types.js';
 
 type Schemas = components['schemas'];
 
@@ -60,6 +79,44 @@ export interface SignInWithPasskeyOptions {
   readonly signal?: AbortSignal;
 }
 
+export interface SignInWithOptions {
+  /** Where the flow comes back to: one of Keygate's `Federation__RedirectUrls`, exactly. */
+  readonly redirectTo: string;
+}
+
+export interface LinkProviderOptions {
+  /** Where the flow comes back to: one of Keygate's `Federation__RedirectUrls`, exactly. */
+  readonly redirectTo: string;
+  /** The account's current password, the proof of presence Keygate asks for. */
+  readonly password: string;
+}
+
+/**
+ * The second factor for `completeSignIn()`, given after it answered `second-factor-required`
+ * (or at once, as `login()` takes `code`): the app's six digits or a recovery code, or
+ * `passkey: true` to answer it with one of the account's passkeys (the browser asks the person).
+ */
+export interface CompleteSignInOptions {
+  readonly secondFactorCode?: string;
+  readonly passkey?: true;
+}
+
+/** What `completeSignIn()` found in the address bar, and what came of it. */
+export type CompleteSignInResult =
+  /** Signed in: the session is kept as after `login()`. */
+  | { readonly status: 'signed-in'; readonly response: AuthResponse }
+  /**
+   * The account has a second factor: ask the person for it and call
+   * `completeSignIn({ secondFactorCode })` (or `{ passkey: true }`) while the code lives.
+   */
+  | { readonly status: 'second-factor-required' }
+  /** A `linkProvider()` flow ended: the identity at `provider` is linked to the account. */
+  | { readonly status: 'linked'; readonly provider: string }
+  /** The flow came back refused; `error` is its machine code. */
+  | { readonly status: 'error'; readonly error: FederationErrorCode }
+  /** Nothing to complete: the page was not opened by a flow's return. */
+  | { readonly status: 'none' };
+
 /** A place for the session: `Storage`'s three methods, synchronous or not. */
 export interface KeygateStorage {
   getItem(key: string): string | null | Promise<string | null>;
@@ -98,6 +155,11 @@ export interface KeygateClientOptions {
   readonly name?: string;
   /** The `fetch` to call Keygate with; the global one by default. */
   readonly fetch?: FetchFunction;
+  /**
+   * How `signInWith()` and `linkProvider()` send the browser to Keygate and the provider (a
+   * full-page navigation); `location.assign` by default.
+   */
+  readonly navigate?: (url: string) => void;
   /** For tests of this library: a fake clock and random source, and the cross-tab switch. */
   readonly testOnly?: {
     readonly clock?: KeygateClock;
@@ -148,6 +210,31 @@ export interface KeygateClient {
   listPasskeys(): Promise<PasskeyList>;
   renamePasskey(id: string, body: RenamePasskeyBody): Promise<Passkey>;
   removePasskey(id: string): Promise<void>;
+  /** The providers to show buttons for: `GET /api/auth/federation/providers`. */
+  providers(): Promise<FederationProviderList>;
+  /**
+   * Starts a sign-in at another identity provider: makes a PKCE pair, keeps the verifier in
+   * this tab's sessionStorage and sends the browser (a full-page navigation) to Keygate's
+   * authorize route, which sends it on to the provider. The flow ends at `redirectTo`, where
+   * `completeSignIn()` finishes it.
+   */
+  signInWith(provider: string, options: SignInWithOptions): Promise<void>;
+  /**
+   * Finishes a flow at the page it came back to: reads `code`, `error` or `linked` from the
+   * address bar and removes them (`history.replaceState`); exchanges a code with this tab's
+   * verifier at `POST /api/auth/federation/token` and keeps the session as `login()` does.
+   */
+  completeSignIn(options?: CompleteSignInOptions): Promise<CompleteSignInResult>;
+  /**
+   * Links an identity at `provider` to the signed-in account: `POST
+   * /api/auth/federation/{provider}/link` with the password, then sends the browser to the
+   * provider. The flow ends at `redirectTo`, where `completeSignIn()` says `linked`.
+   */
+  linkProvider(provider: string, options: LinkProviderOptions): Promise<void>;
+  /** The identities linked to the account: `GET /api/auth/identities`. */
+  identities(): Promise<LinkedIdentityList>;
+  /** `DELETE /api/auth/identities/{id}`; refused while it is the account's only way in. */
+  unlinkIdentity(id: string): Promise<void>;
 }
 
 /** The refusals of `POST /api/auth/refresh` that end a session; nothing else does. */
@@ -601,6 +688,86 @@ async function assertPasskey(
   return credentialJSON(made(credential)) as PasskeyAssertion;
 }
 
+/** The refusal of a one-time code itself: it is gone, and so is the flow that held it. */
+const SIGN_IN_CODE_REFUSED = 'Código de inicio de sesión inválido o expirado.';
+/** What a flow's return adds to its `redirectTo`; removed from the address bar once read. */
+const RETURN_PARAMETERS = ['code', 'error', 'linked'] as const;
+
+/**
+ * A flow started in this tab, kept in sessionStorage: the tab's own (a provider's redirects
+ * stay in the tab that left), so flows of two tabs never meet, and kept across the full-page
+ * navigations of the flow. `code` is set while a second factor is awaited.
+ */
+interface FederationFlow {
+  readonly provider: string;
+  readonly codeVerifier: string;
+  readonly code?: string;
+}
+
+function parseFlow(text: string | null): FederationFlow | null {
+  if (text === null) {
+    return null;
+  }
+  try {
+    const value = JSON.parse(text) as Partial<FederationFlow> | null;
+    return typeof value?.provider === 'string' &&
+      typeof value.codeVerifier === 'string' &&
+      (value.code === undefined || typeof value.code === 'string')
+      ? (value as FederationFlow)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** This tab's sessionStorage; none in Node. */
+function tabStorageIfAny(): Storage | undefined {
+  return (globalThis as { sessionStorage?: Storage }).sessionStorage;
+}
+
+function tabStorage(): Storage {
+  const storage = tabStorageIfAny();
+  if (storage === undefined) {
+    throw new DOMException('sessionStorage is not available here.', 'NotSupportedError');
+  }
+  return storage;
+}
+
+/** A PKCE pair (RFC 7636, S256): 32 random bytes as the verifier, and its SHA-256. */
+async function pkcePair(): Promise<{ verifier: string; challenge: string }> {
+  const crypto = (globalThis as { crypto?: Crypto }).crypto;
+  if (crypto?.subtle === undefined) {
+    // WebCrypto's digest exists only in secure contexts (https, localhost).
+    throw new DOMException('WebCrypto is not available here.', 'NotSupportedError');
+  }
+  const verifier = toBase64url(crypto.getRandomValues(new Uint8Array(32)));
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier));
+  return { verifier, challenge: toBase64url(digest) };
+}
+
+/** The parameters a flow's return carried, read from the address bar and removed from it. */
+function takeReturnParameters(): Partial<Record<(typeof RETURN_PARAMETERS)[number], string>> {
+  const href = (globalThis as { location?: { href: string } }).location?.href;
+  if (href === undefined) {
+    return {};
+  }
+  const url = new URL(href);
+  const found: Partial<Record<(typeof RETURN_PARAMETERS)[number], string>> = {};
+  for (const name of RETURN_PARAMETERS) {
+    const value = url.searchParams.get(name);
+    if (value !== null) {
+      found[name] = value;
+      url.searchParams.delete(name);
+    }
+  }
+  if (Object.keys(found).length > 0) {
+    // Out of the address bar and the history at once: a one-time code is nobody's bookmark.
+    const history = (globalThis as { history?: History }).history;
+    history?.replaceState(history.state, '', url.href);
+  }
+  return found;
+}
+
 export function createKeygateClient(options: KeygateClientOptions): KeygateClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const name = options.name ?? 'keygate';
@@ -608,6 +775,8 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
   const clock = options.testOnly?.clock ?? systemClock;
   const random = options.testOnly?.random ?? Math.random;
   const send: FetchFunction = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const navigate = options.navigate ?? ((url: string) => globalThis.location.assign(url));
+  const flowKey = `${name}.federation`;
   const choice = options.storage ?? 'memory';
   const storage: KeygateStorage =
     choice === 'memory'
@@ -1001,6 +1170,78 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
     return signIn('/api/auth/login', { ...first, passkey: await assertion() });
   }
 
+  function keepFlow(flow: FederationFlow): void {
+    tabStorage().setItem(flowKey, JSON.stringify(flow));
+  }
+
+  function dropFlow(): void {
+    tabStorageIfAny()?.removeItem(flowKey);
+  }
+
+  /** The one-time code's exchange, with the second factor as `login()` takes it. */
+  async function exchange(
+    body: FederationTokenBody,
+    settings: CompleteSignInOptions,
+  ): Promise<AuthResponse> {
+    const path = '/api/auth/federation/token';
+    if (settings.secondFactorCode !== undefined || settings.passkey !== true) {
+      return signIn(path, { ...body, secondFactorCode: settings.secondFactorCode });
+    }
+    try {
+      return await signIn(path, body);
+    } catch (error) {
+      if (!(error instanceof KeygateError && error.codeRequired)) {
+        throw error;
+      }
+    }
+    return signIn(path, { ...body, passkey: await assertion() });
+  }
+
+  async function completeSignIn(
+    settings: CompleteSignInOptions = {},
+  ): Promise<CompleteSignInResult> {
+    await loaded;
+    const returned = takeReturnParameters();
+    if (returned.error !== undefined || returned.linked !== undefined) {
+      dropFlow();
+      return returned.error !== undefined
+        ? { status: 'error', error: returned.error }
+        : { status: 'linked', provider: returned.linked ?? '' };
+    }
+    // A code in the address bar, or one kept while a second factor was awaited (say, across a reload).
+    const flow = readFlow();
+    const code = returned.code ?? flow?.code;
+    if (code === undefined) {
+      return { status: 'none' };
+    }
+    if (flow === null) {
+      return { status: 'error', error: 'flow_not_found' };
+    }
+    try {
+      const response = await exchange({ code, codeVerifier: flow.codeVerifier }, settings);
+      dropFlow();
+      return { status: 'signed-in', response };
+    } catch (error) {
+      const refusedCode =
+        error instanceof KeygateError &&
+        (error.status === 400 || (error.status === 401 && error.message === SIGN_IN_CODE_REFUSED));
+      if (refusedCode) {
+        dropFlow();
+      } else {
+        // Keygate keeps the code usable until it expires: a second factor, a wrong one, a lost answer.
+        keepFlow({ ...flow, code });
+      }
+      if (error instanceof KeygateError && error.codeRequired) {
+        return { status: 'second-factor-required' };
+      }
+      throw error;
+    }
+  }
+
+  function readFlow(): FederationFlow | null {
+    return parseFlow(tabStorageIfAny()?.getItem(flowKey) ?? null);
+  }
+
   const loaded: Promise<void> = (async () => {
     try {
       await reread();
@@ -1124,6 +1365,31 @@ export function createKeygateClient(options: KeygateClientOptions): KeygateClien
       bearer('PATCH', `/api/auth/passkeys/${encodeURIComponent(id)}`, () => ({ body })),
     async removePasskey(id) {
       await bearer<null>('DELETE', `/api/auth/passkeys/${encodeURIComponent(id)}`);
+    },
+    providers: () => call('GET', '/api/auth/federation/providers'),
+    async signInWith(provider, { redirectTo }) {
+      const { verifier, challenge } = await pkcePair();
+      keepFlow({ provider, codeVerifier: verifier });
+      const query = new URLSearchParams({ redirectTo, codeChallenge: challenge });
+      navigate(
+        `${baseUrl}/api/auth/federation/${encodeURIComponent(provider)}/authorize?${query.toString()}`,
+      );
+    },
+    completeSignIn,
+    async linkProvider(provider, { redirectTo, password }) {
+      const { verifier, challenge } = await pkcePair();
+      const body: LinkProviderBody = { redirectTo, codeChallenge: challenge, password };
+      const { authorizeUrl } = await bearer<LinkProviderResponse>(
+        'POST',
+        `/api/auth/federation/${encodeURIComponent(provider)}/link`,
+        () => ({ body }),
+      );
+      keepFlow({ provider, codeVerifier: verifier });
+      navigate(authorizeUrl);
+    },
+    identities: () => bearer('GET', '/api/auth/identities'),
+    async unlinkIdentity(id) {
+      await bearer<null>('DELETE', `/api/auth/identities/${encodeURIComponent(id)}`);
     },
   };
 }

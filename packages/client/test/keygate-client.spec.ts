@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   createKeygateClient,
   KeygateError,
@@ -991,5 +992,394 @@ describe('createKeygateClient with passkeys', () => {
     expect(nothing).toBeInstanceOf(DOMException);
     expect(nothing).toMatchObject({ name: 'NotAllowedError' });
     expect(keygate.count('/api/auth/passkeys/login/verify')).toBe(0);
+  });
+});
+
+describe('createKeygateClient with other identity providers', () => {
+  const FRONT_END = 'https://app.example.com/signed-in';
+  const TOKEN = '/api/auth/federation/token';
+  const FLOW_KEY = 'keygate.federation';
+  const IDENTITY = {
+    id: '6a1f0c1e-8a3b-4b8e-9c55-2f0d7d1c9e40',
+    provider: 'google',
+    subject: '110169484474386276334',
+    email: 'alice@gmail.com',
+    linkedAt: '2026-01-01T00:00:00.000Z',
+    lastUsedAt: null,
+  };
+
+  let clock: FakeClock;
+  let keygate: FakeKeygate;
+  /** This tab's sessionStorage, address bar and history, as a browser keeps them. */
+  let tab: Map<string, string>;
+  let address: string;
+  let replaced: string[];
+  let navigated: string[];
+
+  function setGlobal(name: string, value: unknown): void {
+    Object.defineProperty(globalThis, name, { configurable: true, writable: true, value });
+  }
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    keygate = new FakeKeygate(clock);
+    keygate.always.set('POST /api/auth/federation/token', () => json(200, keygate.pair()));
+    tab = new Map();
+    address = FRONT_END;
+    replaced = [];
+    navigated = [];
+    setGlobal('sessionStorage', {
+      getItem: (key: string) => tab.get(key) ?? null,
+      setItem: (key: string, value: string) => void tab.set(key, value),
+      removeItem: (key: string) => void tab.delete(key),
+    });
+    setGlobal('location', {
+      get href() {
+        return address;
+      },
+    });
+    setGlobal('history', {
+      state: { page: 1 },
+      replaceState(state: unknown, _unused: string, url: string) {
+        expect(state).toEqual({ page: 1 });
+        replaced.push(url);
+        address = url;
+      },
+    });
+  });
+
+  afterEach(() => {
+    for (const name of ['sessionStorage', 'location', 'history', 'navigator']) {
+      delete (globalThis as Record<string, unknown>)[name];
+    }
+  });
+
+  function client() {
+    return createKeygateClient({
+      baseUrl: `${BASE_URL}/`,
+      fetch: keygate.fetch,
+      navigate: (url) => navigated.push(url),
+      testOnly: { clock, random: () => 0.5 },
+    });
+  }
+
+  function sha256(text: string): string {
+    return createHash('sha256').update(text).digest('base64url');
+  }
+
+  function storedFlow(): { provider: string; codeVerifier: string; code?: string } | undefined {
+    const text = tab.get(FLOW_KEY);
+    return text === undefined
+      ? undefined
+      : (JSON.parse(text) as { provider: string; codeVerifier: string; code?: string });
+  }
+
+  /** A flow started by signInWith() in this tab and come back with `query`. */
+  async function returnedWith(query: string) {
+    const keygateClient = client();
+    await keygateClient.signInWith('google', { redirectTo: FRONT_END });
+    address = `${FRONT_END}?${query}`;
+    return keygateClient;
+  }
+
+  it("should send the browser to Keygate's authorize route with an S256 challenge of the verifier kept in this tab", async () => {
+    await client().signInWith('google', { redirectTo: FRONT_END });
+
+    const flow = storedFlow();
+    expect(flow).toEqual({ provider: 'google', codeVerifier: expect.any(String) });
+    expect(flow?.codeVerifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(navigated).toEqual([
+      `${BASE_URL}/api/auth/federation/google/authorize?redirectTo=${encodeURIComponent(FRONT_END)}&codeChallenge=${sha256(flow?.codeVerifier ?? '')}`,
+    ]);
+    // The browser goes there itself: Keygate is not called, and the verifier never leaves the tab.
+    expect(keygate.calls).toEqual([]);
+    expect(navigated[0]).not.toContain(flow?.codeVerifier);
+
+    // Each flow has a verifier of its own.
+    await client().signInWith('github', { redirectTo: FRONT_END });
+    expect(storedFlow()?.codeVerifier).not.toBe(flow?.codeVerifier);
+    expect(navigated[1]).toContain('/api/auth/federation/github/authorize?');
+  });
+
+  it('should exchange the code with the verifier, keep the session as login does, and clear the address bar', async () => {
+    const keygateClient = await returnedWith('code=one-time-code&tab=2');
+    const verifier = storedFlow()?.codeVerifier;
+    address = `${FRONT_END}?code=one-time-code&tab=2#top`;
+    const changes: SessionState[] = [];
+    keygateClient.onChange((state) => changes.push(state));
+
+    const result = await keygateClient.completeSignIn();
+
+    expect(keygate.calls).toEqual([
+      {
+        method: 'POST',
+        path: TOKEN,
+        body: { code: 'one-time-code', codeVerifier: verifier },
+        authorization: null,
+      },
+    ]);
+    expect(result).toEqual({
+      status: 'signed-in',
+      response: {
+        accessToken: expect.any(String),
+        refreshToken: 'refresh-1',
+        accessTokenExpiry: '2026-01-01T00:15:00.000Z',
+        user: USER,
+      },
+    });
+    expect(replaced).toEqual([`${FRONT_END}?tab=2#top`]);
+    expect(changes).toEqual([{ user: USER, accessTokenExpiry: '2026-01-01T00:15:00.000Z' }]);
+    expect(await keygateClient.getAccessToken()).toBe(
+      result.status === 'signed-in' ? result.response.accessToken : null,
+    );
+    expect(storedFlow()).toBeUndefined();
+    // Done: a second call finds nothing to complete.
+    expect(await keygateClient.completeSignIn()).toEqual({ status: 'none' });
+    expect(keygate.count(TOKEN)).toBe(1);
+  });
+
+  it('should say a second factor is needed, and take its code on the next call, as login() takes code', async () => {
+    const keygateClient = await returnedWith('code=one-time-code');
+    const verifier = storedFlow()?.codeVerifier;
+    keygate.once.set('POST /api/auth/federation/token', () =>
+      refused(401, 'Se requiere el código de verificación.'),
+    );
+
+    expect(await keygateClient.completeSignIn()).toEqual({ status: 'second-factor-required' });
+    // Out of the address bar at once; kept in the tab (a reload asks again) until it is used.
+    expect(replaced).toEqual([FRONT_END]);
+    expect(storedFlow()).toEqual({
+      provider: 'google',
+      codeVerifier: verifier,
+      code: 'one-time-code',
+    });
+
+    // A wrong code is thrown as Keygate said it, and the code stays for another try.
+    keygate.once.set('POST /api/auth/federation/token', () =>
+      refused(401, 'Código de verificación inválido.'),
+    );
+    const wrong = await keygateClient
+      .completeSignIn({ secondFactorCode: '000000' })
+      .catch((error: unknown) => error);
+    expect(wrong).toBeInstanceOf(KeygateError);
+    expect(wrong).toMatchObject({ status: 401, message: 'Código de verificación inválido.' });
+    expect(storedFlow()?.code).toBe('one-time-code');
+
+    const result = await keygateClient.completeSignIn({ secondFactorCode: '123456' });
+
+    expect(result.status).toBe('signed-in');
+    expect(keygate.calls.map(({ body }) => body)).toEqual([
+      { code: 'one-time-code', codeVerifier: verifier },
+      { code: 'one-time-code', codeVerifier: verifier, secondFactorCode: '000000' },
+      { code: 'one-time-code', codeVerifier: verifier, secondFactorCode: '123456' },
+    ]);
+    expect(storedFlow()).toBeUndefined();
+    expect(await keygateClient.getAccessToken()).not.toBeNull();
+  });
+
+  it('should ask for the second factor again after a reload, with the code it kept, until the code is used', async () => {
+    await returnedWith('code=one-time-code');
+    keygate.always.set('POST /api/auth/federation/token', () =>
+      refused(401, 'Se requiere el código de verificación.'),
+    );
+    expect(await client().completeSignIn()).toEqual({ status: 'second-factor-required' });
+
+    // The page reloads (a new client, the address bar already clean): the tab still holds the code.
+    const reloaded = client();
+    expect(await reloaded.completeSignIn()).toEqual({ status: 'second-factor-required' });
+    keygate.always.set('POST /api/auth/federation/token', () => json(200, keygate.pair()));
+    expect((await reloaded.completeSignIn({ secondFactorCode: '123456' })).status).toBe(
+      'signed-in',
+    );
+    expect(keygate.calls.map(({ body }) => body.code)).toEqual([
+      'one-time-code',
+      'one-time-code',
+      'one-time-code',
+    ]);
+    expect(replaced).toEqual([FRONT_END]);
+  });
+
+  it('should refuse to start a flow without WebCrypto, before keeping or sending anything', async () => {
+    const crypto = Object.getOwnPropertyDescriptor(globalThis, 'crypto');
+    setGlobal('crypto', {});
+    try {
+      const error = await client()
+        .signInWith('google', { redirectTo: FRONT_END })
+        .catch((failure: unknown) => failure);
+
+      expect(error).toBeInstanceOf(DOMException);
+      expect(error).toMatchObject({ name: 'NotSupportedError' });
+    } finally {
+      Object.defineProperty(globalThis, 'crypto', crypto!);
+    }
+    expect(navigated).toEqual([]);
+    expect(storedFlow()).toBeUndefined();
+  });
+
+  it('should answer the second factor with a passkey when Keygate asks for it, and only then', async () => {
+    const assertion = { id: 'cred', type: 'public-key', response: { signed: 'by toJSON' } };
+    const asked: unknown[] = [];
+    setGlobal('navigator', {
+      credentials: {
+        get: (options: unknown) => {
+          asked.push(options);
+          return Promise.resolve({ toJSON: () => assertion });
+        },
+      },
+    });
+    keygate.always.set('POST /api/auth/passkeys/login/options', () =>
+      json(200, { challenge: 'BQYH', rpId: 'example.com' }),
+    );
+    const keygateClient = await returnedWith('code=one-time-code');
+    const verifier = storedFlow()?.codeVerifier;
+    keygate.once.set('POST /api/auth/federation/token', () =>
+      refused(401, 'Se requiere el código de verificación.'),
+    );
+
+    const result = await keygateClient.completeSignIn({ passkey: true });
+
+    expect(result.status).toBe('signed-in');
+    expect(keygate.calls.map(({ path, body }) => ({ path, body }))).toEqual([
+      { path: TOKEN, body: { code: 'one-time-code', codeVerifier: verifier } },
+      { path: '/api/auth/passkeys/login/options', body: {} },
+      { path: TOKEN, body: { code: 'one-time-code', codeVerifier: verifier, passkey: assertion } },
+    ]);
+    expect(asked).toHaveLength(1);
+  });
+
+  it.each([
+    ['access_denied', 'error=access_denied', { status: 'error', error: 'access_denied' }],
+    [
+      'account_not_linked',
+      'error=account_not_linked&tab=2',
+      { status: 'error', error: 'account_not_linked' },
+    ],
+    ['linked', 'linked=google&tab=2', { status: 'linked', provider: 'google' }],
+  ])(
+    'should give the return %s as it came, send nothing, and forget the flow',
+    async (_name, query, expected) => {
+      const keygateClient = await returnedWith(query);
+
+      expect(await keygateClient.completeSignIn()).toEqual(expected);
+      expect(keygate.calls).toEqual([]);
+      expect(replaced).toEqual([query.endsWith('&tab=2') ? `${FRONT_END}?tab=2` : FRONT_END]);
+      expect(storedFlow()).toBeUndefined();
+    },
+  );
+
+  it('should find nothing to complete on a page the flow did not return to, and leave its address alone', async () => {
+    address = `${FRONT_END}?tab=2`;
+
+    expect(await client().completeSignIn()).toEqual({ status: 'none' });
+    expect(replaced).toEqual([]);
+    expect(keygate.calls).toEqual([]);
+  });
+
+  it('should not send a code this tab holds no verifier for', async () => {
+    address = `${FRONT_END}?code=someone-elses-code`;
+
+    expect(await client().completeSignIn()).toEqual({ status: 'error', error: 'flow_not_found' });
+    expect(keygate.calls).toEqual([]);
+    expect(replaced).toEqual([FRONT_END]);
+  });
+
+  it("should throw Keygate's refusal of the code unchanged and forget the flow", async () => {
+    const keygateClient = await returnedWith('code=expired-code');
+    keygate.once.set('POST /api/auth/federation/token', () =>
+      refused(401, 'Código de inicio de sesión inválido o expirado.'),
+    );
+
+    const error = await keygateClient.completeSignIn().catch((failure: unknown) => failure);
+
+    expect(error).toBeInstanceOf(KeygateError);
+    expect(error).toMatchObject({
+      status: 401,
+      message: 'Código de inicio de sesión inválido o expirado.',
+      body: {
+        status: 401,
+        message: 'Código de inicio de sesión inválido o expirado.',
+        timestamp: '2026-01-01T00:00:00.000Z',
+      },
+    });
+    expect(storedFlow()).toBeUndefined();
+    expect(await keygateClient.getAccessToken()).toBeNull();
+    expect(await keygateClient.completeSignIn()).toEqual({ status: 'none' });
+  });
+
+  it('should list the providers without a session', async () => {
+    const providers = { providers: [{ id: 'google', name: 'Google' }] };
+    keygate.once.set('GET /api/auth/federation/providers', () => json(200, providers));
+
+    expect(await client().providers()).toEqual(providers);
+    expect(keygate.calls).toEqual([
+      { method: 'GET', path: '/api/auth/federation/providers', body: {}, authorization: null },
+    ]);
+  });
+
+  it('should list and unlink identities with the bearer, throwing the refusal to unlink the last way in', async () => {
+    const keygateClient = client();
+    await keygateClient.login({ email: 'alice@example.com', password: 'S3cure!pass' });
+    const bearer = `Bearer ${await keygateClient.getAccessToken()}`;
+    keygate.once.set('GET /api/auth/identities', () => json(200, { identities: [IDENTITY] }));
+    keygate.once.set(
+      `DELETE /api/auth/identities/${IDENTITY.id}`,
+      () => new Response(null, { status: 204 }),
+    );
+
+    expect(await keygateClient.identities()).toEqual({ identities: [IDENTITY] });
+    expect(await keygateClient.unlinkIdentity(IDENTITY.id)).toBeUndefined();
+    keygate.once.set(`DELETE /api/auth/identities/${IDENTITY.id}`, () =>
+      refused(409, 'No puedes quitar la única forma de iniciar sesión de la cuenta.'),
+    );
+    await expect(keygateClient.unlinkIdentity(IDENTITY.id)).rejects.toMatchObject({
+      status: 409,
+      message: 'No puedes quitar la única forma de iniciar sesión de la cuenta.',
+    });
+    expect(
+      keygate.calls
+        .slice(1)
+        .map(({ method, path, authorization }) => ({ method, path, authorization })),
+    ).toEqual([
+      { method: 'GET', path: '/api/auth/identities', authorization: bearer },
+      { method: 'DELETE', path: `/api/auth/identities/${IDENTITY.id}`, authorization: bearer },
+      { method: 'DELETE', path: `/api/auth/identities/${IDENTITY.id}`, authorization: bearer },
+    ]);
+  });
+
+  it('should link a provider: the link route with the password and a challenge, then the provider', async () => {
+    const keygateClient = client();
+    await keygateClient.login({ email: 'alice@example.com', password: 'S3cure!pass' });
+    const authorizeUrl = 'https://accounts.example.com/authorize?state=s';
+    keygate.once.set('POST /api/auth/federation/google/link', () => json(200, { authorizeUrl }));
+
+    await keygateClient.linkProvider('google', { redirectTo: FRONT_END, password: 'S3cure!pass' });
+
+    const flow = storedFlow();
+    expect(keygate.calls.at(-1)).toEqual({
+      method: 'POST',
+      path: '/api/auth/federation/google/link',
+      body: {
+        redirectTo: FRONT_END,
+        codeChallenge: sha256(flow?.codeVerifier ?? ''),
+        password: 'S3cure!pass',
+      },
+      authorization: `Bearer ${await keygateClient.getAccessToken()}`,
+    });
+    expect(navigated).toEqual([authorizeUrl]);
+  });
+
+  it('should throw a wrong password at linking unchanged, without a refresh, a flow or a navigation', async () => {
+    const keygateClient = client();
+    await keygateClient.login({ email: 'alice@example.com', password: 'S3cure!pass' });
+    keygate.once.set('POST /api/auth/federation/google/link', () =>
+      refused(401, 'Credenciales inválidas.'),
+    );
+
+    await expect(
+      keygateClient.linkProvider('google', { redirectTo: FRONT_END, password: 'wrong' }),
+    ).rejects.toMatchObject({ status: 401, message: 'Credenciales inválidas.' });
+    expect(keygate.count('/api/auth/refresh')).toBe(0);
+    expect(storedFlow()).toBeUndefined();
+    expect(navigated).toEqual([]);
   });
 });

@@ -5,10 +5,13 @@ import type { AddressInfo } from 'node:net';
 
 // A front end's origin for the browser proofs of @keygate/client: the package's built module
 // (`npm run client:build`, which `npm run test:browser` runs first), the example page of its
-// README and docs/web-front-ends.md, and a bare page that only loads the module.
+// README and docs/web-front-ends.md, a page that signs in through Keygate's providers
+// (`/federation/`), and a bare page that only loads the module.
 
 const CLIENT_FILE = new URL('../../../packages/client/dist/keygate-client.js', import.meta.url);
 const EXAMPLE_FILE = new URL('../../../packages/client/example/index.html', import.meta.url);
+/** A page with "Continue with …" buttons that completes the flow it comes back to. */
+const FEDERATION_FILE = new URL('./federation.html', import.meta.url);
 /** The address the example page shows, replaced by the test's own Keygate when served. */
 export const EXAMPLE_KEYGATE_URL = 'https://id.example.com';
 
@@ -21,7 +24,7 @@ const HARNESS = `<!doctype html>
 </script></head><body></body></html>`;
 
 export interface ClientOrigin {
-  /** `http://127.0.0.1:<port>`: the harness at `/`, the example at `/example/`. */
+  /** `http://127.0.0.1:<port>`: the harness at `/`, the example at `/example/`, `/federation/`. */
   readonly origin: string;
   close(): Promise<void>;
 }
@@ -38,6 +41,9 @@ export async function serveClientOrigin(keygateUrl: () => string): Promise<Clien
       response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(client);
     } else if (path === '/example/') {
       const page = readFileSync(EXAMPLE_FILE, 'utf8').replace(EXAMPLE_KEYGATE_URL, keygateUrl());
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    } else if (path === '/federation/') {
+      const page = readFileSync(FEDERATION_FILE, 'utf8').replace(EXAMPLE_KEYGATE_URL, keygateUrl());
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
     } else {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(HARNESS);
