@@ -6,16 +6,15 @@ import { PasswordsModule } from '../passwords/passwords.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { MfaModule } from '../two-factor/mfa.module.js';
 import { UsersModule } from '../users/users.module.js';
-import { FederatedIdentity } from './entities/federated-identity.entity.js';
 import { FederationCode } from './entities/federation-code.entity.js';
 import { FederationFlow } from './entities/federation-flow.entity.js';
-import { FederatedIdentityRepository } from './federated-identity.repository.js';
 import { FederationCodeRepository } from './federation-code.repository.js';
 import { FederationController } from './federation.controller.js';
 import { FederationFlowRepository } from './federation-flow.repository.js';
 import { FederationService } from './federation.service.js';
 import { IdentitiesController } from './identities.controller.js';
 import { IdentityProviders } from './identity-providers.js';
+import { LinkedIdentitiesModule } from './linked-identities.module.js';
 
 /**
  * Sign-in through other identity providers (issue 38). Mounted by the root module only while
@@ -23,13 +22,14 @@ import { IdentityProviders } from './identity-providers.js';
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([FederatedIdentity, FederationFlow, FederationCode]),
+    TypeOrmModule.forFeature([FederationFlow, FederationCode]),
     UsersModule,
     TokensModule,
     PasswordsModule,
     MfaModule,
     PasskeysModule,
     AccountTokensModule,
+    LinkedIdentitiesModule,
   ],
   controllers: [FederationController, IdentitiesController],
   providers: [
@@ -37,7 +37,6 @@ import { IdentityProviders } from './identity-providers.js';
     IdentityProviders,
     FederationFlowRepository,
     FederationCodeRepository,
-    FederatedIdentityRepository,
   ],
   exports: [FederationService],
 })
