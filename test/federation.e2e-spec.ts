@@ -1,4 +1,7 @@
 import { FederatedIdentity } from '../src/federation/entities/federated-identity.entity.js';
+import { FederationCode } from '../src/federation/entities/federation-code.entity.js';
+import { FederationFlow } from '../src/federation/entities/federation-flow.entity.js';
+import { TokenCleanupService } from '../src/tokens/cleanup/token-cleanup.service.js';
 import { User } from '../src/users/entities/user.entity.js';
 import { createUser, registerUser, reloadUser } from './factories/user.factory.js';
 import { auditRows } from './utils/audit-rows.js';
@@ -79,6 +82,8 @@ function federationEnvironment(
     Passkeys__RpId: PASSKEY_RP_ID,
     Passkeys__RpName: 'Keygate de prueba',
     Passkeys__Origins: PASSKEY_ORIGIN,
+    // Small, so the purge of expired flows and codes runs in several batches.
+    TokenCleanup__BatchSize: '2',
   };
 }
 
@@ -406,6 +411,43 @@ describe('sign-in through an OpenID provider', () => {
     expect((await exchange(late.back.searchParams.get('code'), late.pkce.verifier)).json()).toEqual(
       errorBody(401, INVALID_CODE),
     );
+  });
+
+  it('should purge expired flows and one-time codes with the expired-token cleanup, in batches', async () => {
+    const flows = t.dataSource.getRepository(FederationFlow);
+    const codes = t.dataSource.getRepository(FederationCode);
+    await flows.clear();
+    await codes.clear();
+    const { back, pkce } = await signIn('honest', {
+      sub: 'purge-1',
+      email: 'purge-1@example.com',
+      email_verified: true,
+    });
+    for (let i = 0; i < 4; i += 1) {
+      await t.request(
+        `/api/auth/federation/honest/authorize?redirectTo=${encodeURIComponent(FRONT_END)}&codeChallenge=${pkcePair().challenge}`,
+        { redirect: 'manual' },
+      );
+    }
+    t.clock.advance(11 * MINUTE_MS);
+    const fresh = pkcePair();
+    const started = await t.request(
+      `/api/auth/federation/honest/authorize?redirectTo=${encodeURIComponent(FRONT_END)}&codeChallenge=${fresh.challenge}`,
+      { redirect: 'manual' },
+    );
+    expect(started.status).toBe(302);
+    expect({ flows: await flows.count(), codes: await codes.count() }).toEqual({
+      flows: 5,
+      codes: 1,
+    });
+
+    await t.app.get(TokenCleanupService).purgeExpired();
+
+    const left = await flows.find();
+    expect(left.map((flow) => flow.codeChallenge)).toEqual([fresh.challenge]);
+    expect(await codes.count()).toBe(0);
+    const late = await exchange(back.searchParams.get('code'), pkce.verifier);
+    expect(late.json()).toEqual(errorBody(401, INVALID_CODE));
   });
 
   it('should take a flow once: a replayed callback, or one it never started, gets 400 and no redirect', async () => {

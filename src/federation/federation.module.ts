@@ -1,8 +1,9 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountTokensModule } from '../account-tokens/account-tokens.module.js';
 import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { PasswordsModule } from '../passwords/passwords.module.js';
+import { ExpiredRows } from '../tokens/cleanup/expired-rows.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { MfaModule } from '../two-factor/mfa.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -40,4 +41,22 @@ import { LinkedIdentitiesModule } from './linked-identities.module.js';
   ],
   exports: [FederationService],
 })
-export class FederationModule {}
+export class FederationModule implements OnModuleInit {
+  constructor(
+    private readonly expiredRows: ExpiredRows,
+    private readonly flows: FederationFlowRepository,
+    private readonly codes: FederationCodeRepository,
+  ) {}
+
+  /** Expired flows and one-time codes are purged by the expired-token cleanup, in batches. */
+  onModuleInit(): void {
+    this.expiredRows.add({
+      name: 'federation flow(s)',
+      purgeBatch: (now, limit) => this.flows.purgeExpiredBatch(now, limit),
+    });
+    this.expiredRows.add({
+      name: 'federation one-time code(s)',
+      purgeBatch: (now, limit) => this.codes.purgeExpiredBatch(now, limit),
+    });
+  }
+}

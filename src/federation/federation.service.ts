@@ -152,7 +152,6 @@ export class FederationService {
         createdAt: now,
         expiresAt: new Date(now.getTime() + FLOW_LIFETIME_MINUTES * MINUTE_MS),
       }),
-      now,
     );
     return url.toString();
   }
@@ -621,7 +620,6 @@ export class FederationService {
           createdAt: now,
           expiresAt: new Date(now.getTime() + CODE_LIFETIME_MINUTES * MINUTE_MS),
         }),
-        now,
       );
     });
     return raw;
