@@ -172,14 +172,23 @@ function execute(
       return admin
         .removePasskeys({ email: invocation.email }, origin)
         .then(CliOutput.passkeysRemoved);
-    case 'users:identities':
-      return identitiesAdmin(app)
-        .identitiesOf({ email: invocation.email })
-        .then(IdentityCliOutput.list);
-    case 'users:unlink-identity':
-      return identitiesAdmin(app)
-        .unlink({ email: invocation.email }, invocation.identityId, origin)
-        .then(IdentityCliOutput.unlinked);
+    case 'users:identities': {
+      const identities = identitiesAdmin(app);
+      return admin
+        .findUser({ email: invocation.email })
+        .then(async (user) => IdentityCliOutput.list(user, await identities.identitiesOf(user.id)));
+    }
+    case 'users:unlink-identity': {
+      const identities = identitiesAdmin(app);
+      return admin
+        .findUser({ email: invocation.email })
+        .then(async (user) =>
+          IdentityCliOutput.unlinked(
+            user,
+            await identities.unlink(user.id, invocation.identityId, origin),
+          ),
+        );
+    }
     case 'admin-keys:create':
       return keys
         .create(invocation.name, invocation.scopes, origin)

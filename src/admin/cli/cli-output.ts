@@ -1,3 +1,4 @@
+import { printable } from '../../common/text/printable.js';
 import type { AdminKeySummary } from '../keys/admin-keys.service.js';
 import type { AuditPurgeResult } from '../../audit/audit-retention.service.js';
 import type { AuditEntry } from '../../audit/audit-trail.service.js';
@@ -141,8 +142,7 @@ export const CliOutput = {
   },
 } as const;
 
-/** How a command names an account: its e-mail and id. */
-export function accountName(account: Account): string {
+function accountName(account: Account): string {
   return `${account.email} (user ${account.id})`;
 }
 
@@ -168,12 +168,4 @@ function show(value: unknown): string {
     return value.length === 0 ? '[]' : value.map(show).join(',');
   }
   return typeof value === 'string' ? printable(value) : JSON.stringify(value);
-}
-
-/**
- * Values a client chose (its user agent) reach the operator's terminal: anything but plain
- * printable text is shown JSON-quoted, so no escape sequence or line break gets through.
- */
-export function printable(value: string): string {
-  return /^[\x21-\x7e]*$/.test(value) && value !== '' ? value : JSON.stringify(value);
 }

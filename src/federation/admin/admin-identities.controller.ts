@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { RequiresSetting } from '../../common/swagger/requires-setting.decorator.js';
 import { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
 import { AdminRoute } from '../../common/admin-route/admin-scope.decorator.js';
 import {
@@ -8,18 +9,21 @@ import {
 } from '../../common/admin-route/current-admin.decorator.js';
 import { Origin } from '../../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
-import { AdminChangeResponseDto } from '../../admin/http/dto/admin-change-response.dto.js';
-import { AdminUserParamsDto } from '../../admin/http/dto/admin-user-params.dto.js';
+import { AdminChangeResponseDto } from '../../common/admin-route/admin-change-response.dto.js';
 import { UsersMessages } from '../../users/users.messages.js';
-import { IdentitiesResponseDto } from '../dto/identity-response.dto.js';
+import { IDENTITY_RESPONSE_EXAMPLE, IdentitiesResponseDto } from '../dto/identity-response.dto.js';
 import { FederationMessages } from '../federation.messages.js';
-import { AdminIdentityParamsDto } from './dto/admin-identity-params.dto.js';
+import {
+  AdminIdentitiesParamsDto,
+  AdminIdentityParamsDto,
+} from './dto/admin-identity-params.dto.js';
 import { IdentitiesAdminService } from './identities-admin.service.js';
 
 /**
  * The identities at other providers linked to an account, for back offices and support tools;
  * mounted only while federation is configured (docs/federation-operators.md).
  */
+@RequiresSetting('Federation__Providers')
 @ApiTags('admin')
 @Controller('admin/users')
 export class AdminIdentitiesController {
@@ -31,8 +35,14 @@ export class AdminIdentitiesController {
     status: HttpStatus.NOT_FOUND,
     messages: { notFound: UsersMessages.notFound },
   })
-  @ApiOkResponse({ type: IdentitiesResponseDto })
-  listUserIdentities(@Param() params: AdminUserParamsDto): Promise<IdentitiesResponseDto> {
+  @ApiOkResponse({
+    description: 'The account’s linked identities, oldest first.',
+    type: IdentitiesResponseDto,
+    examples: {
+      identities: { summary: 'One identity', value: { identities: [IDENTITY_RESPONSE_EXAMPLE] } },
+    },
+  })
+  listUserIdentities(@Param() params: AdminIdentitiesParamsDto): Promise<IdentitiesResponseDto> {
     return this.identitiesAdmin.identities(params.id);
   }
 

@@ -1,14 +1,22 @@
-import { accountName, printable } from '../../admin/cli/cli-output.js';
-import type { AccountIdentities, IdentityUnlinked } from './identities-admin.service.js';
+import { printable } from '../../common/text/printable.js';
+import type { FederatedIdentity } from '../entities/federated-identity.entity.js';
+
+/** The account a command names, as the admin CLI's other commands name it. */
+export interface NamedAccount {
+  readonly id: string;
+  readonly email: string;
+}
+
+const nameOf = (account: NamedAccount): string => `${account.email} (user ${account.id})`;
 
 /** What `users:identities` and `users:unlink-identity` print. */
 export const IdentityCliOutput = {
   /** One line an identity, oldest first; what a provider chose (subject, address) is quoted when odd. */
-  list: ({ account, identities }: AccountIdentities): string =>
+  list: (account: NamedAccount, identities: readonly FederatedIdentity[]): string =>
     identities.length === 0
-      ? `${accountName(account)} has no linked identities.`
+      ? `${nameOf(account)} has no linked identities.`
       : [
-          `Identities linked to ${accountName(account)}: ${identities.length}, oldest first.`,
+          `Identities linked to ${nameOf(account)}: ${identities.length}, oldest first.`,
           ...identities.map(
             (identity) =>
               `${identity.id}  ${identity.provider}  subject=${printable(identity.subject)}  ` +
@@ -18,7 +26,7 @@ export const IdentityCliOutput = {
           ),
         ].join('\n'),
 
-  unlinked: ({ account, identity }: IdentityUnlinked): string =>
-    `Unlinked identity ${identity.id} (${identity.provider}) from ${accountName(account)}; ` +
+  unlinked: (account: NamedAccount, identity: FederatedIdentity): string =>
+    `Unlinked identity ${identity.id} (${identity.provider}) from ${nameOf(account)}; ` +
     'its sessions stay.',
 } as const;
