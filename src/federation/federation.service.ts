@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import {
+  ConflictError,
   InvalidArgumentError,
   UnauthorizedError,
   UnavailableError,
@@ -589,7 +590,18 @@ export class FederationService {
           origin,
         );
       },
-      (m) => this.usersService.insert(user, m),
+      async (m) => {
+        try {
+          await this.usersService.insert(user, m);
+        } catch (error: unknown) {
+          // Another instance made the account with this address meanwhile (the unique e-mail,
+          // told as a taken address): roll back and decide again, finding it.
+          if (error instanceof ConflictError) {
+            throw new Changed();
+          }
+          throw error;
+        }
+      },
     );
     this.logger.log(
       `User ${user.id} signed up through ${providerId}`,
