@@ -26,6 +26,7 @@ import { TwoFactorRoutesModule } from './two-factor/two-factor-routes.module.js'
 import { UsersModule } from './users/users.module.js';
 import { KeyServingModule } from './keys/key-serving.module.js';
 import { EmailCodesModule } from './email-codes/email-codes.module.js';
+import { FederationAdminModule } from './federation/admin/federation-admin.module.js';
 import { FederationModule } from './federation/federation.module.js';
 import { WebhookSenderModule } from './webhooks/webhook-sender.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
@@ -64,7 +65,7 @@ export class AppModule {
         AuditModule,
         EmailCodesModule,
         // Off by default: until Federation__Providers names a provider, its routes do not exist.
-        ...(config.federation === null ? [] : [FederationModule]),
+        ...(config.federation === null ? [] : [FederationModule, FederationAdminModule]),
         ...extensions.map((extension) => extension.module),
         AuditRetentionModule,
         KeyServingModule,

@@ -23,12 +23,26 @@ const ADMIN_CONTRACT_FILE = fileURLToPath(new URL('../admin-openapi.json', impor
 /**
  * The production defaults, read from nothing else (no `.env`, no environment), so the document
  * is the same on every machine. The secret only has to pass validation and is never used.
+ * Sign-in through other providers is mounted (with a provider no one reaches) so that its routes
+ * are documented, each marked `x-keygate-requires: Federation__Providers`: without the setting
+ * they do not exist. The provider's id and name appear nowhere in the documents.
  */
 const CONTRACT_ENVIRONMENT: Readonly<Record<string, string>> = {
   NODE_ENV: 'production',
   Jwt__SecretKey: new RandomSource().bytes(48).toString('base64url'),
   ConnectionStrings__DefaultConnection: ':memory:',
   TokenCleanup__Enabled: 'false',
+  Federation__Providers: JSON.stringify([
+    {
+      id: 'contract',
+      name: 'Contract',
+      type: 'github',
+      clientId: 'contract',
+      clientSecret: new RandomSource().bytes(24).toString('base64url'),
+    },
+  ]),
+  Federation__PublicUrl: 'https://keygate.example.com',
+  Federation__RedirectUrls: 'https://app.example.com/signed-in',
 };
 
 async function writeContract(output: string, adminOutput: string | null): Promise<void> {

@@ -76,6 +76,9 @@ describe('admin-openapi.json, the admin API contract', () => {
         'DELETE /api/admin/users/{id}',
         'GET /api/admin/users/{id}/sessions',
         'DELETE /api/admin/users/{id}/sessions/{sessionId}',
+        // Only with Federation__Providers (x-keygate-requires), as openapi.json's.
+        'GET /api/admin/users/{id}/identities',
+        'DELETE /api/admin/users/{id}/identities/{identityId}',
         'GET /api/admin/audit',
         'GET /api/admin/audit/export',
         'GET /api/admin/keys',

@@ -1,4 +1,7 @@
 import { FederatedIdentity } from '../src/federation/entities/federated-identity.entity.js';
+import { FederationCode } from '../src/federation/entities/federation-code.entity.js';
+import { FederationFlow } from '../src/federation/entities/federation-flow.entity.js';
+import { TokenCleanupService } from '../src/tokens/cleanup/token-cleanup.service.js';
 import { User } from '../src/users/entities/user.entity.js';
 import { createUser, registerUser, reloadUser } from './factories/user.factory.js';
 import { auditRows } from './utils/audit-rows.js';
@@ -15,7 +18,17 @@ import {
   type TestOidcProvider,
 } from './utils/federation-browser.js';
 import { createHmac } from 'node:crypto';
-import { LOGIN, REFRESH, TOTP_CONFIRM, TOTP_ENROLL } from './utils/routes.js';
+import { decodeJwt } from './utils/jwt.js';
+import {
+  LOGIN,
+  PASSKEY_LOGIN_OPTIONS,
+  PASSKEY_REGISTER_OPTIONS,
+  PASSKEY_REGISTER_VERIFY,
+  REFRESH,
+  TOTP_CONFIRM,
+  TOTP_ENROLL,
+} from './utils/routes.js';
+import { SoftwareAuthenticator } from './utils/software-authenticator.js';
 
 // Sign-in through other identity providers (issue 38), against panva's oidc-provider (a
 // certified OpenID provider) started on loopback: an honest one, and two that lie about their
@@ -27,6 +40,8 @@ const INVALID_FLOW = 'El inicio de sesión con el proveedor no es válido o ya s
 const INVALID_CODE = 'Código de inicio de sesión inválido o expirado.';
 const REDIRECT_NOT_ALLOWED = 'La URL de retorno no está permitida.';
 const MINUTE_MS = 60_000;
+const PASSKEY_RP_ID = 'example.com';
+const PASSKEY_ORIGIN = 'https://app.example.com';
 
 /** RFC 6238 at `at` for a base32 secret, written here apart from the service's own code. */
 function totp(secret: string, at: Date): string {
@@ -64,6 +79,11 @@ function federationEnvironment(
     Federation__AllowInsecureIssuers: 'true',
     Federation__TimeoutSeconds: '2',
     Mfa__EncryptionKeys: Buffer.alloc(32, 0x38).toString('base64'),
+    Passkeys__RpId: PASSKEY_RP_ID,
+    Passkeys__RpName: 'Keygate de prueba',
+    Passkeys__Origins: PASSKEY_ORIGIN,
+    // Small, so the purge of expired flows and codes runs in several batches.
+    TokenCleanup__BatchSize: '2',
   };
 }
 
@@ -393,6 +413,43 @@ describe('sign-in through an OpenID provider', () => {
     );
   });
 
+  it('should purge expired flows and one-time codes with the expired-token cleanup, in batches', async () => {
+    const flows = t.dataSource.getRepository(FederationFlow);
+    const codes = t.dataSource.getRepository(FederationCode);
+    await flows.clear();
+    await codes.clear();
+    const { back, pkce } = await signIn('honest', {
+      sub: 'purge-1',
+      email: 'purge-1@example.com',
+      email_verified: true,
+    });
+    for (let i = 0; i < 4; i += 1) {
+      await t.request(
+        `/api/auth/federation/honest/authorize?redirectTo=${encodeURIComponent(FRONT_END)}&codeChallenge=${pkcePair().challenge}`,
+        { redirect: 'manual' },
+      );
+    }
+    t.clock.advance(11 * MINUTE_MS);
+    const fresh = pkcePair();
+    const started = await t.request(
+      `/api/auth/federation/honest/authorize?redirectTo=${encodeURIComponent(FRONT_END)}&codeChallenge=${fresh.challenge}`,
+      { redirect: 'manual' },
+    );
+    expect(started.status).toBe(302);
+    expect({ flows: await flows.count(), codes: await codes.count() }).toEqual({
+      flows: 5,
+      codes: 1,
+    });
+
+    await t.app.get(TokenCleanupService).purgeExpired();
+
+    const left = await flows.find();
+    expect(left.map((flow) => flow.codeChallenge)).toEqual([fresh.challenge]);
+    expect(await codes.count()).toBe(0);
+    const late = await exchange(back.searchParams.get('code'), pkce.verifier);
+    expect(late.json()).toEqual(errorBody(401, INVALID_CODE));
+  });
+
   it('should take a flow once: a replayed callback, or one it never started, gets 400 and no redirect', async () => {
     const pkce = pkcePair();
     await honest.nextLogin({ sub: 'replay-1', email: 'replay@example.com', email_verified: true });
@@ -488,6 +545,73 @@ describe('sign-in through an OpenID provider', () => {
     });
     expect(right.status).toBe(200);
     expect(right.json<{ user: { id: string } }>().user.id).toBe(user.id);
+  });
+
+  it('should take a passkey as the second factor at the exchange, as login takes it', async () => {
+    const user = await registerUser(t);
+    const other = await registerUser(t);
+    await t.dataSource.getRepository(User).update({ id: user.id }, { emailVerifiedAt: new Date() });
+    const mine = new SoftwareAuthenticator(PASSKEY_RP_ID, PASSKEY_ORIGIN);
+    const theirs = new SoftwareAuthenticator(PASSKEY_RP_ID, PASSKEY_ORIGIN);
+    for (const [owner, authenticator] of [
+      [user, mine],
+      [other, theirs],
+    ] as const) {
+      const options = await t.post(
+        PASSKEY_REGISTER_OPTIONS,
+        { password: owner.password },
+        owner.accessToken,
+      );
+      const registered = await t.post(
+        PASSKEY_REGISTER_VERIFY,
+        { response: authenticator.create(options.json()) },
+        owner.accessToken,
+      );
+      expect(registered.status).toBe(201);
+    }
+    const enrolled = await t.post(TOTP_ENROLL, { password: user.password }, user.accessToken);
+    const secret = enrolled.json<{ secret: string }>().secret;
+    const confirmed = await t.post(
+      TOTP_CONFIRM,
+      { code: totp(secret, t.clock.now()) },
+      user.accessToken,
+    );
+    expect(confirmed.status).toBe(200);
+    const { back, pkce } = await signIn('honest', {
+      sub: 'mfa-passkey-1',
+      email: user.email,
+      email_verified: true,
+    });
+    const code = back.searchParams.get('code');
+    const assertion = async (authenticator: SoftwareAuthenticator) =>
+      authenticator.get((await t.post(PASSKEY_LOGIN_OPTIONS, {})).json());
+
+    const without = await exchange(code, pkce.verifier);
+    const foreign = await exchange(code, pkce.verifier, { passkey: await assertion(theirs) });
+    const countedAfterForeign = (await reloadUser(t, user.id)).failedLoginAttempts;
+    const recorded = await assertion(mine);
+    const right = await exchange(code, pkce.verifier, { passkey: recorded });
+    const again = await exchange(code, pkce.verifier, { passkey: await assertion(mine) });
+
+    expect(without.json()).toEqual(errorBody(401, 'Se requiere el código de verificación.'));
+    expect(foreign.json()).toEqual(errorBody(401, 'Llave de acceso no reconocida.'));
+    expect(right.status).toBe(200);
+    expect(right.json()).toEqual(authResponse(user));
+    expect(decodeJwt(right.json<{ accessToken: string }>().accessToken).payload.amr).toEqual([
+      'fed',
+      'hwk',
+      'user',
+    ]);
+    // The refused passkey counted as at login (the success then cleared it); the code is spent.
+    expect(countedAfterForeign).toBe(1);
+    expect(again.json()).toEqual(errorBody(401, INVALID_CODE));
+    const rows = await auditRows(t.database, user.id);
+    expect(
+      rows.filter((row) => row.type === 'federation_login_failed').map((row) => row.details),
+    ).toEqual([
+      expect.objectContaining({ reason: 'mfa_required' }),
+      expect.objectContaining({ reason: 'bad_mfa_code' }),
+    ]);
   });
 
   it('should link an identity to a signed-in account, list it, and unlink it unless it is the last way in', async () => {

@@ -51,11 +51,26 @@ const operations = listOperations(contract);
 const CLI_ONLY =
   /^(admin[/\\]|common[/\\]admin-route[/\\]|keys[/\\]keys\.messages\.ts$|webhooks[/\\]webhooks\.messages\.ts$)/;
 /**
- * Sign-in through other providers (issue 38) is mounted only with Federation__Providers, so the
- * contract of the default configuration has none of its routes or texts (its own contract is
- * still to be written: see docs/federation.md).
+ * The OpenID provider (issue 39) is mounted only with OAuthServer__Enabled and has no contract
+ * yet: none of its texts are in this one.
  */
-const OFF_BY_DEFAULT = /^(federation|oauth-server)[/\\]/;
+const OFF_BY_DEFAULT = /^oauth-server[/\\]/;
+
+/**
+ * Sign-in through other providers (issue 38) exists only with Federation__Providers; the
+ * contract documents its routes, each marked with the setting (`x-keygate-requires`). The apps
+ * these tests start have it set (a GitHub-shaped provider no test reaches), so their routes are
+ * the contract's.
+ */
+const FEDERATION_ENVIRONMENT: Readonly<Record<string, string>> = {
+  Federation__Providers: JSON.stringify([
+    { id: 'github', name: 'GitHub', type: 'github', clientId: 'keygate', clientSecret: 'unused' },
+  ]),
+  Federation__PublicUrl: 'https://keygate.example.com',
+  Federation__RedirectUrls: 'https://app.example.com/signed-in',
+};
+const REQUIRES_FEDERATION =
+  'Available only when Federation__Providers is configured; without it this route does not exist (404, as any unknown path).';
 
 const ERROR_SCHEMA = 'ErrorResponseDto';
 const PROBLEM_SCHEMA = 'ProblemDetailsResponseDto';
@@ -260,6 +275,74 @@ const SPEC_RESPONSE_TEXTS: Readonly<Record<string, Readonly<Record<string, reado
   },
 };
 
+const FEDERATION_CODE_INVALID = 'Código de inicio de sesión inválido o expirado.';
+const UNKNOWN_PROVIDER = 'Proveedor de identidad no encontrado.';
+const REDIRECT_NOT_ALLOWED = 'La URL de retorno no está permitida.';
+const PROVIDER_UNAVAILABLE = 'El proveedor de identidad no responde. Intenta más tarde.';
+
+/**
+ * Sign-in through other providers (issue 38, docs/federation.md): the texts of its routes, per
+ * status. Its token exchange answers as login does, with a passkey's refusals as well.
+ */
+const FEDERATION_RESPONSE_TEXTS: Readonly<
+  Record<string, Readonly<Record<string, readonly string[]>>>
+> = {
+  'GET /api/auth/federation/providers': { ...LATE, 500: [INTERNAL] },
+  'GET /api/auth/federation/{provider}/authorize': {
+    ...LATE,
+    400: [PROBLEM, REDIRECT_NOT_ALLOWED],
+    404: [UNKNOWN_PROVIDER],
+    500: [INTERNAL],
+    503: [PROVIDER_UNAVAILABLE],
+  },
+  'GET /api/auth/federation/{provider}/callback': {
+    ...LATE,
+    400: [PROBLEM, 'El inicio de sesión con el proveedor no es válido o ya se usó.'],
+    404: [UNKNOWN_PROVIDER],
+    500: [INTERNAL],
+  },
+  'POST /api/auth/federation/token': {
+    ...BODY_REFUSALS,
+    400: [PROBLEM],
+    401: [
+      FEDERATION_CODE_INVALID,
+      DEACTIVATED,
+      LOCKED_OUT,
+      CODE_REQUIRED,
+      INVALID_CODE,
+      'El desafío de la llave de acceso no es válido o ya se usó.',
+      'No se pudo verificar la llave de acceso.',
+      'Llave de acceso no reconocida.',
+      'Llave de acceso rechazada: su contador de firmas retrocedió.',
+    ],
+    500: [INTERNAL],
+    503: [MFA_OFF],
+  },
+  'POST /api/auth/federation/{provider}/link': {
+    ...BODY_REFUSALS,
+    400: [PROBLEM, REDIRECT_NOT_ALLOWED],
+    401: PASSWORD_REFUSALS,
+    // As on every bearer route: the token's account is gone.
+    404: [UNKNOWN_PROVIDER, NOT_FOUND],
+    500: [INTERNAL],
+    503: [PROVIDER_UNAVAILABLE],
+  },
+  'GET /api/auth/identities': {
+    ...LATE,
+    401: [DEACTIVATED, UNAUTHORIZED],
+    404: [NOT_FOUND],
+    500: [INTERNAL],
+  },
+  'DELETE /api/auth/identities/{id}': {
+    ...BODY_REFUSALS,
+    400: [PROBLEM],
+    401: [DEACTIVATED, UNAUTHORIZED],
+    404: ['Identidad vinculada no encontrada.', NOT_FOUND],
+    409: ['No puedes quitar la única forma de iniciar sesión de la cuenta.'],
+    500: [INTERNAL],
+  },
+};
+
 describe('openapi.json, the contract', () => {
   describe('generation', () => {
     it(
@@ -289,7 +372,7 @@ describe('openapi.json, the contract', () => {
     it(
       'should be the document the development server serves at /openapi.json',
       async () => {
-        const development = await startDevelopmentServer();
+        const development = await startDevelopmentServer(FEDERATION_ENVIRONMENT);
         try {
           const response = await httpRequest(development.server.baseUrl, '/openapi.json');
 
@@ -304,7 +387,7 @@ describe('openapi.json, the contract', () => {
   });
 
   describe('routes', () => {
-    const t = useSharedTestApp();
+    const t = useSharedTestApp(() => ({ environment: FEDERATION_ENVIRONMENT }));
 
     /**
      * Every route the public port serves. Fastify answers HEAD for each GET route by itself
@@ -447,8 +530,39 @@ describe('openapi.json, the contract', () => {
         'POST /api/auth/passkeys/login/options': 'passkeyLoginOptions',
         'POST /api/auth/passkeys/login/verify': 'loginWithPasskey',
         'GET /.well-known/jwks.json': 'getJwks',
+        'GET /api/auth/federation/providers': 'listFederationProviders',
+        'GET /api/auth/federation/{provider}/authorize': 'authorizeWithProvider',
+        'GET /api/auth/federation/{provider}/callback': 'completeProviderSignIn',
+        'POST /api/auth/federation/token': 'exchangeFederationCode',
+        'POST /api/auth/federation/{provider}/link': 'linkIdentity',
+        'GET /api/auth/identities': 'listIdentities',
+        'DELETE /api/auth/identities/{id}': 'unlinkIdentity',
       });
       expect(new Set(ids).size).toBe(ids.length);
+    });
+
+    it('should mark exactly the federation routes as existing only with Federation__Providers', () => {
+      const marked = operations
+        .filter(({ operation }) => 'x-keygate-requires' in operation)
+        .map(({ route, operation }) => ({
+          route,
+          setting: (operation as unknown as Record<string, unknown>)['x-keygate-requires'],
+          notice: operation.description?.split('\n')[0],
+        }));
+
+      expect(marked.map(({ route }) => route).sort()).toEqual(
+        operations
+          .map(({ route }) => route)
+          .filter((route) => /\/api\/auth\/(federation|identities)\b/.test(route))
+          .sort(),
+      );
+      expect(marked).toHaveLength(7);
+      for (const { setting, notice } of marked) {
+        expect({ setting, notice }).toEqual({
+          setting: 'Federation__Providers',
+          notice: REQUIRES_FEDERATION,
+        });
+      }
     });
 
     it('should say where the paths are, relative to the deployment that serves the document', () => {
@@ -471,6 +585,8 @@ describe('openapi.json, the contract', () => {
         'RegistrationResponseDto.id',
         'RegistrationResponseDto.rawId',
         'PasskeyRequestOptionsResponseDto.rpId',
+        // A provider's id is the name an operator gave it in Federation__Providers.
+        'ProviderSummaryDto.id',
       ]);
       const ids = fields.filter(
         ({ field }) => /\.(id|\w+Id)$/.test(field) && !webAuthnIds.has(field),
@@ -478,6 +594,7 @@ describe('openapi.json, the contract', () => {
       const instants = fields.filter(({ field }) => /\.(\w+At|\w+Expiry|timestamp)$/.test(field));
 
       expect(ids.map(({ field }) => field).sort()).toEqual([
+        'IdentityResponseDto.id',
         'PasskeyResponseDto.id',
         'SessionResponseDto.id',
         'UserResponseDto.id',
@@ -490,12 +607,13 @@ describe('openapi.json, the contract', () => {
     it.each(operations)(
       'should describe every success of $route with examples',
       ({ operation }) => {
-        const successes = listResponses(operation).filter(({ status }) => status.startsWith('2'));
+        const successes = listResponses(operation).filter(({ status }) => /^[23]/.test(status));
 
         expect(successes).not.toEqual([]);
-        // A 204 (removing a passkey) has no body to exemplify.
+        // A 204 (removing a passkey) and a 302 (the federation flow's redirects) have no body to
+        // exemplify.
         for (const { status, response } of successes.filter(
-          (success) => success.status !== '204',
+          (success) => success.status !== '204' && success.status !== '302',
         )) {
           const examples = Object.keys(response.content?.['application/json']?.examples ?? {});
           // One example per message the success can carry (verifyEmail has two).
@@ -563,7 +681,7 @@ describe('openapi.json, the contract', () => {
       expect(shownOn.map(({ route, status }) => `${route} ${status}`)).not.toEqual([]);
     });
 
-    it.each(Object.entries(SPEC_RESPONSE_TEXTS))(
+    it.each(Object.entries({ ...SPEC_RESPONSE_TEXTS, ...FEDERATION_RESPONSE_TEXTS }))(
       'should show on %s exactly the texts of the specification, per status',
       (route, expected) => {
         const operation = operations.find((candidate) => candidate.route === route)?.operation;

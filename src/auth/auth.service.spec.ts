@@ -16,6 +16,7 @@ import { RecordingAuthEvents } from '../../test/utils/recording-auth-events.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TotpFactors } from '../two-factor/totp-factors.service.js';
 import { Passkeys } from '../passkeys/passkeys.service.js';
+import { SecondFactorCheck } from '../two-factor/second-factor-check.js';
 import type { GuardedWrite, Precondition } from '../database/guarded-write.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { TokensService, type IssuedSession, type SessionStart } from '../tokens/tokens.service.js';
@@ -321,6 +322,7 @@ describe(AuthService.name, () => {
         { provide: AuthEvents, useClass: RecordingAuthEvents },
         // Passkeys are off: the login's `passkey` field is ignored.
         { provide: Passkeys, useValue: { isEnabled: false } },
+        SecondFactorCheck,
       ],
     }).compile();
     logs.length = 0;

@@ -8,8 +8,9 @@ import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
 import { MfaMessages } from '../two-factor/mfa.messages.js';
 import { TotpFactors } from '../two-factor/totp-factors.service.js';
-import { PasskeyRefusal, Passkeys } from '../passkeys/passkeys.service.js';
-import { PASSWORD_AND_OTP, PASSWORD_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
+import { PasskeyRefusal } from '../passkeys/passkeys.service.js';
+import { SecondFactorCheck } from '../two-factor/second-factor-check.js';
+import { PASSWORD_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TokensService, type SessionStart } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../common/identity/email.js';
@@ -43,7 +44,7 @@ export class AuthService {
     private readonly emailVerification: EmailVerificationService,
     private readonly totpFactors: TotpFactors,
     config: AppConfig,
-    private readonly passkeys: Passkeys,
+    private readonly secondFactors: SecondFactorCheck,
   ) {
     this.requireVerifiedEmail = config.accountFlows.requireVerifiedEmail;
   }
@@ -179,12 +180,9 @@ export class AuthService {
   /**
    * After a right password: how the session is authenticated, or `bad_mfa_code`. An account
    * without a confirmed factor needs no code and any code sent is ignored, so it answers as the
-   * interface says. A code is used up here (a TOTP step, a recovery code), before the login is
-   * written: a code that raced another request is refused rather than accepted twice.
-   *
-   * When passkeys are on, `passkey` (an assertion of one of the account's passkeys) answers in
-   * place of `code`; a refused one counts as a wrong code does, answered with its own message.
-   * With passkeys off the field is ignored, as any unknown field.
+   * interface says. The proof (a code, or when passkeys are on a passkey's assertion in place of
+   * it) is SecondFactorCheck's; a refused passkey counts as a wrong code does, answered with its
+   * own message.
    */
   private async secondFactor(
     user: User,
@@ -192,28 +190,18 @@ export class AuthService {
     origin: RequestOrigin,
     refuse: (userId: string, reason: LoginFailureReason, message: string) => Error,
   ): Promise<readonly AuthMethod[] | 'bad_mfa_code' | PasskeyRefusal> {
-    const factor = await this.totpFactors.activeFactorOf(user.id);
-    if (factor === null) {
+    const verdict = await this.secondFactors.check(user.id, { code, passkey }, origin);
+    if (verdict === 'none') {
       return PASSWORD_ONLY;
     }
-    if (passkey !== undefined && passkey !== null && this.passkeys.isEnabled) {
-      const verified = await this.passkeys.verifyAssertion(
-        passkey,
-        { ceremony: 'second_factor', userId: user.id },
-        origin,
-      );
-      return verified instanceof PasskeyRefusal
-        ? verified
-        : [...PASSWORD_ONLY, ...verified.authMethods];
-    }
-    if (code === undefined || code === null) {
+    if (verdict === 'required') {
       // Not a failed login (the password was right) and not a success: no counter moves.
       throw refuse(user.id, 'mfa_required', MfaMessages.codeRequired);
     }
-    // A spent recovery code is recorded as it is spent (totp_recovery_code_used): the trail
-    // shows when, so the owner can tell if it was not them.
-    const redeemed = await this.totpFactors.redeem(factor, code, origin);
-    return redeemed === null ? 'bad_mfa_code' : PASSWORD_AND_OTP;
+    if (verdict === 'bad_code') {
+      return 'bad_mfa_code';
+    }
+    return verdict instanceof PasskeyRefusal ? verdict : [...PASSWORD_ONLY, ...verdict];
   }
 
   private assertMayLogIn(

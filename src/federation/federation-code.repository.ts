@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { LessThanOrEqual } from 'typeorm';
+import { In, LessThanOrEqual } from 'typeorm';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { FederationCode } from './entities/federation-code.entity.js';
 
@@ -9,9 +9,8 @@ import { FederationCode } from './entities/federation-code.entity.js';
 export class FederationCodeRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
 
-  /** Stores a new code inside the caller's transaction, dropping the codes expired by `now`. */
-  async insert(m: EntityManager, code: FederationCode, now: Date): Promise<void> {
-    await m.delete(FederationCode, { expiresAt: LessThanOrEqual(now) });
+  /** Stores a new code inside the caller's transaction; the expired ones are the cleanup's. */
+  async insert(m: EntityManager, code: FederationCode): Promise<void> {
     await m.insert(FederationCode, code);
   }
 
@@ -33,5 +32,27 @@ export class FederationCodeRepository {
   /** Every code of the account, inside the caller's transaction (a takeover). */
   async removeAllOf(m: EntityManager, userId: string): Promise<void> {
     await m.delete(FederationCode, { userId });
+  }
+
+  /**
+   * The cleanup's batch: deletes at most `limit` codes expired by `now` (by their `expiresAt`
+   * index), in one transaction; how many.
+   */
+  purgeExpiredBatch(now: Date, limit: number): Promise<number> {
+    return this.unitOfWork.transaction(async (m) => {
+      const expired = await m.find(FederationCode, {
+        select: { codeHash: true },
+        where: { expiresAt: LessThanOrEqual(now) },
+        order: { expiresAt: 'ASC' },
+        take: limit,
+      });
+      if (expired.length === 0) {
+        return 0;
+      }
+      const deleted = await m.delete(FederationCode, {
+        codeHash: In(expired.map((row) => row.codeHash)),
+      });
+      return deleted.affected ?? 0;
+    });
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { LessThanOrEqual } from 'typeorm';
+import { In, LessThanOrEqual } from 'typeorm';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { FederationFlow } from './entities/federation-flow.entity.js';
 
@@ -9,12 +9,9 @@ import { FederationFlow } from './entities/federation-flow.entity.js';
 export class FederationFlowRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
 
-  /** Stores a new flow, and drops the flows expired by `now` (they can never be taken). */
-  async insert(flow: FederationFlow, now: Date): Promise<void> {
-    await this.unitOfWork.transaction(async (m) => {
-      await m.delete(FederationFlow, { expiresAt: LessThanOrEqual(now) });
-      await m.insert(FederationFlow, flow);
-    });
+  /** Stores a new flow; the expired ones are the cleanup's (purgeExpiredBatch). */
+  async insert(flow: FederationFlow): Promise<void> {
+    await this.unitOfWork.run((m) => m.insert(FederationFlow, flow));
   }
 
   /**
@@ -35,5 +32,27 @@ export class FederationFlowRepository {
   /** Every flow the account started (links), inside the caller's transaction. */
   async removeAllOf(m: EntityManager, userId: string): Promise<void> {
     await m.delete(FederationFlow, { userId });
+  }
+
+  /**
+   * The cleanup's batch: deletes at most `limit` flows expired by `now` (by their `expiresAt`
+   * index), in one transaction; how many.
+   */
+  purgeExpiredBatch(now: Date, limit: number): Promise<number> {
+    return this.unitOfWork.transaction(async (m) => {
+      const expired = await m.find(FederationFlow, {
+        select: { stateHash: true },
+        where: { expiresAt: LessThanOrEqual(now) },
+        order: { expiresAt: 'ASC' },
+        take: limit,
+      });
+      if (expired.length === 0) {
+        return 0;
+      }
+      const deleted = await m.delete(FederationFlow, {
+        stateHash: In(expired.map((row) => row.stateHash)),
+      });
+      return deleted.affected ?? 0;
+    });
   }
 }

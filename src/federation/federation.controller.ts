@@ -10,6 +10,7 @@ import {
   Redirect,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { RequiresSetting } from '../common/swagger/requires-setting.decorator.js';
 import {
   CurrentUser,
   type AccessTokenClaims,
@@ -19,6 +20,7 @@ import { Public } from '../common/decorators/public.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
 import { FRESH_LOCKOUT_MINUTES } from '../passwords/lockout.js';
+import { PasskeysMessages } from '../passkeys/passkeys.messages.js';
 import { PasswordsMessages } from '../passwords/passwords.messages.js';
 import { AUTH_RESPONSE_EXAMPLE, AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { MfaMessages } from '../two-factor/mfa.messages.js';
@@ -43,6 +45,7 @@ const UNKNOWN_PROVIDER = {
 } as const;
 
 /** Sign-in through other identity providers; mounted only while Federation__Providers is set. */
+@RequiresSetting('Federation__Providers')
 @ApiTags('federation')
 @Controller('auth/federation')
 export class FederationController {
@@ -51,8 +54,22 @@ export class FederationController {
   /** The providers people may sign in with. */
   @Public()
   @Get('providers')
-  @ApiOkResponse({ type: ProvidersResponseDto })
-  providers(): ProvidersResponseDto {
+  @ApiOkResponse({
+    description: 'The configured providers, in the order of Federation__Providers.',
+    type: ProvidersResponseDto,
+    examples: {
+      providers: {
+        summary: 'Two providers',
+        value: {
+          providers: [
+            { id: 'google', name: 'Google' },
+            { id: 'github', name: 'GitHub' },
+          ],
+        },
+      },
+    },
+  })
+  listFederationProviders(): ProvidersResponseDto {
     return this.federation.listProviders();
   }
 
@@ -72,7 +89,7 @@ export class FederationController {
       messages: { providerUnavailable: FederationMessages.providerUnavailable },
     },
   )
-  async authorize(
+  async authorizeWithProvider(
     @Param('provider') provider: string,
     @Query() query: AuthorizeQueryDto,
   ): Promise<RedirectTarget> {
@@ -90,7 +107,7 @@ export class FederationController {
     { status: HttpStatus.BAD_REQUEST, messages: { invalidFlow: FederationMessages.invalidFlow } },
     UNKNOWN_PROVIDER,
   )
-  async callback(
+  async completeProviderSignIn(
     @Param('provider') provider: string,
     @Query() query: Record<string, unknown>,
     @Origin() origin: RequestOrigin,
@@ -110,17 +127,28 @@ export class FederationController {
     type: AuthResponseDto,
     examples: { signedIn: { summary: 'A new session', value: AUTH_RESPONSE_EXAMPLE } },
   })
-  @ApiErrorResponses(HttpStatus.BAD_REQUEST, {
-    status: HttpStatus.UNAUTHORIZED,
-    messages: {
-      federationCodeInvalid: FederationMessages.invalidCode,
-      deactivated: UsersMessages.deactivated,
-      lockedOut: PasswordsMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
-      codeRequired: MfaMessages.codeRequired,
-      invalidCode: MfaMessages.invalidCode,
+  @ApiErrorResponses(
+    HttpStatus.BAD_REQUEST,
+    {
+      status: HttpStatus.UNAUTHORIZED,
+      messages: {
+        federationCodeInvalid: FederationMessages.invalidCode,
+        deactivated: UsersMessages.deactivated,
+        lockedOut: PasswordsMessages.lockedOut(FRESH_LOCKOUT_MINUTES),
+        codeRequired: MfaMessages.codeRequired,
+        invalidCode: MfaMessages.invalidCode,
+        passkeyChallengeInvalid: PasskeysMessages.challengeInvalid,
+        passkeyVerificationFailed: PasskeysMessages.verificationFailed,
+        passkeyUnknown: PasskeysMessages.unknownPasskey,
+        passkeyCounterRegressed: PasskeysMessages.counterRegressed,
+      },
     },
-  })
-  token(
+    {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      messages: { mfaUnavailable: MfaMessages.unavailable },
+    },
+  )
+  exchangeFederationCode(
     @Body() body: FederationTokenDto,
     @Origin() origin: RequestOrigin,
   ): Promise<AuthResponseDto> {
@@ -131,7 +159,19 @@ export class FederationController {
   @Post(':provider/link')
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()
-  @ApiOkResponse({ type: LinkResponseDto })
+  @ApiOkResponse({
+    description: 'Where to send the browser: the provider, for this link flow.',
+    type: LinkResponseDto,
+    examples: {
+      authorizeUrl: {
+        summary: 'The provider’s authorization URL',
+        value: {
+          authorizeUrl:
+            'https://accounts.google.com/o/oauth2/v2/auth?client_id=keygate&response_type=code&state=…',
+        },
+      },
+    },
+  })
   @ApiErrorResponses(
     {
       status: HttpStatus.BAD_REQUEST,
@@ -151,7 +191,7 @@ export class FederationController {
       messages: { providerUnavailable: FederationMessages.providerUnavailable },
     },
   )
-  link(
+  linkIdentity(
     @Param('provider') provider: string,
     @Body() body: LinkIdentityDto,
     @CurrentUser() user: AccessTokenClaims,

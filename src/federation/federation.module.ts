@@ -1,21 +1,21 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountTokensModule } from '../account-tokens/account-tokens.module.js';
 import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { PasswordsModule } from '../passwords/passwords.module.js';
+import { ExpiredRows } from '../tokens/cleanup/expired-rows.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { MfaModule } from '../two-factor/mfa.module.js';
 import { UsersModule } from '../users/users.module.js';
-import { FederatedIdentity } from './entities/federated-identity.entity.js';
 import { FederationCode } from './entities/federation-code.entity.js';
 import { FederationFlow } from './entities/federation-flow.entity.js';
-import { FederatedIdentityRepository } from './federated-identity.repository.js';
 import { FederationCodeRepository } from './federation-code.repository.js';
 import { FederationController } from './federation.controller.js';
 import { FederationFlowRepository } from './federation-flow.repository.js';
 import { FederationService } from './federation.service.js';
 import { IdentitiesController } from './identities.controller.js';
 import { IdentityProviders } from './identity-providers.js';
+import { LinkedIdentitiesModule } from './linked-identities.module.js';
 
 /**
  * Sign-in through other identity providers (issue 38). Mounted by the root module only while
@@ -23,13 +23,14 @@ import { IdentityProviders } from './identity-providers.js';
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([FederatedIdentity, FederationFlow, FederationCode]),
+    TypeOrmModule.forFeature([FederationFlow, FederationCode]),
     UsersModule,
     TokensModule,
     PasswordsModule,
     MfaModule,
     PasskeysModule,
     AccountTokensModule,
+    LinkedIdentitiesModule,
   ],
   controllers: [FederationController, IdentitiesController],
   providers: [
@@ -37,8 +38,25 @@ import { IdentityProviders } from './identity-providers.js';
     IdentityProviders,
     FederationFlowRepository,
     FederationCodeRepository,
-    FederatedIdentityRepository,
   ],
   exports: [FederationService],
 })
-export class FederationModule {}
+export class FederationModule implements OnModuleInit {
+  constructor(
+    private readonly expiredRows: ExpiredRows,
+    private readonly flows: FederationFlowRepository,
+    private readonly codes: FederationCodeRepository,
+  ) {}
+
+  /** Expired flows and one-time codes are purged by the expired-token cleanup, in batches. */
+  onModuleInit(): void {
+    this.expiredRows.add({
+      name: 'federation flow(s)',
+      purgeBatch: (now, limit) => this.flows.purgeExpiredBatch(now, limit),
+    });
+    this.expiredRows.add({
+      name: 'federation one-time code(s)',
+      purgeBatch: (now, limit) => this.codes.purgeExpiredBatch(now, limit),
+    });
+  }
+}

@@ -4,7 +4,6 @@ import type { EntityManager } from 'typeorm';
 import {
   ConflictError,
   InvalidArgumentError,
-  NotFoundError,
   UnauthorizedError,
   UnavailableError,
 } from '../common/errors/domain-errors.js';
@@ -17,14 +16,15 @@ import type { FederationFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
 import { MailedTokens } from '../account-tokens/mailed-tokens.js';
-import { Passkeys } from '../passkeys/passkeys.service.js';
+import { PasskeyRefusal, Passkeys } from '../passkeys/passkeys.service.js';
 import { FailedLogins } from '../passwords/failed-logins.js';
-import { NO_PASSWORD_HASH, hasPassword } from '../passwords/password-hasher.js';
+import { NO_PASSWORD_HASH } from '../passwords/password-hasher.js';
 import { PasswordConfirmation } from '../passwords/password-confirmation.js';
-import { FEDERATED_AND_OTP, FEDERATED_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
+import { FEDERATED_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { MfaMessages } from '../two-factor/mfa.messages.js';
+import { SecondFactorCheck } from '../two-factor/second-factor-check.js';
 import { TotpFactors } from '../two-factor/totp-factors.service.js';
 import { USERNAME_MAX_LENGTH, type User } from '../users/entities/user.entity.js';
 import { UsersService } from '../users/users.service.js';
@@ -42,6 +42,7 @@ import { FederationCodeRepository } from './federation-code.repository.js';
 import { FederationFlowRepository } from './federation-flow.repository.js';
 import { FederationMessages } from './federation.messages.js';
 import { IdentityProviders } from './identity-providers.js';
+import { LinkedIdentities } from './linked-identities.js';
 import { flowSecretsOf, s256 } from './providers/flow-secrets.js';
 import {
   ProviderRefusal,
@@ -87,10 +88,12 @@ export class FederationService {
     private readonly flows: FederationFlowRepository,
     private readonly codes: FederationCodeRepository,
     private readonly identities: FederatedIdentityRepository,
+    private readonly linked: LinkedIdentities,
     private readonly usersService: UsersService,
     private readonly tokensService: TokensService,
     private readonly totpFactors: TotpFactors,
     private readonly passkeys: Passkeys,
+    private readonly secondFactors: SecondFactorCheck,
     private readonly mailedTokens: MailedTokens,
     private readonly failedLogins: FailedLogins,
     private readonly confirmation: PasswordConfirmation,
@@ -150,7 +153,6 @@ export class FederationService {
         createdAt: now,
         expiresAt: new Date(now.getTime() + FLOW_LIFETIME_MINUTES * MINUTE_MS),
       }),
-      now,
     );
     return url.toString();
   }
@@ -175,44 +177,9 @@ export class FederationService {
     return { identities: identities.map((identity) => IdentityResponseDto.from(identity)) };
   }
 
-  /**
-   * Unlinks an identity of the account; refused (409) when it is the last way the account has to
-   * sign in: no password, no passkey, no other identity. Two unlinks of one account take turns.
-   */
+  /** Unlinks an identity of the account; refused (409) when it is the last way in. */
   async unlink(userId: string, id: string, origin: RequestOrigin): Promise<void> {
-    await this.unitOfWork.transaction(async (m) => {
-      await this.unitOfWork.lock(m, `federated-identities:${userId}`);
-      const identities = await this.identities.listOf(userId, m);
-      const identity = identities.find((candidate) => candidate.id === id);
-      if (identity === undefined) {
-        throw new NotFoundError(FederationMessages.identityNotFound);
-      }
-      const user = await this.usersService.findById(userId, m);
-      if (user === null) {
-        throw new NotFoundError(FederationMessages.identityNotFound);
-      }
-      const others =
-        identities.length -
-        1 +
-        (await this.passkeys.countWithin(m, userId)) +
-        (hasPassword(user.passwordHash) ? 1 : 0);
-      if (others === 0) {
-        throw new ConflictError(FederationMessages.lastWayToSignIn);
-      }
-      if (!(await this.identities.remove(m, userId, id))) {
-        throw new NotFoundError(FederationMessages.identityNotFound);
-      }
-      await this.events.record(
-        m,
-        {
-          type: 'federation_identity_unlinked',
-          userId,
-          provider: identity.provider,
-          identityId: id,
-        },
-        origin,
-      );
-    });
+    await this.linked.unlink(userId, id, origin, { kind: 'owner' });
   }
 
   /**
@@ -282,8 +249,10 @@ export class FederationService {
 
   /**
    * The one-time code for the front end's verifier: a session, as login answers; an account with
-   * a second factor gives its code in `secondFactorCode`, and without it is told so while the
-   * one-time code stays usable until it expires. A wrong verifier burns the code.
+   * a second factor gives its code in `secondFactorCode` or a passkey's assertion in `passkey`
+   * (SecondFactorCheck, as login), and without either is told so while the one-time code stays
+   * usable until it expires. A wrong second factor counts as at login and leaves the code usable;
+   * a wrong verifier burns the code.
    */
   async exchange(request: FederationTokenDto, origin: RequestOrigin): Promise<AuthResponseDto> {
     const codeHash = digest(request.code);
@@ -342,27 +311,31 @@ export class FederationService {
         if (started !== 'refused') {
           return started;
         }
-        const factor = await this.totpFactors.activeFactorOf(user.id);
-        if (factor === null) {
+        const verdict = await this.secondFactors.check(
+          user.id,
+          { code: request.secondFactorCode, passkey: request.passkey },
+          origin,
+        );
+        if (verdict === 'none') {
           methods = FEDERATED_ONLY;
+        } else if (verdict === 'required') {
+          throw refuse(user.id, code.provider, 'mfa_required', MfaMessages.codeRequired);
+        } else if (verdict === 'bad_code' || verdict instanceof PasskeyRefusal) {
+          // Counted as login counts a wrong second factor; the one-time code stays usable.
+          const failure = {
+            type: 'federation_login_failed',
+            userId: user.id,
+            provider: code.provider,
+            reason: 'bad_mfa_code',
+          } as const;
+          if (await this.failedLogins.record(user, origin, failure)) {
+            throw new UnauthorizedError(
+              verdict === 'bad_code' ? MfaMessages.invalidCode : verdict.message,
+            );
+          }
+          continue;
         } else {
-          const secondFactorCode = request.secondFactorCode ?? null;
-          if (secondFactorCode === null) {
-            throw refuse(user.id, code.provider, 'mfa_required', MfaMessages.codeRequired);
-          }
-          if ((await this.totpFactors.redeem(factor, secondFactorCode, origin)) === null) {
-            const failure = {
-              type: 'federation_login_failed',
-              userId: user.id,
-              provider: code.provider,
-              reason: 'bad_mfa_code',
-            } as const;
-            if (await this.failedLogins.record(user, origin, failure)) {
-              throw new UnauthorizedError(MfaMessages.invalidCode);
-            }
-            continue;
-          }
-          methods = FEDERATED_AND_OTP;
+          methods = [...FEDERATED_ONLY, ...verdict];
         }
       }
       const started = await this.startSession(user, code, methods, origin, false);
@@ -617,7 +590,18 @@ export class FederationService {
           origin,
         );
       },
-      (m) => this.usersService.insert(user, m),
+      async (m) => {
+        try {
+          await this.usersService.insert(user, m);
+        } catch (error: unknown) {
+          // Another instance made the account with this address meanwhile (the unique e-mail,
+          // told as a taken address): roll back and decide again, finding it.
+          if (error instanceof ConflictError) {
+            throw new Changed();
+          }
+          throw error;
+        }
+      },
     );
     this.logger.log(
       `User ${user.id} signed up through ${providerId}`,
@@ -648,7 +632,6 @@ export class FederationService {
           createdAt: now,
           expiresAt: new Date(now.getTime() + CODE_LIFETIME_MINUTES * MINUTE_MS),
         }),
-        now,
       );
     });
     return raw;

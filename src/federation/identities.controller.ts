@@ -1,5 +1,6 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param } from '@nestjs/common';
 import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { RequiresSetting } from '../common/swagger/requires-setting.decorator.js';
 import {
   CurrentUser,
   type AccessTokenClaims,
@@ -7,11 +8,12 @@ import {
 import { Origin } from '../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../common/swagger/api-error-responses.decorator.js';
-import { IdentitiesResponseDto } from './dto/identity-response.dto.js';
+import { IDENTITY_RESPONSE_EXAMPLE, IdentitiesResponseDto } from './dto/identity-response.dto.js';
 import { FederationMessages } from './federation.messages.js';
 import { FederationService } from './federation.service.js';
 
 /** The identities at other providers linked to the signed-in account. */
+@RequiresSetting('Federation__Providers')
 @ApiTags('federation')
 @Controller('auth/identities')
 export class IdentitiesController {
@@ -19,7 +21,13 @@ export class IdentitiesController {
 
   @Get()
   @ApiBearerAuth()
-  @ApiOkResponse({ type: IdentitiesResponseDto })
+  @ApiOkResponse({
+    description: 'The identities linked to the bearer’s account, oldest first.',
+    type: IdentitiesResponseDto,
+    examples: {
+      identities: { summary: 'One identity', value: { identities: [IDENTITY_RESPONSE_EXAMPLE] } },
+    },
+  })
   @ApiErrorResponses(HttpStatus.UNAUTHORIZED)
   listIdentities(@CurrentUser() user: AccessTokenClaims): Promise<IdentitiesResponseDto> {
     return this.federation.listIdentities(user.sub);

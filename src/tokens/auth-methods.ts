@@ -9,12 +9,10 @@
 export type AuthMethod = 'pwd' | 'otp' | 'email' | 'hwk' | 'swk' | 'user' | 'fed';
 
 export const PASSWORD_ONLY: readonly AuthMethod[] = ['pwd'];
-export const PASSWORD_AND_OTP: readonly AuthMethod[] = ['pwd', 'otp'];
 export const EMAIL_CODE_ONLY: readonly AuthMethod[] = ['email'];
 export const EMAIL_CODE_AND_OTP: readonly AuthMethod[] = ['email', 'otp'];
 /** A sign-in through another identity provider; `fed` is no RFC 8176 value, as `email` is not. */
 export const FEDERATED_ONLY: readonly AuthMethod[] = ['fed'];
-export const FEDERATED_AND_OTP: readonly AuthMethod[] = ['fed', 'otp'];
 
 const AUTH_METHODS: ReadonlySet<string> = new Set<AuthMethod>([
   'pwd',

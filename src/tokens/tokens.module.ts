@@ -12,6 +12,7 @@ import { TokensController } from './tokens.controller.js';
 import { RefreshSuccessors } from './storage/refresh-successors.js';
 import { RefreshTokenRepository } from './storage/refresh-token.repository.js';
 import { SessionRepository } from './storage/session.repository.js';
+import { ExpiredRows } from './cleanup/expired-rows.js';
 import { TokenCleanupService } from './cleanup/token-cleanup.service.js';
 import { TokensService } from './tokens.service.js';
 
@@ -43,8 +44,9 @@ import { TokensService } from './tokens.service.js';
     RefreshTokenRepository,
     AccessTokenService,
     TokenCleanupService,
+    ExpiredRows,
     RefreshSuccessors,
   ],
-  exports: [TokensService, TokenCleanupService],
+  exports: [TokensService, TokenCleanupService, ExpiredRows],
 })
 export class TokensModule {}

@@ -464,6 +464,143 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/federation/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The providers people may sign in with.
+         * @description Available only when Federation__Providers is configured; without it this route does not exist (404, as any unknown path).
+         */
+        get: operations["listFederationProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/federation/{provider}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sends the browser to the provider, with PKCE, state and (OpenID Connect) nonce.
+         * @description Available only when Federation__Providers is configured; without it this route does not exist (404, as any unknown path).
+         */
+        get: operations["authorizeWithProvider"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/federation/{provider}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The URL registered at the provider: back to the flow's `redirectTo` with `code` or `error`.
+         * @description Available only when Federation__Providers is configured; without it this route does not exist (404, as any unknown path).
+         */
+        get: operations["completeProviderSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/federation/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchanges the one-time code, with the verifier of its challenge, for a session.
+         * @description Available only when Federation__Providers is configured; without it this route does not exist (404, as any unknown path).
+         */
+        post: operations["exchangeFederationCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/federation/{provider}/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Starts linking an identity at the provider to the signed-in account (password confirmed).
+         * @description Available only when Federation__Providers is configured; without it this route does not exist (404, as any unknown path).
+         */
+        post: operations["linkIdentity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Available only when Federation__Providers is configured; without it this route does not exist (404, as any unknown path). */
+        get: operations["listIdentities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/identities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlinks one; refused while it is the account's only way to sign in.
+         * @description Available only when Federation__Providers is configured; without it this route does not exist (404, as any unknown path).
+         */
+        delete: operations["unlinkIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -1003,6 +1140,93 @@ export interface components {
              * @example 123456
              */
             secondFactorCode?: string | null;
+        };
+        ProviderSummaryDto: {
+            /**
+             * @description Its id in the routes.
+             * @example google
+             */
+            id: string;
+            /**
+             * @description What people are shown.
+             * @example Google
+             */
+            name: string;
+        };
+        ProvidersResponseDto: {
+            providers: components["schemas"]["ProviderSummaryDto"][];
+        };
+        FederationTokenDto: {
+            /**
+             * @description The `code` the flow's redirect carried.
+             * @example da5QhKGKeXtWwsM_-0z9IkOyTzan4qcbBizLmr-2RMw
+             */
+            code: string;
+            /**
+             * @description The PKCE verifier (RFC 7636: 43 to 128 unreserved characters) whose S256 challenge started the flow.
+             * @example dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk
+             */
+            codeVerifier: string;
+            /**
+             * @description For an account with a second factor: the six digits of its authenticator app, or one of its
+             *     recovery codes (what login takes as `code`). Ignored for other accounts.
+             * @example 123456
+             */
+            secondFactorCode?: string | null;
+            /**
+             * @description When passkeys are configured, in place of `secondFactorCode`: an assertion of one of the
+             *     account's passkeys (`credential.toJSON()`, made with the challenge of POST
+             *     /api/auth/passkeys/login/options), as login takes it. Used instead of `secondFactorCode`
+             *     when both are sent; ignored for accounts without a second factor, and when passkeys are off.
+             */
+            passkey?: components["schemas"]["AuthenticationResponseDto"] | null;
+        };
+        LinkIdentityDto: {
+            /**
+             * @description One of Federation__RedirectUrls, exactly: where the flow ends with `?linked=` or `?error=`.
+             * @example https://app.example.com/settings/identities
+             */
+            redirectTo: string;
+            /**
+             * @description The front end's S256 challenge, as for a sign-in.
+             * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
+             */
+            codeChallenge: string;
+            /** @description The account's current password: the proof of presence sensitive routes ask for. */
+            password: string;
+        };
+        LinkResponseDto: {
+            /** @description Where to send the browser: the provider's authorization URL for this flow. */
+            authorizeUrl: string;
+        };
+        IdentityResponseDto: {
+            /**
+             * Format: uuid
+             * @example 3f2504e0-4f89-41d3-9a0c-0305e82c3301
+             */
+            id: string;
+            /**
+             * @description The provider's id.
+             * @example google
+             */
+            provider: string;
+            /**
+             * @description The person's id at the provider.
+             * @example 110169484474386276334
+             */
+            subject: string;
+            /**
+             * @description The address the provider last gave, verified or not.
+             * @example alice@example.com
+             */
+            email: string | null;
+            /** Format: date-time */
+            linkedAt: string;
+            /** Format: date-time */
+            lastUsedAt: string | null;
+        };
+        IdentitiesResponseDto: {
+            identities: components["schemas"]["IdentityResponseDto"][];
         };
         JwkResponseDto: {
             /** @description `EC` (ES256, P-256), `OKP` (EdDSA, Ed25519) or `RSA` (RS256). */
@@ -3765,6 +3989,512 @@ export interface operations {
             };
             /** @description A feature the request needs is not configured on this deployment. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    listFederationProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configured providers, in the order of Federation__Providers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProvidersResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    authorizeWithProvider: {
+        parameters: {
+            query: {
+                /** @description One of Federation__RedirectUrls, exactly: where the flow ends with `?code=` or `?error=`. */
+                redirectTo: string;
+                /** @description BASE64URL(SHA-256(codeVerifier)) of a verifier the front end keeps for the token exchange. */
+                codeChallenge: string;
+            };
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider’s authorization endpoint. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    completeProviderSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the flow’s redirectTo, with `?code=`, `?linked=` or `?error=`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    exchangeFederationCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FederationTokenDto"];
+            };
+        };
+        responses: {
+            /** @description Signed in: a new session and its first token pair, as login answers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    linkIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LinkIdentityDto"];
+            };
+        };
+        responses: {
+            /** @description Where to send the browser: the provider, for this link flow. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkResponseDto"];
+                };
+            };
+            /** @description The body failed validation (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description A feature the request needs is not configured on this deployment. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    listIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The identities linked to the bearer’s account, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentitiesResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    unlinkIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body sent is not a JSON object (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Conflicts with existing data. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

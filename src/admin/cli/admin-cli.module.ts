@@ -8,6 +8,7 @@ import { WebhooksModule } from '../../webhooks/webhooks.module.js';
 import { AdminKeysModule } from '../keys/admin-keys.module.js';
 import { AdminModule } from '../admin.module.js';
 import { KeysModule } from '../../keys/keys.module.js';
+import { IdentitiesAdminModule } from '../../federation/admin/identities-admin.module.js';
 import { OAuthClientsModule } from '../../oauth-server/oauth-clients.module.js';
 
 /**
@@ -34,6 +35,7 @@ export class AdminCliModule {
         WebhooksModule,
         AdminKeysModule,
         OAuthClientsModule,
+        IdentitiesAdminModule,
       ],
     };
   }

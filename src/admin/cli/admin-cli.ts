@@ -17,6 +17,9 @@ import { WebhooksService } from '../../webhooks/webhooks.service.js';
 import { WebhookCliOutput } from '../../webhooks/admin/webhook-cli-output.js';
 import { OAuthClientsService } from '../../oauth-server/oauth-clients.service.js';
 import { OAuthClientCliOutput } from '../../oauth-server/admin/oauth-client-cli-output.js';
+import { AppConfig } from '../../config/app-config.js';
+import { IdentitiesAdminService } from '../../federation/admin/identities-admin.service.js';
+import { IdentityCliOutput } from '../../federation/admin/identity-cli-output.js';
 
 /** The documented exit codes (docs/operations/admin-cli.md). */
 export const ExitCode = { ok: 0, failure: 1, usage: 2 } as const;
@@ -76,6 +79,11 @@ export async function runCli(
     }
     return ExitCode.ok;
   } catch (error: unknown) {
+    if (error instanceof UsageError) {
+      // A command of a capability the configuration leaves off: told as a wrong command line.
+      streams.err.write(`keygate-cli: ${error.message}\n`);
+      return ExitCode.usage;
+    }
     const reason = error instanceof Error ? error.message : String(error);
     streams.err.write(`keygate-cli: ${invocation.command} failed: ${reason}\n`);
     return ExitCode.failure;
@@ -164,6 +172,23 @@ function execute(
       return admin
         .removePasskeys({ email: invocation.email }, origin)
         .then(CliOutput.passkeysRemoved);
+    case 'users:identities': {
+      const identities = identitiesAdmin(app);
+      return admin
+        .findUser({ email: invocation.email })
+        .then(async (user) => IdentityCliOutput.list(user, await identities.identitiesOf(user.id)));
+    }
+    case 'users:unlink-identity': {
+      const identities = identitiesAdmin(app);
+      return admin
+        .findUser({ email: invocation.email })
+        .then(async (user) =>
+          IdentityCliOutput.unlinked(
+            user,
+            await identities.unlink(user.id, invocation.identityId, origin),
+          ),
+        );
+    }
     case 'admin-keys:create':
       return keys
         .create(invocation.name, invocation.scopes, origin)
@@ -173,6 +198,16 @@ function execute(
     case 'admin-keys:revoke':
       return keys.revoke(invocation.name, origin).then(CliOutput.adminKeyRevoked);
   }
+}
+
+/** The identity commands' service; a usage error while federation is not configured. */
+function identitiesAdmin(app: INestApplicationContext): IdentitiesAdminService {
+  if (app.get(AppConfig).federation === null) {
+    throw new UsageError(
+      'federation is not configured (Federation__Providers is not set): accounts have no linked identities.',
+    );
+  }
+  return app.get(IdentitiesAdminService);
 }
 
 /**

@@ -53,6 +53,18 @@ describe(parseCliArguments.name, () => {
       ['audit', '--limit=1000', 'a@example.com'],
       { command: 'audit', email: 'a@example.com', limit: 1000 },
     ],
+    [
+      ['users:identities', 'a@example.com'],
+      { command: 'users:identities', email: 'a@example.com' },
+    ],
+    [
+      ['users:unlink-identity', ' a@example.com ', ' 3f2504e0-4f89-41d3-9a0c-0305e82c3301 '],
+      {
+        command: 'users:unlink-identity',
+        email: 'a@example.com',
+        identityId: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+      },
+    ],
   ])('should read %j', (argv, expected) => {
     expect(sut(argv)).toEqual({ kind: 'run', ...expected });
   });
@@ -105,6 +117,14 @@ describe(parseCliArguments.name, () => {
       'users:unlock has too many arguments: users:unlock <email>',
     ],
     [['tokens:purge', 'now'], 'tokens:purge has too many arguments: tokens:purge'],
+    [
+      ['users:unlink-identity', 'a@example.com'],
+      'users:unlink-identity is missing an argument: users:unlink-identity <email> <identityId>',
+    ],
+    [
+      ['users:unlink-identity', 'not-an-email', 'x'],
+      'users:unlink-identity expects an e-mail address, got "not-an-email".',
+    ],
     [['audit:purge', '30'], 'audit:purge has too many arguments: audit:purge'],
     [
       ['audit:purge', '--before', '2025-01-01'],

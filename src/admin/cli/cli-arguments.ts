@@ -89,6 +89,16 @@ export const CLI_COMMANDS = {
     usage: 'users:passkeys-remove <email>',
     summary: 'Remove every passkey of an account (lost or stolen devices); sessions stay.',
   },
+  'users:identities': {
+    usage: 'users:identities <email>',
+    summary:
+      'List the identities at other providers linked to an account (only with Federation__Providers).',
+  },
+  'users:unlink-identity': {
+    usage: 'users:unlink-identity <email> <identityId>',
+    summary:
+      'Unlink one identity of an account, even its last way to sign in (only with Federation__Providers).',
+  },
   'admin-keys:create': {
     usage: 'admin-keys:create --name <name> --scopes <a,b>',
     summary: 'Create an admin API key with these scopes; prints its secret, once.',
@@ -126,6 +136,7 @@ export type CliInvocation =
         | AdminKeyCommand
         | 'audit'
         | 'audit:export'
+        | 'users:unlink-identity'
       >;
       readonly email: string;
     }
@@ -137,6 +148,13 @@ export type CliInvocation =
       readonly scopes: readonly string[];
     }
   | { readonly kind: 'run'; readonly command: 'admin-keys:revoke'; readonly name: string }
+  | {
+      readonly kind: 'run';
+      readonly command: 'users:unlink-identity';
+      readonly email: string;
+      /** An id as `users:identities` lists it. */
+      readonly identityId: string;
+    }
   | {
       readonly kind: 'run';
       readonly command: 'audit:export';
@@ -268,14 +286,15 @@ export function parseCliArguments(argv: readonly string[]): CliInvocation {
     }
     return { kind: 'run', command, name: values.name, scopes: values.scopes.split(',') };
   }
+  if (command === 'users:unlink-identity') {
+    expectArguments(command, rest, 2);
+    return { kind: 'run', command, email: emailOf(command, rest[0]), identityId: rest[1].trim() };
+  }
   expectArguments(command, rest, 1);
   if (command === 'admin-keys:revoke') {
     return { kind: 'run', command, name: rest[0] };
   }
-  const email = rest[0].trim();
-  if (!email.includes('@')) {
-    throw new UsageError(`${command} expects an e-mail address, got "${rest[0]}".`);
-  }
+  const email = emailOf(command, rest[0]);
   if (command === 'audit') {
     return { kind: 'run', command, email, limit: parseLimit(values.limit) };
   }
@@ -403,6 +422,14 @@ function expectArguments(command: CliCommand, rest: readonly string[], count: nu
     const problem = rest.length < count ? 'is missing an argument' : 'has too many arguments';
     throw new UsageError(`${command} ${problem}: ${CLI_COMMANDS[command].usage}`);
   }
+}
+
+function emailOf(command: CliCommand, argument: string): string {
+  const email = argument.trim();
+  if (!email.includes('@')) {
+    throw new UsageError(`${command} expects an e-mail address, got "${argument}".`);
+  }
+  return email;
 }
 
 function parseLimit(value: string | undefined): number {

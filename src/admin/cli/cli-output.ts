@@ -1,3 +1,4 @@
+import { printable } from '../../common/text/printable.js';
 import type { AdminKeySummary } from '../keys/admin-keys.service.js';
 import type { AuditPurgeResult } from '../../audit/audit-retention.service.js';
 import type { AuditEntry } from '../../audit/audit-trail.service.js';
@@ -16,36 +17,36 @@ import type {
 /** What each command prints on success: plain sentences, and the audit trail as a table. */
 export const CliOutput = {
   deactivated: ({ account, changed, revokedTokenCount }: DeactivationResult): string =>
-    `${changed ? `Deactivated ${name(account)}` : `${name(account)} was already deactivated`}; ` +
+    `${changed ? `Deactivated ${accountName(account)}` : `${accountName(account)} was already deactivated`}; ` +
     `revoked ${revokedTokenCount} refresh token(s).`,
 
   activated: ({ account, changed }: ActivationResult): string =>
-    changed ? `Activated ${name(account)}.` : `${name(account)} was already active.`,
+    changed ? `Activated ${accountName(account)}.` : `${accountName(account)} was already active.`,
 
   unlocked: ({ account, failedAttempts, lockedUntil }: UnlockResult): string => {
     if (failedAttempts === 0 && lockedUntil === null) {
-      return `${name(account)} had no failed logins or lockout to clear.`;
+      return `${accountName(account)} had no failed logins or lockout to clear.`;
     }
     const lockout =
       lockedUntil === null ? 'no lockout' : `the lockout until ${lockedUntil.toISOString()}`;
-    return `Unlocked ${name(account)}: cleared ${failedAttempts} failed login(s) and ${lockout}.`;
+    return `Unlocked ${accountName(account)}: cleared ${failedAttempts} failed login(s) and ${lockout}.`;
   },
 
   deleted: (account: Account): string =>
-    `Deleted ${name(account)}, its refresh tokens, mailed-link tokens and unsent mail.`,
+    `Deleted ${accountName(account)}, its refresh tokens, mailed-link tokens and unsent mail.`,
 
   mfaReset: ({ account, changed }: ActivationResult): string =>
     changed
-      ? `Removed the second factor and recovery codes of ${name(account)}; it logs in with the password alone until it enrols again.`
-      : `${name(account)} had no second factor to remove.`,
+      ? `Removed the second factor and recovery codes of ${accountName(account)}; it logs in with the password alone until it enrols again.`
+      : `${accountName(account)} had no second factor to remove.`,
 
   passkeysRemoved: ({ account, removedCount }: PasskeysRemovedResult): string =>
     removedCount > 0
-      ? `Removed ${removedCount} passkey(s) of ${name(account)}.`
-      : `${name(account)} had no passkeys to remove.`,
+      ? `Removed ${removedCount} passkey(s) of ${accountName(account)}.`
+      : `${accountName(account)} had no passkeys to remove.`,
 
   sessionsRevoked: ({ account, revokedTokenCount }: SessionsResult): string =>
-    `Revoked ${revokedTokenCount} refresh token(s) of ${name(account)}.`,
+    `Revoked ${revokedTokenCount} refresh token(s) of ${accountName(account)}.`,
 
   purged: (deletedCount: number): string => `Deleted ${deletedCount} expired refresh token(s).`,
 
@@ -120,7 +121,7 @@ export const CliOutput = {
 
   audit: ({ account, entries }: AuditResult): string => {
     if (entries.length === 0) {
-      return `No audit events for ${name(account)}.`;
+      return `No audit events for ${accountName(account)}.`;
     }
     const header = ['TIME', 'EVENT', 'IP', 'REQUEST ID', 'DETAILS'];
     const rows = entries.map(auditRow);
@@ -133,7 +134,7 @@ export const CliOutput = {
         .join('  ')
         .trimEnd();
     return [
-      `Audit trail of ${name(account)}: ${entries.length} event(s), newest first.`,
+      `Audit trail of ${accountName(account)}: ${entries.length} event(s), newest first.`,
       '',
       line(header),
       ...rows.map(line),
@@ -141,7 +142,7 @@ export const CliOutput = {
   },
 } as const;
 
-function name(account: Account): string {
+function accountName(account: Account): string {
   return `${account.email} (user ${account.id})`;
 }
 
@@ -167,12 +168,4 @@ function show(value: unknown): string {
     return value.length === 0 ? '[]' : value.map(show).join(',');
   }
   return typeof value === 'string' ? printable(value) : JSON.stringify(value);
-}
-
-/**
- * Values a client chose (its user agent) reach the operator's terminal: anything but plain
- * printable text is shown JSON-quoted, so no escape sequence or line break gets through.
- */
-function printable(value: string): string {
-  return /^[\x21-\x7e]*$/.test(value) && value !== '' ? value : JSON.stringify(value);
 }

@@ -9,6 +9,7 @@ import { AdminKeyGuard } from '../keys/admin-key.guard.js';
 import { AdminKeysModule } from '../keys/admin-keys.module.js';
 import { KeysAdminModule } from '../../keys/admin/keys-admin.module.js';
 import { AdminUsersController } from './admin-users.controller.js';
+import { FederationAdminModule } from '../../federation/admin/federation-admin.module.js';
 import { WebhooksAdminModule } from '../../webhooks/admin/webhooks-admin.module.js';
 
 /**
@@ -30,4 +31,9 @@ import { WebhooksAdminModule } from '../../webhooks/admin/webhooks-admin.module.
 export class AdminApiModule {}
 
 /** Every module whose controllers are admin routes: the admin API's document, and only it. */
-export const ADMIN_API_MODULES = [AdminApiModule, KeysAdminModule, WebhooksAdminModule] as const;
+export const ADMIN_API_MODULES = [
+  AdminApiModule,
+  KeysAdminModule,
+  WebhooksAdminModule,
+  FederationAdminModule,
+] as const;

@@ -8,7 +8,7 @@ import { AuthEvents } from '../../events/auth-events.js';
 import { forRequest } from '../../logging/log-fields.js';
 import { MailOutbox } from '../../mail/mail-outbox.js';
 import { adminActorOf, type AdminCall } from '../../common/admin-route/current-admin.decorator.js';
-import type { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';
+import type { AdminChangeResponseDto } from '../../common/admin-route/admin-change-response.dto.js';
 import type { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
 import {
   AdminSessionResponseDto,

@@ -19,7 +19,7 @@ import { AdminApiService } from './admin-api.service.js';
 import type { AdminPrincipal } from '../../common/admin-route/current-admin.decorator.js';
 import { AdminRoute } from '../../common/admin-route/admin-scope.decorator.js';
 import { CurrentAdminKey } from '../../common/admin-route/current-admin.decorator.js';
-import { AdminChangeResponseDto } from './dto/admin-change-response.dto.js';
+import { AdminChangeResponseDto } from '../../common/admin-route/admin-change-response.dto.js';
 import { AdminReasonDto } from '../../common/admin-route/admin-reason.dto.js';
 import { AdminSessionParamsDto, AdminUserParamsDto } from './dto/admin-user-params.dto.js';
 import {

@@ -1,4 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
+import { REQUIRES_SETTING_EXTENSION } from './requires-setting.decorator.js';
 import { ModulesContainer } from '@nestjs/core';
 import {
   DocumentBuilder,
@@ -113,6 +114,7 @@ export function buildOpenApiDocument(
     for (const method of HTTP_METHODS) {
       const operation = path[method];
       if (operation !== undefined) {
+        describeRequiredSetting(operation);
         documentSharedFailures(
           operation,
           BODY_READING_METHODS.has(method),
@@ -225,6 +227,26 @@ function documentSharedFailures(
       );
     }
   }
+}
+
+/**
+ * An operation marked by @RequiresSetting exists only when its setting is configured: its
+ * description opens by saying so, for the people who read the document (Swagger UI), while the
+ * extension says it to tools.
+ */
+function describeRequiredSetting(operation: OperationObject): void {
+  const setting: unknown = Object.getOwnPropertyDescriptor(
+    operation,
+    REQUIRES_SETTING_EXTENSION,
+  )?.value;
+  if (typeof setting !== 'string') {
+    return;
+  }
+  const notice =
+    `Available only when ${setting} is configured; without it this route does not exist ` +
+    '(404, as any unknown path).';
+  operation.description =
+    operation.description === undefined ? notice : `${notice}\n\n${operation.description}`;
 }
 
 /** The modules whose controllers the variant documents; undefined: all of them. */

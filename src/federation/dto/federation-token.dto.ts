@@ -1,5 +1,7 @@
-import { IsOptional, IsString, Matches } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsObject, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
 import { MaxChars } from '../../common/validation/string-rules.js';
+import { AuthenticationResponseDto } from '../../passkeys/dto/authentication-response.dto.js';
 import { SecondFactorCode } from '../../two-factor/dto/second-factor-code.js';
 
 /** The one-time code the callback handed to the front end, and the verifier of its challenge. */
@@ -28,4 +30,16 @@ export class FederationTokenDto {
   @IsOptional()
   @SecondFactorCode()
   readonly secondFactorCode?: string | null;
+
+  /**
+   * When passkeys are configured, in place of `secondFactorCode`: an assertion of one of the
+   * account's passkeys (`credential.toJSON()`, made with the challenge of POST
+   * /api/auth/passkeys/login/options), as login takes it. Used instead of `secondFactorCode`
+   * when both are sent; ignored for accounts without a second factor, and when passkeys are off.
+   */
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => AuthenticationResponseDto)
+  readonly passkey?: AuthenticationResponseDto | null;
 }

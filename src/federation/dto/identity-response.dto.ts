@@ -1,8 +1,10 @@
+import { ApiProperty } from '@nestjs/swagger';
 import type { FederatedIdentity } from '../entities/federated-identity.entity.js';
 
 /** An identity at another provider linked to the account. */
 export class IdentityResponseDto {
   /** @example "3f2504e0-4f89-41d3-9a0c-0305e82c3301" */
+  @ApiProperty({ format: 'uuid' })
   readonly id: string;
 
   /** The provider's id. @example "google" */
@@ -33,3 +35,13 @@ export class IdentityResponseDto {
 export class IdentitiesResponseDto {
   readonly identities: IdentityResponseDto[];
 }
+
+/** An identity as the lists show it, for the documents' examples. */
+export const IDENTITY_RESPONSE_EXAMPLE = {
+  id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+  provider: 'google',
+  subject: '110169484474386276334',
+  email: 'alice@example.com',
+  linkedAt: '2026-01-01T00:00:00.000Z',
+  lastUsedAt: '2026-01-02T08:30:00.000Z',
+} as const;

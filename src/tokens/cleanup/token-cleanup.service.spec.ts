@@ -11,6 +11,7 @@ import { AuditEventRepository } from '../../audit/audit-event.repository.js';
 import { Session } from '../entities/session.entity.js';
 import { RefreshTokenRepository, type CleanedBatch } from '../storage/refresh-token.repository.js';
 import { SessionRepository } from '../storage/session.repository.js';
+import { ExpiredRows } from './expired-rows.js';
 import { TokenCleanupService } from './token-cleanup.service.js';
 import { WebhookDeliveryRepository } from '../../webhooks/webhook-delivery.repository.js';
 
@@ -70,6 +71,7 @@ describe(TokenCleanupService.name, () => {
       unitOfWork,
       clock,
       config,
+      new ExpiredRows(),
     );
   }
 

@@ -8,6 +8,7 @@ import { Clock } from '../../common/time/clock.js';
 import { AppConfig, type TokenCleanupConfig } from '../../config/app-config.js';
 import { UnitOfWork } from '../../database/unit-of-work.js';
 import { RefreshTokenRepository, type CleanedBatch } from '../storage/refresh-token.repository.js';
+import { ExpiredRows, type ExpiredRowsPurge } from './expired-rows.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The shortest rest between two batches on SQLite. */
@@ -50,6 +51,7 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
     private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
     config: AppConfig,
+    private readonly expiredRows: ExpiredRows,
   ) {
     this.settings = config.tokenCleanup;
     this.refreshLifetimeMs = config.jwt.refreshTokenExpiryDays * DAY_MS;
@@ -114,7 +116,35 @@ export class TokenCleanupService implements OnApplicationBootstrap, OnApplicatio
     if (total > 0) {
       this.logger.log(`Deleted ${total} expired refresh token(s)`);
     }
+    for (const purge of this.expiredRows.all) {
+      await this.purgeRows(purge);
+    }
     return total;
+  }
+
+  /**
+   * Another capability's expired rows (ExpiredRows), TokenCleanup__BatchSize at a time until a
+   * batch comes back short; on SQLite with a rest between batches, as for the tokens. Expired
+   * means expired now: these rows are refused once expired, and kept for no replay check.
+   */
+  private async purgeRows(purge: ExpiredRowsPurge): Promise<void> {
+    const limit = this.unitOfWork.isSerialized
+      ? Math.min(this.settings.batchSize, SQLITE_FIRST_BATCH * 10)
+      : this.settings.batchSize;
+    let total = 0;
+    for (;;) {
+      const deleted = await purge.purgeBatch(this.clock.now(), limit);
+      total += deleted;
+      if (deleted < limit) {
+        break;
+      }
+      if (this.unitOfWork.isSerialized) {
+        await this.clock.wait(MIN_PAUSE_MS);
+      }
+    }
+    if (total > 0) {
+      this.logger.log(`Deleted ${total} expired ${purge.name}`);
+    }
   }
 
   private deleteBatch(cutoff: Date, tokenCutoff: Date, limit: number): Promise<CleanedBatch> {
