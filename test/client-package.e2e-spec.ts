@@ -189,7 +189,6 @@ describe('The @keygate/client tarball', () => {
 
       expect(files.map(({ path }) => path).sort()).toEqual([
         'README.md',
-        'dist/federation-types.d.ts',
         'dist/keygate-client.d.ts',
         'dist/keygate-client.js',
         'dist/openapi.d.ts',

@@ -1,26 +1,7 @@
 // @keygate/client: Keygate's session for a browser page (every tab of an origin) or a Node
 // process. One file with no imports at run time, so that a page can load the built
 // dist/keygate-client.js as it is, without a bundler.
-import type {
-  FederationErrorCode,
-  FederationProviderList,
-  FederationTokenBody,
-  LinkedIdentityList,
-  LinkProviderBody,
-  LinkProviderResponse,
-} from './federation-types.js';
 import type { components } from './openapi.js';
-
-export type {
-  FederationErrorCode,
-  FederationProvider,
-  FederationProviderList,
-  FederationTokenBody,
-  LinkedIdentity,
-  LinkedIdentityList,
-  LinkProviderBody,
-  LinkProviderResponse,
-} from './federation-types.js';
 
 type Schemas = components['schemas'];
 
@@ -40,6 +21,32 @@ export type TotpEnrolment = Schemas['TotpEnrolmentResponseDto'];
 export type TotpCodeBody = Schemas['TotpCodeDto'];
 export type RecoveryCodes = Schemas['RecoveryCodesResponseDto'];
 export type DisableTotpBody = Schemas['DisableTotpDto'];
+export type FederationProvider = Schemas['ProviderSummaryDto'];
+export type FederationProviderList = Schemas['ProvidersResponseDto'];
+export type FederationTokenBody = Schemas['FederationTokenDto'];
+export type LinkedIdentity = Schemas['IdentityResponseDto'];
+export type LinkedIdentityList = Schemas['IdentitiesResponseDto'];
+export type LinkProviderBody = Schemas['LinkIdentityDto'];
+export type LinkProviderResponse = Schemas['LinkResponseDto'];
+/**
+ * The `error` a flow comes back with (docs/federation.md lists them), and `flow_not_found`, the
+ * client's own: a `code` arrived in a tab that holds no verifier for it (the flow was started in
+ * another tab, or this tab's sessionStorage was cleared), so it was not sent.
+ */
+export type FederationErrorCode =
+  | 'access_denied'
+  | 'provider_error'
+  | 'provider_unavailable'
+  | 'flow_expired'
+  | 'provider_mismatch'
+  | 'email_not_verified'
+  | 'account_not_linked'
+  | 'account_disabled'
+  | 'account_locked'
+  | 'identity_in_use'
+  | 'flow_not_found'
+  // A code a newer Keygate may add, passed on as it came.
+  | (string & {});
 export type SessionList = Schemas['SessionListResponseDto'];
 export type RevokedSessions = Schemas['RevokedSessionsResponseDto'];
 /** `keepCurrent: true` keeps this client's session; the client adds its refresh token. */
