@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { KeysModule } from '../keys/keys.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
+import { OAuthClientsModule } from './oauth-clients.module.js';
+import { ProviderAccounts } from './provider/provider-accounts.js';
+import { ProviderHost } from './provider/provider-host.js';
+import { ProviderMount } from './provider/provider-mount.js';
+import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js';
+
+/**
+ * Keygate as an OpenID provider: the protocol library (panva's oidc-provider), its storage over
+ * `oauth_artefacts`, the registered clients and Keygate's accounts and keys, mounted on the HTTP
+ * server under `/oauth/` and the discovery documents. Mounted only when OAuthServer__Enabled.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([OAuthArtefact]), OAuthClientsModule, KeysModule, UsersModule],
+  providers: [OAuthArtefactRepository, ProviderAccounts, ProviderHost, ProviderMount],
+})
+export class OAuthProviderModule {}

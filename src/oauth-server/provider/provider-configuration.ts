@@ -1,0 +1,101 @@
+import type { AsymmetricSigningAlgorithm, Configuration, JWK } from 'oidc-provider';
+import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
+import { OAUTH_SCOPES } from '../oauth-clients.service.js';
+
+/** Where each endpoint is: under /oauth/, with the keys where Keygate already publishes them. */
+export const PROVIDER_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  userinfo: '/oauth/userinfo',
+  revocation: '/oauth/revoke',
+  introspection: '/oauth/introspect',
+  end_session: '/oauth/logout',
+  // Served by Keygate's own JWKS route (src/keys), which publishes the next, current and previous
+  // keys: the provider only needs the address for its discovery document.
+  jwks: '/.well-known/jwks.json',
+} as const;
+
+/** Where the provider sends a person to sign in or consent: Keygate's hosted pages. */
+export const INTERACTION_PATH = '/oauth/interaction';
+
+/** What the provider needs from the rest of Keygate, besides its settings. */
+export interface ProviderParts {
+  readonly settings: OAuthServerConfig;
+  /** The private JWK of the key that signs, with its `kid` and `alg`. */
+  readonly signingKey: JWK & { kid: string; alg: AsymmetricSigningAlgorithm };
+  readonly cookieKeys: readonly string[];
+  readonly clockToleranceSeconds: number;
+  readonly adapter: NonNullable<Configuration['adapter']>;
+  readonly findAccount: NonNullable<Configuration['findAccount']>;
+}
+
+const MINUTE = 60;
+const DAY = 24 * 60 * MINUTE;
+
+/**
+ * The library's configuration: OpenID Connect on OAuth 2.1 with the authorization code flow only,
+ * PKCE (S256, the only method the library knows) required for public clients, refresh tokens
+ * rotated at every use, revocation, introspection (confidential clients, their own tokens),
+ * RP-initiated logout, and the four scopes. Nothing else is switched on: no implicit or hybrid
+ * flow, no dynamic registration, no pushed requests, no HMAC-signed anything (a client secret is
+ * stored only as a digest, so it cannot be a key).
+ */
+export function providerConfiguration(parts: ProviderParts): Configuration {
+  const { settings, signingKey } = parts;
+  const secureCookies = new URL(settings.issuer).protocol === 'https:';
+  const refreshSeconds = settings.refreshTokenDays * DAY;
+  return {
+    adapter: parts.adapter,
+    findAccount: parts.findAccount,
+    jwks: { keys: [signingKey] },
+    routes: PROVIDER_ROUTES,
+    scopes: [...OAUTH_SCOPES],
+    claims: {
+      openid: ['sub'],
+      profile: ['name', 'preferred_username'],
+      email: ['email', 'email_verified'],
+    },
+    responseTypes: ['code'],
+    clientAuthMethods: ['client_secret_basic', 'none'],
+    enabledJWA: {
+      idTokenSigningAlgValues: [signingKey.alg],
+      userinfoSigningAlgValues: [signingKey.alg],
+      introspectionSigningAlgValues: [signingKey.alg],
+      authorizationSigningAlgValues: [signingKey.alg],
+      clientAuthSigningAlgValues: [],
+      requestObjectSigningAlgValues: [],
+    },
+    pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
+    rotateRefreshToken: true,
+    allowOmittingSingleRegisteredRedirectUri: false,
+    clockTolerance: parts.clockToleranceSeconds,
+    cookies: {
+      keys: [...parts.cookieKeys],
+      long: { httpOnly: true, sameSite: 'lax', secure: secureCookies },
+      short: { httpOnly: true, sameSite: 'lax', secure: secureCookies, path: '/oauth' },
+    },
+    ttl: {
+      AccessToken: settings.accessTokenMinutes * MINUTE,
+      AuthorizationCode: MINUTE,
+      IdToken: settings.accessTokenMinutes * MINUTE,
+      Interaction: 30 * MINUTE,
+      Grant: refreshSeconds,
+      RefreshToken: refreshSeconds,
+      Session: refreshSeconds,
+    },
+    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    features: {
+      devInteractions: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      revocation: { enabled: true },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: { enabled: true },
+      introspection: {
+        enabled: true,
+        // RFC 7662 §4: only confidential clients, and only about their own tokens.
+        allowedPolicy: (_ctx, client, token) =>
+          client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
+      },
+    },
+  };
+}

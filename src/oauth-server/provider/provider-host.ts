@@ -1,0 +1,82 @@
+import { Injectable, Logger } from '@nestjs/common';
+import Provider, { type JWK } from 'oidc-provider';
+import { Clock } from '../../common/time/clock.js';
+import { AppConfig } from '../../config/app-config.js';
+import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
+import { KeySet, type AsymmetricSigner } from '../../keys/key-set.js';
+import { OAuthClientsService } from '../oauth-clients.service.js';
+import { ArtefactAdapter } from '../storage/artefact-adapter.js';
+import { ClientAdapter } from '../storage/client-adapter.js';
+import { OAuthArtefactRepository } from '../storage/oauth-artefact.repository.js';
+import { cookieKeysOf } from './cookie-keys.js';
+import { ProviderAccounts } from './provider-accounts.js';
+import { providerConfiguration } from './provider-configuration.js';
+import { installClientRules } from './provider-hooks.js';
+
+/**
+ * The protocol library's instance. The library takes its signing keys once, when it is built, so
+ * the instance is built again when the key set's signing key changes (a rotation on this or on
+ * another instance, seen by the key set's reading): everything it keeps between requests is in
+ * the database or in cookies signed with keys that do not change, so a sign-in in flight carries
+ * on in the new instance, and ID tokens of the old key still verify against the published JWKS
+ * until that key leaves it (docs/operations/oauth-server.md, "Signing keys").
+ */
+@Injectable()
+export class ProviderHost {
+  private readonly logger = new Logger(ProviderHost.name);
+  private readonly settings: OAuthServerConfig;
+  private built: { readonly kid: string; readonly provider: Provider } | undefined;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly keySet: KeySet,
+    private readonly clients: OAuthClientsService,
+    private readonly artefacts: OAuthArtefactRepository,
+    private readonly accounts: ProviderAccounts,
+    private readonly clock: Clock,
+  ) {
+    if (config.oauthServer === null) {
+      throw new Error('The OpenID provider is mounted only when OAuthServer__Enabled=true');
+    }
+    this.settings = config.oauthServer;
+  }
+
+  /** The instance for the current signing key; throws while the key set has none. */
+  current(): Provider {
+    const signer = this.keySet.signer();
+    if (signer === null) {
+      throw new Error('The OpenID provider has no signing key yet');
+    }
+    if (this.built?.kid !== signer.kid) {
+      this.built = { kid: signer.kid, provider: this.build(signer) };
+      this.logger.log(`OpenID provider ready, signing with key ${signer.kid}`);
+    }
+    return this.built.provider;
+  }
+
+  private build(signer: AsymmetricSigner): Provider {
+    const signingKey = {
+      ...(signer.privateKey.export({ format: 'jwk' }) as JWK),
+      kid: signer.kid,
+      alg: signer.algorithm,
+      use: 'sig',
+    };
+    const clientAdapter = new ClientAdapter(this.clients, () => signer.algorithm);
+    const provider = new Provider(
+      this.settings.issuer,
+      providerConfiguration({
+        settings: this.settings,
+        signingKey,
+        cookieKeys: cookieKeysOf(this.config.jwt.secret, this.config.jwt.previousSecrets),
+        clockToleranceSeconds: this.config.jwt.clockSkewSeconds,
+        adapter: (name: string) =>
+          name === 'Client' ? clientAdapter : new ArtefactAdapter(name, this.artefacts, this.clock),
+        findAccount: (_ctx, sub) => this.accounts.find(sub),
+      }),
+    );
+    // Behind a trusted proxy the scheme and host of a request are the ones it forwards.
+    provider.proxy = this.config.trustedProxies.length > 0;
+    installClientRules(provider);
+    return provider;
+  }
+}
