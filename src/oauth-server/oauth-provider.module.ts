@@ -7,6 +7,7 @@ import { OAuthClientsModule } from './oauth-clients.module.js';
 import { ProviderAccounts } from './provider/provider-accounts.js';
 import { ProviderHost } from './provider/provider-host.js';
 import { ProviderMount } from './provider/provider-mount.js';
+import { loadProtocolLibrary, PROTOCOL_LIBRARY } from './provider/protocol-library.js';
 import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js';
 
 /**
@@ -16,6 +17,12 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
  */
 @Module({
   imports: [TypeOrmModule.forFeature([OAuthArtefact]), OAuthClientsModule, KeysModule, UsersModule],
-  providers: [OAuthArtefactRepository, ProviderAccounts, ProviderHost, ProviderMount],
+  providers: [
+    { provide: PROTOCOL_LIBRARY, useFactory: loadProtocolLibrary },
+    OAuthArtefactRepository,
+    ProviderAccounts,
+    ProviderHost,
+    ProviderMount,
+  ],
 })
 export class OAuthProviderModule {}

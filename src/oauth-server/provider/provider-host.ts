@@ -1,5 +1,6 @@
-import { Injectable, Logger } from '@nestjs/common';
-import Provider, { type JWK } from 'oidc-provider';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type Provider from 'oidc-provider';
+import type { JWK } from 'oidc-provider';
 import { Clock } from '../../common/time/clock.js';
 import { AppConfig } from '../../config/app-config.js';
 import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
@@ -12,6 +13,7 @@ import { cookieKeysOf } from './cookie-keys.js';
 import { ProviderAccounts } from './provider-accounts.js';
 import { providerConfiguration } from './provider-configuration.js';
 import { installClientRules } from './provider-hooks.js';
+import { PROTOCOL_LIBRARY, type ProtocolLibrary } from './protocol-library.js';
 
 /**
  * The protocol library's instance. The library takes its signing keys once, when it is built, so
@@ -28,6 +30,7 @@ export class ProviderHost {
   private built: { readonly kid: string; readonly provider: Provider } | undefined;
 
   constructor(
+    @Inject(PROTOCOL_LIBRARY) private readonly library: ProtocolLibrary,
     private readonly config: AppConfig,
     private readonly keySet: KeySet,
     private readonly clients: OAuthClientsService,
@@ -62,7 +65,7 @@ export class ProviderHost {
       use: 'sig',
     };
     const clientAdapter = new ClientAdapter(this.clients, () => signer.algorithm);
-    const provider = new Provider(
+    const provider = new this.library.default(
       this.settings.issuer,
       providerConfiguration({
         settings: this.settings,
@@ -70,7 +73,14 @@ export class ProviderHost {
         cookieKeys: cookieKeysOf(this.config.jwt.secret, this.config.jwt.previousSecrets),
         clockToleranceSeconds: this.config.jwt.clockSkewSeconds,
         adapter: (name: string) =>
-          name === 'Client' ? clientAdapter : new ArtefactAdapter(name, this.artefacts, this.clock),
+          name === 'Client'
+            ? clientAdapter
+            : new ArtefactAdapter(
+                name,
+                this.artefacts,
+                this.clock,
+                this.library.errors.InvalidGrant,
+              ),
         findAccount: (_ctx, sub) => this.accounts.find(sub),
       }),
     );

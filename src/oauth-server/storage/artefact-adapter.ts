@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import type { Adapter, AdapterPayload, errors } from 'oidc-provider';
 import type { Clock } from '../../common/time/clock.js';
 import type { OAuthArtefact } from '../entities/oauth-artefact.entity.js';
 import type { OAuthArtefactRepository } from './oauth-artefact.repository.js';
@@ -22,6 +22,8 @@ export class ArtefactAdapter implements Adapter {
     private readonly kind: string,
     private readonly rows: OAuthArtefactRepository,
     private readonly clock: Clock,
+    /** The library's `invalid_grant` (passed in: the library is loaded only when enabled). */
+    private readonly InvalidGrant: typeof errors.InvalidGrant,
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
@@ -75,7 +77,7 @@ export class ArtefactAdapter implements Adapter {
     if (row?.grantId !== null && row?.grantId !== undefined) {
       await this.rows.deleteGrant(row.grantId);
     }
-    throw new errors.InvalidGrant('grant request is invalid');
+    throw new this.InvalidGrant('grant request is invalid');
   }
 
   async destroy(id: string): Promise<void> {
