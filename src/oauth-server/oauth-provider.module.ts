@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module.js';
 import { KeysModule } from '../keys/keys.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
 import { OAuthClientsModule } from './oauth-clients.module.js';
+import { InteractionPagesService } from './pages/interaction-pages.service.js';
+import { PageTemplates } from './pages/page-templates.js';
 import { ProviderAccounts } from './provider/provider-accounts.js';
 import { ProviderHost } from './provider/provider-host.js';
 import { ProviderMount } from './provider/provider-mount.js';
@@ -16,13 +19,21 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
  * server under `/oauth/` and the discovery documents. Mounted only when OAuthServer__Enabled.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([OAuthArtefact]), OAuthClientsModule, KeysModule, UsersModule],
+  imports: [
+    TypeOrmModule.forFeature([OAuthArtefact]),
+    OAuthClientsModule,
+    KeysModule,
+    UsersModule,
+    AuthModule,
+  ],
   providers: [
     { provide: PROTOCOL_LIBRARY, useFactory: loadProtocolLibrary },
     OAuthArtefactRepository,
     ProviderAccounts,
     ProviderHost,
     ProviderMount,
+    PageTemplates,
+    InteractionPagesService,
   ],
 })
 export class OAuthProviderModule {}

@@ -40,3 +40,102 @@ export async function providerAppOptions(
 export function registerClient(t: TestApp, client: NewOAuthClient): Promise<AddedOAuthClient> {
   return t.app.get(OAuthClientsService).add(client);
 }
+
+/** One answer as the test browser saw it. */
+export interface BrowserAnswer {
+  readonly status: number;
+  readonly url: URL;
+  readonly headers: Headers;
+  readonly text: string;
+}
+
+/**
+ * A person's browser in plain HTTP: a cookie jar (by name; paths and expiry are not needed by
+ * these tests), manual redirects, and forms posted as a browser posts them.
+ */
+export class TestBrowser {
+  private readonly jar = new Map<string, string>();
+
+  async open(url: URL | string, init: RequestInit = {}): Promise<BrowserAnswer> {
+    const target = new URL(url);
+    const cookie = [...this.jar].map(([name, value]) => `${name}=${value}`).join('; ');
+    const response = await fetch(target, {
+      ...init,
+      redirect: 'manual',
+      headers: {
+        ...(init.headers as Record<string, string>),
+        ...(cookie === '' ? {} : { cookie }),
+      },
+    });
+    for (const header of response.headers.getSetCookie()) {
+      const [pair] = header.split(';');
+      const index = pair.indexOf('=');
+      const value = pair.slice(index + 1);
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(header)) {
+        this.jar.delete(pair.slice(0, index));
+      } else {
+        this.jar.set(pair.slice(0, index), value);
+      }
+    }
+    return {
+      status: response.status,
+      url: target,
+      headers: response.headers,
+      text: await response.text(),
+    };
+  }
+
+  /** Follows redirects from `url` until an answer is not one, or points at `stopAt`. */
+  async follow(url: URL | string, stopAt: string): Promise<BrowserAnswer> {
+    let answer = await this.open(url);
+    for (let hop = 0; hop < 20; hop++) {
+      const location = answer.headers.get('location');
+      if (location === null || ![302, 303, 307].includes(answer.status)) {
+        return answer;
+      }
+      const next = new URL(location, answer.url);
+      if (next.href.startsWith(stopAt)) {
+        return { ...answer, url: next };
+      }
+      answer = await this.open(next);
+    }
+    throw new Error('too many redirects');
+  }
+
+  /** Posts the page's form (its action, its hidden csrf) with `fields`, then follows redirects. */
+  async submit(
+    page: BrowserAnswer,
+    fields: Record<string, string>,
+    stopAt: string,
+    options: { csrf?: string | null } = {},
+  ): Promise<BrowserAnswer> {
+    const action = /<form method="post" action="([^"]+)"/.exec(page.text)?.[1];
+    if (action === undefined) {
+      throw new Error(`no form on the page: ${page.text}`);
+    }
+    const csrf = options.csrf === undefined ? csrfOf(page.text) : options.csrf;
+    const body = new URLSearchParams({ ...(csrf === null ? {} : { csrf }), ...fields });
+    const posted = await this.open(new URL(decodeEntities(action), page.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: body.toString(),
+    });
+    const location = posted.headers.get('location');
+    return location === null ? posted : this.follow(new URL(location, posted.url), stopAt);
+  }
+}
+
+export function csrfOf(html: string): string {
+  const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  if (csrf === undefined) {
+    throw new Error('no csrf field on the page');
+  }
+  return csrf;
+}
+
+function decodeEntities(text: string): string {
+  return text
+    .replace(/&#x2F;/g, '/')
+    .replace(/&#x3D;/g, '=')
+    .replace(/&amp;/g, '&');
+}

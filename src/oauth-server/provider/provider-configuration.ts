@@ -27,6 +27,8 @@ export interface ProviderParts {
   readonly clockToleranceSeconds: number;
   readonly adapter: NonNullable<Configuration['adapter']>;
   readonly findAccount: NonNullable<Configuration['findAccount']>;
+  /** The page of a request refused before any interaction (`error` is the OAuth error code). */
+  readonly errorPage: (error: string) => string;
 }
 
 const MINUTE = 60;
@@ -72,7 +74,7 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
     cookies: {
       keys: [...parts.cookieKeys],
       long: { httpOnly: true, sameSite: 'lax', secure: secureCookies },
-      short: { httpOnly: true, sameSite: 'lax', secure: secureCookies, path: '/oauth' },
+      short: { httpOnly: true, sameSite: 'lax', secure: secureCookies },
     },
     ttl: {
       AccessToken: settings.accessTokenMinutes * MINUTE,
@@ -82,6 +84,12 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       Grant: refreshSeconds,
       RefreshToken: refreshSeconds,
       Session: refreshSeconds,
+    },
+    // An error the library cannot send back to the client (an unknown client, a redirect URI
+    // that is not registered) is shown to the person, never redirected.
+    renderError: (ctx, out) => {
+      ctx.type = 'html';
+      ctx.body = parts.errorPage(String(out.error));
     },
     interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
     features: {

@@ -13,6 +13,8 @@ import { cookieKeysOf } from './cookie-keys.js';
 import { ProviderAccounts } from './provider-accounts.js';
 import { providerConfiguration } from './provider-configuration.js';
 import { installClientRules } from './provider-hooks.js';
+import { OAuthServerMessages } from '../oauth-server.messages.js';
+import { PageTemplates } from '../pages/page-templates.js';
 import { PROTOCOL_LIBRARY, type ProtocolLibrary } from './protocol-library.js';
 
 /**
@@ -37,6 +39,7 @@ export class ProviderHost {
     private readonly artefacts: OAuthArtefactRepository,
     private readonly accounts: ProviderAccounts,
     private readonly clock: Clock,
+    private readonly templates: PageTemplates,
   ) {
     if (config.oauthServer === null) {
       throw new Error('The OpenID provider is mounted only when OAuthServer__Enabled=true');
@@ -82,6 +85,8 @@ export class ProviderHost {
                 this.library.errors.InvalidGrant,
               ),
         findAccount: (_ctx, sub) => this.accounts.find(sub),
+        errorPage: (code) =>
+          this.templates.render('error', { message: OAuthServerMessages.refusedRequest, code }),
       }),
     );
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.

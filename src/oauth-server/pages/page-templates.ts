@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import Mustache from 'mustache';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The hosted pages' templates, shipped with the service: `templates/oauth/`. */
+const TEMPLATE_DIRECTORY = new URL('../../../templates/oauth/', import.meta.url);
+
+export type PageName = 'sign-in' | 'consent' | 'error';
+const PAGES: readonly PageName[] = ['sign-in', 'consent', 'error'];
+
+export type PageValues = Readonly<Record<string, unknown>>;
+
+/**
+ * The hosted pages' Mustache templates, read and parsed once at start-up. Every value is escaped
+ * as HTML (`{{ }}` only; the templates hold no `{{{ }}}`), so a client's name holding markup is
+ * shown as text.
+ */
+@Injectable()
+export class PageTemplates {
+  private readonly templates: ReadonlyMap<PageName, string>;
+
+  constructor() {
+    this.templates = new Map(
+      PAGES.map((name) => {
+        const template = readFileSync(
+          fileURLToPath(new URL(`${name}.html`, TEMPLATE_DIRECTORY)),
+          'utf8',
+        );
+        Mustache.parse(template);
+        return [name, template];
+      }),
+    );
+  }
+
+  render(name: PageName, values: PageValues): string {
+    return Mustache.render(this.templates.get(name) ?? '', values, {}, { escape: Mustache.escape });
+  }
+}
