@@ -1,5 +1,8 @@
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import * as oidc from 'openid-client';
+import { internalOrigin } from '../src/common/request-origin/request-origin.js';
+import { RandomSource } from '../src/common/random/random-source.js';
+import { KeysService } from '../src/keys/keys.service.js';
 import { createUser, DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import {
@@ -62,6 +65,16 @@ async function startFlow(
   return { config, verifier, state, nonce, url };
 }
 
+/** Verifies an ID token with the keys /.well-known/jwks.json publishes now; its header. */
+async function verifyWithPublishedKeys(idToken: string, audience: string) {
+  const jwks = (await t.get('/.well-known/jwks.json')).json<JSONWebKeySet>();
+  const { protectedHeader } = await jwtVerify(idToken, createLocalJWKSet(jwks), {
+    issuer: t.baseUrl,
+    audience,
+  });
+  return protectedHeader;
+}
+
 /** Signs in and consents on the hosted pages; the URL the browser is sent back to. */
 async function signInAndConsent(
   browser: TestBrowser,
@@ -117,12 +130,8 @@ describe('OAuth server: a confidential client (openid-client) signs a person in'
     expect(tokens.refresh_token).toEqual(expect.any(String));
 
     // The ID token verifies against Keygate's published key set.
-    const jwks = createRemoteJWKSet(new URL(`${t.baseUrl}/.well-known/jwks.json`));
-    const verified = await jwtVerify(tokens.id_token ?? '', jwks, {
-      issuer: t.baseUrl,
-      audience: added.clientId,
-    });
-    expect(verified.protectedHeader.alg).toBe('ES256');
+    const verified = await verifyWithPublishedKeys(tokens.id_token ?? '', added.clientId);
+    expect(verified.alg).toBe('ES256');
 
     const userInfo = await oidc.fetchUserInfo(flow.config, tokens.access_token, user.id);
     expect(userInfo).toEqual({
@@ -360,5 +369,62 @@ describe('OAuth server: the sign-in page under the login rules', () => {
       expect(cookie.toLowerCase()).toContain('httponly');
       expect(cookie.toLowerCase()).toContain('samesite=lax');
     }
+  });
+});
+
+describe('OAuth server: signing keys rotate without a restart', () => {
+  const ORIGIN = internalOrigin('test', new RandomSource());
+  /** Keys__PublicationLeadSeconds' default and the clock skew: when a next key starts signing. */
+  const LEAD_MS = (300 + 30) * 1000;
+
+  async function idTokenOf(flow: Flow, callback: URL): Promise<string> {
+    const tokens = await oidc.authorizationCodeGrant(flow.config, callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    });
+    return tokens.id_token ?? '';
+  }
+
+  it('should sign with the next key once it is current, old ID tokens still verifying', async () => {
+    const user = await createUser(t);
+    const { added, config } = await confidentialClient('App');
+    const firstFlow = await startFlow(config);
+    const before = await idTokenOf(firstFlow, await codeOf(firstFlow, user.email));
+    const oldKid = decodeProtectedHeader(before).kid;
+
+    const next = await t.app.get(KeysService).rotate(ORIGIN);
+    t.clock.advance(LEAD_MS);
+
+    const flow = await startFlow(config);
+    const after = await idTokenOf(flow, await codeOf(flow, user.email));
+    expect((await verifyWithPublishedKeys(after, added.clientId)).kid).toBe(next.kid);
+    expect(next.kid).not.toBe(oldKid);
+    expect((await verifyWithPublishedKeys(before, added.clientId)).kid).toBe(oldKid);
+  });
+
+  it('should carry a sign-in in flight across an emergency retirement of the signing key', async () => {
+    const user = await createUser(t);
+    const { added, config } = await confidentialClient('App');
+    const flow = await startFlow(config);
+    const browser = new TestBrowser();
+    const signIn = await browser.follow(flow.url, REDIRECT);
+    const current = (await t.app.get(KeysService).list()).find(
+      (key) => key.state === 'current' && key.source !== 'secret',
+    );
+    await t.app.get(KeysService).retire(current?.kid ?? '', ORIGIN);
+
+    const consent = await browser.submit(
+      signIn,
+      { email: user.email, password: DEFAULT_PASSWORD },
+      REDIRECT,
+    );
+    const back = await browser.submit(consent, { decision: 'approve' }, REDIRECT);
+    const header = await verifyWithPublishedKeys(await idTokenOf(flow, back.url), added.clientId);
+    const successor = (await t.app.get(KeysService).list()).find(
+      (key) => key.state === 'current' && key.source !== 'secret',
+    );
+    expect(successor?.kid).not.toBe(current?.kid);
+    expect(header.kid).toBe(successor?.kid);
   });
 });
