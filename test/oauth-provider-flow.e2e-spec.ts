@@ -177,6 +177,63 @@ async function codeOf(flow: Flow, email: string): Promise<URL> {
   return (await signInAndConsent(new TestBrowser(), flow, email)).callback;
 }
 
+describe('OAuth server: a public client (openid-client) and RP-initiated logout', () => {
+  const LOGGED_OUT = 'https://app.example.com/logged-out';
+
+  it('should sign in a public client with PKCE and no secret, then end the browser session on logout', async () => {
+    const user = await createUser(t);
+    const added = await registerClient(t, {
+      name: 'CLI',
+      redirectUris: [REDIRECT],
+      postLogoutRedirectUris: [LOGGED_OUT],
+      isPublic: true,
+    });
+    const config = await oidc.discovery(
+      new URL(t.baseUrl),
+      added.clientId,
+      undefined,
+      oidc.None(),
+      { execute: [oidc.allowInsecureRequests] },
+    );
+    const flow = await startFlow(config, 'openid email');
+    const browser = new TestBrowser();
+    const { callback } = await signInAndConsent(browser, flow, user.email);
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    });
+    expect(tokens.claims()?.sub).toBe(user.id);
+    expect(tokens.refresh_token).toBeUndefined();
+
+    // Signed in: a second authorization in this browser asks for no password, only consent
+    // (the library always asks a native client's person: anyone can claim its client id).
+    const again = await browser.follow((await startFlow(config, 'openid email')).url, REDIRECT);
+    expect(again.text).toContain('<h1>Autorizar el acceso</h1>');
+
+    const logout = await browser.follow(
+      oidc.buildEndSessionUrl(config, {
+        id_token_hint: tokens.id_token ?? '',
+        post_logout_redirect_uri: LOGGED_OUT,
+        state: 'bye',
+      }),
+      LOGGED_OUT,
+    );
+    expect(logout.status).toBe(200);
+    expect(logout.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    );
+    expect(logout.text).toContain('¿Cerrar la sesión de Keygate en este navegador?');
+    const back = await browser.submit(logout, { logout: 'yes' }, LOGGED_OUT);
+    expect(`${back.url.origin}${back.url.pathname}`).toBe(LOGGED_OUT);
+    expect(back.url.searchParams.get('state')).toBe('bye');
+
+    // Signed out: the next authorization asks for the password again.
+    const after = await browser.follow((await startFlow(config, 'openid email')).url, REDIRECT);
+    expect(after.text).toContain('<h1>Iniciar sesión</h1>');
+  });
+});
+
 describe('OAuth server: refusals', () => {
   it('should show an error page, and not redirect, for a redirect URI that is not registered', async () => {
     const { config } = await confidentialClient('App');

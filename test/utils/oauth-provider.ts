@@ -113,15 +113,29 @@ export class TestBrowser {
     if (action === undefined) {
       throw new Error(`no form on the page: ${page.text}`);
     }
-    const csrf = options.csrf === undefined ? csrfOf(page.text) : options.csrf;
-    const body = new URLSearchParams({ ...(csrf === null ? {} : { csrf }), ...fields });
+    // Every hidden field of the page, as a browser sends them; `csrf` as the test says.
+    const hidden = Object.fromEntries(
+      [...page.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(
+        (match) => [match[1], decodeEntities(match[2])],
+      ),
+    );
+    if (options.csrf === null) {
+      delete hidden.csrf;
+    } else if (options.csrf !== undefined) {
+      hidden.csrf = options.csrf;
+    }
+    const body = new URLSearchParams({ ...hidden, ...fields });
     const posted = await this.open(new URL(decodeEntities(action), page.url), {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: body.toString(),
     });
     const location = posted.headers.get('location');
-    return location === null ? posted : this.follow(new URL(location, posted.url), stopAt);
+    if (location === null) {
+      return posted;
+    }
+    const next = new URL(location, posted.url);
+    return next.href.startsWith(stopAt) ? { ...posted, url: next } : this.follow(next, stopAt);
   }
 }
 

@@ -6,10 +6,24 @@ import { fileURLToPath } from 'node:url';
 /** The hosted pages' templates, shipped with the service: `templates/oauth/`. */
 const TEMPLATE_DIRECTORY = new URL('../../../templates/oauth/', import.meta.url);
 
-export type PageName = 'sign-in' | 'consent' | 'error';
-const PAGES: readonly PageName[] = ['sign-in', 'consent', 'error'];
+export type PageName = 'sign-in' | 'consent' | 'error' | 'logout' | 'logged-out';
+const PAGES: readonly PageName[] = ['sign-in', 'consent', 'error', 'logout', 'logged-out'];
 
 export type PageValues = Readonly<Record<string, unknown>>;
+
+/**
+ * The hosted pages' policy: no script, no style, no resource at all; forms post to this origin,
+ * and to the origins its answer may redirect them to (a browser holds a form's redirects to
+ * `form-action` as well).
+ */
+export function pagePolicy(formTargets: readonly string[]): string {
+  return [
+    "default-src 'none'",
+    "base-uri 'none'",
+    `form-action 'self'${formTargets.map((target) => ` ${target}`).join('')}`,
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /**
  * The hosted pages' Mustache templates, read and parsed once at start-up. Every value is escaped

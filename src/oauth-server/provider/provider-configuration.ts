@@ -1,6 +1,7 @@
 import type { AsymmetricSigningAlgorithm, Configuration, JWK } from 'oidc-provider';
 import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
 import { OAUTH_SCOPES } from '../oauth-clients.service.js';
+import { pagePolicy } from '../pages/page-templates.js';
 
 /** Where each endpoint is: under /oauth/, with the keys where Keygate already publishes them. */
 export const PROVIDER_ROUTES = {
@@ -29,7 +30,14 @@ export interface ProviderParts {
   readonly findAccount: NonNullable<Configuration['findAccount']>;
   /** The page of a request refused before any interaction (`error` is the OAuth error code). */
   readonly errorPage: (error: string) => string;
+  /** RP-initiated logout's confirmation page: the library's form's action and token. */
+  readonly logoutPage: (form: { action: string; xsrf: string; clientName: string }) => string;
+  /** The page after a logout that names no return address. */
+  readonly loggedOutPage: () => string;
 }
+
+/** The policy of the pages the library renders with Keygate's templates (see pagePolicy). */
+const LIBRARY_PAGE_POLICY = pagePolicy([]);
 
 const MINUTE = 60;
 const DAY = 24 * 60 * MINUTE;
@@ -88,6 +96,7 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
     // An error the library cannot send back to the client (an unknown client, a redirect URI
     // that is not registered) is shown to the person, never redirected.
     renderError: (ctx, out) => {
+      ctx.set('content-security-policy', LIBRARY_PAGE_POLICY);
       ctx.type = 'html';
       ctx.body = parts.errorPage(String(out.error));
     },
@@ -97,7 +106,27 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       pushedAuthorizationRequests: { enabled: false },
       revocation: { enabled: true },
       userinfo: { enabled: true },
-      rpInitiatedLogout: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (ctx, form) => {
+          // The library's form is `<form … action="…"><input … name="xsrf" value="…"/></form>`:
+          // its two values are rendered into Keygate's page, escaped.
+          const action = /action="([^"]+)"/.exec(form)?.[1] ?? '';
+          const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)?.[1] ?? '';
+          ctx.set('content-security-policy', LIBRARY_PAGE_POLICY);
+          ctx.type = 'html';
+          ctx.body = parts.logoutPage({
+            action: unescapeHtml(action),
+            xsrf: unescapeHtml(xsrf),
+            clientName: ctx.oidc.client?.clientName ?? '',
+          });
+        },
+        postLogoutSuccessSource: (ctx) => {
+          ctx.set('content-security-policy', LIBRARY_PAGE_POLICY);
+          ctx.type = 'html';
+          ctx.body = parts.loggedOutPage();
+        },
+      },
       introspection: {
         enabled: true,
         // RFC 7662 §4: only confidential clients, and only about their own tokens.
@@ -106,4 +135,14 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       },
     },
   };
+}
+
+/** The library escapes attribute values; they are escaped again when rendered. */
+function unescapeHtml(value: string): string {
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }

@@ -87,6 +87,8 @@ export class ProviderHost {
         findAccount: (_ctx, sub) => this.accounts.find(sub),
         errorPage: (code) =>
           this.templates.render('error', { message: OAuthServerMessages.refusedRequest, code }),
+        logoutPage: (form) => this.templates.render('logout', form),
+        loggedOutPage: () => this.templates.render('logged-out', {}),
       }),
     );
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.

@@ -9,6 +9,7 @@ import {
   type FormFields,
   type PageAnswer,
 } from '../pages/interaction-pages.service.js';
+import { pagePolicy } from '../pages/page-templates.js';
 import { INTERACTION_PATH } from './provider-configuration.js';
 import { ProviderHost } from './provider-host.js';
 
@@ -32,19 +33,6 @@ const PROVIDER_HEADERS = {
   'x-content-type-options': 'nosniff',
   'content-security-policy': "frame-ancestors 'none'",
 } as const;
-
-/**
- * The hosted pages' policy: no script, no style, no resource at all; forms post to this origin,
- * whose answer redirects to the client (a browser holds the redirect to `form-action` too).
- */
-function pagePolicy(formTargets: readonly string[]): string {
-  return [
-    "default-src 'none'",
-    "base-uri 'none'",
-    `form-action 'self'${formTargets.map((target) => ` ${target}`).join('')}`,
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
 
 /**
  * Hands the provider's requests to the protocol library, a Koa application: `/oauth/*` and the
