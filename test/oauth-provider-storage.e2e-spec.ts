@@ -3,6 +3,7 @@ import { digestOpaqueToken } from '../src/common/crypto/opaque-token.js';
 import { OAuthArtefact } from '../src/oauth-server/entities/oauth-artefact.entity.js';
 import { ArtefactAdapter, artefactDigest } from '../src/oauth-server/storage/artefact-adapter.js';
 import { OAuthArtefactRepository } from '../src/oauth-server/storage/oauth-artefact.repository.js';
+import { ArtefactCleanup } from '../src/oauth-server/storage/artefact-cleanup.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import { providerAppOptions, registerClient } from './utils/oauth-provider.js';
 
@@ -12,7 +13,8 @@ import { providerAppOptions, registerClient } from './utils/oauth-provider.js';
 let t: TestApp;
 let second: TestApp;
 beforeAll(async () => {
-  t = await createTestApp(await providerAppOptions());
+  // Small purge batches, so that one purge takes several.
+  t = await createTestApp(await providerAppOptions('ES256', { TokenCleanup__BatchSize: '3' }));
   second = await createTestApp({ ...(await providerAppOptions()), database: t.database });
 });
 afterAll(async () => {
@@ -109,6 +111,21 @@ describe('OAuth server: storage of artefacts', () => {
     expect(await adapterOf(t, 'RefreshToken').find('rt-1')).toBeUndefined();
     expect(await adapterOf(t, 'AccessToken').find('at-1')).toBeUndefined();
     expect(await adapterOf(t, 'AccessToken').find('at-2')).toBeDefined();
+  });
+});
+
+describe('OAuth server: the purge of expired artefacts', () => {
+  it('should delete the artefacts past their expiry, in batches, and keep the others', async () => {
+    const repository = t.dataSource.getRepository(OAuthArtefact);
+    await repository.clear();
+    for (let i = 0; i < 7; i++) {
+      await adapterOf(t, 'AccessToken').upsert(`expiring-${i}`, { grantId: 'g' }, 60);
+    }
+    await adapterOf(t, 'RefreshToken').upsert('lasting', { grantId: 'g' }, 3600);
+    t.clock.advance(61_000);
+    expect(await t.app.get(ArtefactCleanup).purgeExpired()).toBe(7);
+    expect(await repository.count()).toBe(1);
+    expect(await adapterOf(t, 'RefreshToken').find('lasting')).toBeDefined();
   });
 });
 

@@ -11,6 +11,7 @@ import { ProviderAccounts } from './provider/provider-accounts.js';
 import { ProviderHost } from './provider/provider-host.js';
 import { ProviderMount } from './provider/provider-mount.js';
 import { loadProtocolLibrary, PROTOCOL_LIBRARY } from './provider/protocol-library.js';
+import { ArtefactCleanup } from './storage/artefact-cleanup.js';
 import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js';
 
 /**
@@ -34,6 +35,7 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     ProviderMount,
     PageTemplates,
     InteractionPagesService,
+    ArtefactCleanup,
   ],
 })
 export class OAuthProviderModule {}

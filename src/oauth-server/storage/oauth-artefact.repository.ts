@@ -56,11 +56,22 @@ export class OAuthArtefactRepository {
     await this.unitOfWork.run((m) => m.delete(OAuthArtefact, { grantId }));
   }
 
-  /** Deletes the artefacts that expired before `at`; how many. */
-  async purgeExpired(at: Date): Promise<number> {
-    const result = await this.unitOfWork.run((m) =>
-      m.delete(OAuthArtefact, { expiresAt: LessThan(at) }),
-    );
-    return result.affected ?? 0;
+  /** Deletes at most `limit` artefacts that expired before `at`; how many. */
+  async purgeExpired(at: Date, limit: number): Promise<number> {
+    return this.unitOfWork.transaction(async (m) => {
+      const expired = await m.find(OAuthArtefact, {
+        select: { kind: true, idDigest: true },
+        where: { expiresAt: LessThan(at) },
+        take: limit,
+      });
+      if (expired.length === 0) {
+        return 0;
+      }
+      const result = await m.delete(
+        OAuthArtefact,
+        expired.map(({ kind, idDigest }) => ({ kind, idDigest })),
+      );
+      return result.affected ?? expired.length;
+    });
   }
 }
