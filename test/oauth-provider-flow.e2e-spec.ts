@@ -3,7 +3,9 @@ import * as oidc from 'openid-client';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { KeysService } from '../src/keys/keys.service.js';
+import { execFileSync } from 'node:child_process';
 import { createUser, DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
+import { TOTP_CONFIRM, TOTP_ENROLL } from './utils/routes.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import {
   providerAppOptions,
@@ -20,7 +22,11 @@ const CLIENT_NAME = '<b>Grafana</b> & "Co"';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp(await providerAppOptions());
+  t = await createTestApp(
+    await providerAppOptions('ES256', {
+      Mfa__EncryptionKeys: Buffer.alloc(32, 9).toString('base64'),
+    }),
+  );
 });
 afterAll(async () => {
   await t.close();
@@ -63,6 +69,14 @@ async function startFlow(
     prompt: 'consent',
   });
   return { config, verifier, state, nonce, url };
+}
+
+/** The TOTP code of `secret` at `at` (oathtool, RFC 6238). */
+function totpAt(secret: string, at: Date): string {
+  const seconds = Math.floor(at.getTime() / 1000);
+  return execFileSync('oathtool', ['--totp', '-b', '-N', `@${seconds}`, secret], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 /** Verifies an ID token with the keys /.well-known/jwks.json publishes now; its header. */
@@ -415,6 +429,59 @@ describe('OAuth server: the sign-in page under the login rules', () => {
     );
     expect(refused.status).toBe(401);
     expect(refused.text).toContain('Cuenta desactivada.');
+  });
+
+  it('should ask an account with a second factor for its code, and put both methods in amr', async () => {
+    const person = await registerUser(t);
+    const enrolled = await t.post(TOTP_ENROLL, { password: person.password }, person.accessToken);
+    const secret = enrolled.json<{ secret: string }>().secret;
+    const confirmed = await t.post(
+      TOTP_CONFIRM,
+      { code: totpAt(secret, t.clock.now()) },
+      person.accessToken,
+    );
+    expect(confirmed.status).toBe(200);
+    // The next time step: the confirmation's code is spent.
+    t.clock.advance(30_000);
+
+    const { added, config } = await confidentialClient('App');
+    const flow = await startFlow(config, 'openid');
+    const browser = new TestBrowser();
+    const signIn = await browser.follow(flow.url, REDIRECT);
+    const asked = await browser.submit(
+      signIn,
+      { email: person.email, password: person.password },
+      REDIRECT,
+    );
+    expect(asked.status).toBe(401);
+    expect(asked.text).toContain('Se requiere el código de verificación.');
+    expect(asked.text).toContain(
+      'name="code" type="text" inputmode="numeric" autocomplete="one-time-code"',
+    );
+
+    const wrongCode = await browser.submit(
+      asked,
+      { email: person.email, password: person.password, code: '000000' },
+      REDIRECT,
+    );
+    expect(wrongCode.text).toContain('Código de verificación inválido.');
+
+    const consent = await browser.submit(
+      wrongCode,
+      { email: person.email, password: person.password, code: totpAt(secret, t.clock.now()) },
+      REDIRECT,
+    );
+    const back = await browser.submit(consent, { decision: 'approve' }, REDIRECT);
+    const tokens = await oidc.authorizationCodeGrant(config, back.url, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    });
+    expect(tokens.claims()).toMatchObject({
+      sub: person.id,
+      aud: added.clientId,
+      amr: ['pwd', 'otp'],
+    });
   });
 
   it('should set the interaction cookies HttpOnly and SameSite=Lax', async () => {

@@ -61,7 +61,9 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
     routes: PROVIDER_ROUTES,
     scopes: [...OAUTH_SCOPES],
     claims: {
-      openid: ['sub'],
+      // `amr` with `openid`: every ID token says how the person signed in (`pwd`, `otp`, ...,
+      // as Keygate's own access tokens do); UserInfo has no such claim to give.
+      openid: ['sub', 'amr'],
       profile: ['name', 'preferred_username'],
       email: ['email', 'email_verified'],
     },
