@@ -328,6 +328,36 @@ describe('OAuth server: refusals', () => {
     expect(await oidc.tokenIntrospection(config, tokens.access_token)).toEqual({ active: false });
   });
 
+  it('should let one of ten simultaneous redemptions of a code, and of a refresh token, through', async () => {
+    const user = await createUser(t);
+    const { config } = await confidentialClient('App');
+    const flow = await startFlow(config);
+    const callback = await codeOf(flow, user.email);
+    const checks = {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    };
+    const redemptions = await Promise.allSettled(
+      Array.from({ length: 10 }, () => oidc.authorizationCodeGrant(config, callback, checks)),
+    );
+    expect(redemptions.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+
+    const flow2 = await startFlow(config);
+    const tokens = await oidc.authorizationCodeGrant(config, await codeOf(flow2, user.email), {
+      pkceCodeVerifier: flow2.verifier,
+      expectedState: flow2.state,
+      expectedNonce: flow2.nonce,
+    });
+    const refreshes = await Promise.allSettled(
+      Array.from({ length: 10 }, () => oidc.refreshTokenGrant(config, tokens.refresh_token ?? '')),
+    );
+    expect(refreshes.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const refused of refreshes.filter((r) => r.status === 'rejected')) {
+      expect(refused.reason).toMatchObject({ error: 'invalid_grant' });
+    }
+  });
+
   it("should refuse Keygate's own access token at /oauth/userinfo, and an OAuth access token at /api/auth/me", async () => {
     const person = await registerUser(t);
     const userInfo = await t.get('/oauth/userinfo', person.accessToken);
