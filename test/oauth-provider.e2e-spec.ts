@@ -58,9 +58,23 @@ describe('OAuth server: discovery', () => {
     expect(jwks.json<{ keys: unknown[] }>().keys.length).toBeGreaterThan(0);
   });
 
-  it('should leave the rest of the interface as it was', async () => {
+  it('should leave the rest of the interface as it was, its strict JSON bodies included', async () => {
     expect((await t.get('/api/auth/me')).status).toBe(401);
     expect((await t.get('/.well-known/unknown')).status).toBe(404);
+    const login = await t.post('/api/auth/login', { email: 'nobody@example.com', password: 'x' });
+    expect({ status: login.status, message: login.json().message }).toEqual({
+      status: 401,
+      message: 'Credenciales inválidas.',
+    });
+    const form = await t.request('/api/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'email=a&password=b',
+    });
+    expect({ status: form.status, message: form.json().message }).toEqual({
+      status: 415,
+      message: 'Unsupported Media Type',
+    });
   });
 
   it('should read a form body at the token endpoint (not consumed before the library reads it)', async () => {
