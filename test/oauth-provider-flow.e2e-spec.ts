@@ -3,6 +3,7 @@ import * as oidc from 'openid-client';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { KeysService } from '../src/keys/keys.service.js';
+import { TokensService } from '../src/tokens/tokens.service.js';
 import { execFileSync } from 'node:child_process';
 import { createUser, DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import { TOTP_CONFIRM, TOTP_ENROLL } from './utils/routes.js';
@@ -245,6 +246,32 @@ describe('OAuth server: a public client (openid-client) and RP-initiated logout'
     // Signed out: the next authorization asks for the password again.
     const after = await browser.follow((await startFlow(config, 'openid email')).url, REDIRECT);
     expect(after.text).toContain('<h1>Iniciar sesión</h1>');
+  });
+});
+
+describe("OAuth server: the browser session ends with the account's Keygate sessions", () => {
+  it('should ask for the password again once the Keygate sessions of the account are revoked', async () => {
+    const user = await createUser(t);
+    const { config } = await confidentialClient('App');
+    const browser = new TestBrowser();
+    await signInAndConsent(browser, await startFlow(config), user.email);
+
+    // Still signed in: straight to the consent page (prompt=consent asks for it).
+    const again = await browser.follow((await startFlow(config)).url, REDIRECT);
+    expect(again.text).toContain('<h1>Autorizar el acceso</h1>');
+
+    await t.app
+      .get(TokensService)
+      .revokeAll(user.id, internalOrigin('test', new RandomSource()), { reason: 'Logout all' });
+    const after = await browser.follow((await startFlow(config)).url, REDIRECT);
+    expect(after.text).toContain('<h1>Iniciar sesión</h1>');
+
+    // A silent request is told so.
+    const silentFlow = await startFlow(config, 'openid');
+    const silentUrl = new URL(silentFlow.url);
+    silentUrl.searchParams.set('prompt', 'none');
+    const silent = await browser.follow(silentUrl, REDIRECT);
+    expect(silent.url.searchParams.get('error')).toBe('login_required');
   });
 });
 

@@ -2,11 +2,13 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
 import { KeysModule } from '../keys/keys.module.js';
+import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
 import { OAuthClientsModule } from './oauth-clients.module.js';
 import { InteractionPagesService } from './pages/interaction-pages.service.js';
 import { PageTemplates } from './pages/page-templates.js';
+import { BrowserSessions } from './provider/browser-sessions.js';
 import { ProviderAccounts } from './provider/provider-accounts.js';
 import { ProviderHost } from './provider/provider-host.js';
 import { ProviderMount } from './provider/provider-mount.js';
@@ -26,6 +28,7 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     KeysModule,
     UsersModule,
     AuthModule,
+    TokensModule,
   ],
   providers: [
     { provide: PROTOCOL_LIBRARY, useFactory: loadProtocolLibrary },
@@ -36,6 +39,7 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     PageTemplates,
     InteractionPagesService,
     ArtefactCleanup,
+    BrowserSessions,
   ],
 })
 export class OAuthProviderModule {}

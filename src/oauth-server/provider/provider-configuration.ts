@@ -34,6 +34,8 @@ export interface ProviderParts {
   readonly logoutPage: (form: { action: string; xsrf: string; clientName: string }) => string;
   /** The page after a logout that names no return address. */
   readonly loggedOutPage: () => string;
+  /** When the provider asks the person to sign in (the library's, and Keygate's own checks). */
+  readonly policy: NonNullable<NonNullable<Configuration['interactions']>['policy']>;
 }
 
 /** The policy of the pages the library renders with Keygate's templates (see pagePolicy). */
@@ -102,7 +104,10 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       ctx.type = 'html';
       ctx.body = parts.errorPage(String(out.error));
     },
-    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    interactions: {
+      url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
+      policy: parts.policy,
+    },
     features: {
       devInteractions: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },

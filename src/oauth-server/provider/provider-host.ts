@@ -9,6 +9,7 @@ import { OAuthClientsService } from '../oauth-clients.service.js';
 import { ArtefactAdapter } from '../storage/artefact-adapter.js';
 import { ClientAdapter } from '../storage/client-adapter.js';
 import { OAuthArtefactRepository } from '../storage/oauth-artefact.repository.js';
+import { BrowserSessions } from './browser-sessions.js';
 import { cookieKeysOf } from './cookie-keys.js';
 import { ProviderAccounts } from './provider-accounts.js';
 import { providerConfiguration } from './provider-configuration.js';
@@ -40,6 +41,7 @@ export class ProviderHost {
     private readonly accounts: ProviderAccounts,
     private readonly clock: Clock,
     private readonly templates: PageTemplates,
+    private readonly browserSessions: BrowserSessions,
   ) {
     if (config.oauthServer === null) {
       throw new Error('The OpenID provider is mounted only when OAuthServer__Enabled=true');
@@ -58,6 +60,40 @@ export class ProviderHost {
       this.logger.log(`OpenID provider ready, signing with key ${signer.kid}`);
     }
     return this.built.provider;
+  }
+
+  /**
+   * The library's policy, with one more reason to sign in again: the Keygate session behind the
+   * browser session has ended (BrowserSessions). The hosted sign-in hands its session id over in
+   * the login result; the check links it when the library resumes with that result.
+   */
+  private policy() {
+    const { Check, base } = this.library.interactionPolicy;
+    const policy = base();
+    const lifetimeSeconds = this.settings.refreshTokenDays * 24 * 60 * 60;
+    policy.get('login')?.checks.add(
+      new Check(
+        'keygate_session_ended',
+        'the Keygate session behind this browser session has ended',
+        'login_required',
+        async (ctx) => {
+          const { session } = ctx.oidc;
+          if (session?.accountId === undefined) {
+            return Check.NO_NEED_TO_PROMPT;
+          }
+          const login = (ctx.oidc.result as { login?: { keygateSessionId?: unknown } } | undefined)
+            ?.login;
+          if (typeof login?.keygateSessionId === 'string') {
+            await this.browserSessions.link(session.uid, login.keygateSessionId, lifetimeSeconds);
+            return Check.NO_NEED_TO_PROMPT;
+          }
+          return (await this.browserSessions.isLive(session.uid, session.accountId))
+            ? Check.NO_NEED_TO_PROMPT
+            : Check.REQUEST_PROMPT;
+        },
+      ),
+    );
+    return policy;
   }
 
   private build(signer: AsymmetricSigner): Provider {
@@ -89,6 +125,7 @@ export class ProviderHost {
           this.templates.render('error', { message: OAuthServerMessages.refusedRequest, code }),
         logoutPage: (form) => this.templates.render('logout', form),
         loggedOutPage: () => this.templates.render('logged-out', {}),
+        policy: this.policy(),
       }),
     );
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.
