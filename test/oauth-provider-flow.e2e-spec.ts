@@ -488,6 +488,29 @@ describe('OAuth server: the sign-in page under the login rules', () => {
     expect(refused.text).toContain('Cuenta desactivada.');
   });
 
+  it("should refuse a form that breaks the login body's rules before checking anything", async () => {
+    const { config } = await confidentialClient('App');
+    const user = await createUser(t);
+    const browser = new TestBrowser();
+    const signIn = await browser.follow((await startFlow(config)).url, REDIRECT);
+    // Five of them: were they counted as failed logins, the account would be locked.
+    for (const fields of [
+      ...Array.from({ length: 4 }, () => ({ email: user.email, password: 'x'.repeat(1025) })),
+      { email: `${user.email}\u0007`, password: DEFAULT_PASSWORD },
+    ]) {
+      const refused = await browser.submit(signIn, fields, REDIRECT);
+      expect(refused.status).toBe(401);
+      expect(refused.text).toContain('Credenciales inválidas.');
+    }
+    // None was counted: the right password still signs in.
+    const consent = await browser.submit(
+      signIn,
+      { email: user.email, password: DEFAULT_PASSWORD },
+      REDIRECT,
+    );
+    expect(consent.text).toContain('<h1>Autorizar el acceso</h1>');
+  });
+
   it('should ask an account with a second factor for its code, and put both methods in amr', async () => {
     const person = await registerUser(t);
     const enrolled = await t.post(TOTP_ENROLL, { password: person.password }, person.accessToken);

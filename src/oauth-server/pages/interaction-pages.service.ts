@@ -1,7 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InteractionResults } from 'oidc-provider';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { LoginDto } from '../../auth/dto/login.dto.js';
 import { AuthService } from '../../auth/auth.service.js';
+import { PasswordsMessages } from '../../passwords/passwords.messages.js';
 import { UnauthorizedError } from '../../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { AppConfig } from '../../config/app-config.js';
@@ -108,11 +112,18 @@ export class InteractionPagesService {
         email,
       });
     }
+    // The API's own rules for a login body (lengths, characters), as its validation pipe applies
+    // them: a form that breaks them is refused as wrong credentials, before any work.
+    const request = plainToInstance(LoginDto, {
+      email,
+      password,
+      ...(code.trim() === '' ? {} : { code: code.trim() }),
+    });
+    if (validateSync(request, { whitelist: true }).length > 0) {
+      return this.signInPage(pending, 401, { error: PasswordsMessages.invalidCredentials, email });
+    }
     try {
-      const started = await this.auth.signIn(
-        { email, password, ...(code.trim() === '' ? {} : { code: code.trim() }) },
-        origin,
-      );
+      const started = await this.auth.signIn(request, origin);
       const result: InteractionResults = {
         login: {
           accountId: started.response.user.id,
