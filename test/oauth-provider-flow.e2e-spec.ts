@@ -493,9 +493,9 @@ describe('OAuth server: the sign-in page under the login rules', () => {
     const user = await createUser(t);
     const browser = new TestBrowser();
     const signIn = await browser.follow((await startFlow(config)).url, REDIRECT);
-    // Five of them: were they counted as failed logins, the account would be locked.
+    // Five overlong ones: were they counted as failed logins, the account would be locked.
     for (const fields of [
-      ...Array.from({ length: 4 }, () => ({ email: user.email, password: 'x'.repeat(1025) })),
+      ...Array.from({ length: 5 }, () => ({ email: user.email, password: 'x'.repeat(1025) })),
       { email: `${user.email}\u0007`, password: DEFAULT_PASSWORD },
     ]) {
       const refused = await browser.submit(signIn, fields, REDIRECT);
