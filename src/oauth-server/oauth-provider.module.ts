@@ -5,6 +5,10 @@ import { KeysModule } from '../keys/keys.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
+import { OAuthConsent } from './entities/oauth-consent.entity.js';
+import { OAuthConsentRepository } from './grants/oauth-consent.repository.js';
+import { OAuthGrantsController } from './grants/oauth-grants.controller.js';
+import { OAuthGrantsService } from './grants/oauth-grants.service.js';
 import { OAuthClientsModule } from './oauth-clients.module.js';
 import { InteractionPagesService } from './pages/interaction-pages.service.js';
 import { PageTemplates } from './pages/page-templates.js';
@@ -23,7 +27,7 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([OAuthArtefact]),
+    TypeOrmModule.forFeature([OAuthArtefact, OAuthConsent]),
     OAuthClientsModule,
     KeysModule,
     UsersModule,
@@ -40,6 +44,9 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     InteractionPagesService,
     ArtefactCleanup,
     BrowserSessions,
+    OAuthConsentRepository,
+    OAuthGrantsService,
   ],
+  controllers: [OAuthGrantsController],
 })
 export class OAuthProviderModule {}

@@ -12,6 +12,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { forRequest } from '../../logging/log-fields.js';
 import { MfaMessages } from '../../two-factor/mfa.messages.js';
 import { UsersService } from '../../users/users.service.js';
+import { OAuthGrantsService } from '../grants/oauth-grants.service.js';
 import { OAuthClientsService } from '../oauth-clients.service.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
 import { INTERACTION_PATH } from '../provider/provider-configuration.js';
@@ -71,6 +72,7 @@ export class InteractionPagesService {
     private readonly users: UsersService,
     private readonly clients: OAuthClientsService,
     private readonly templates: PageTemplates,
+    private readonly grants: OAuthGrantsService,
     config: AppConfig,
   ) {
     this.formTokens = new FormTokens(config.jwt.secret);
@@ -180,6 +182,12 @@ export class InteractionPagesService {
       grant.addOIDCClaims([...pending.missingClaims]);
     }
     const grantId = await grant.save();
+    await this.grants.record(
+      pending.accountId,
+      pending.clientId,
+      grant.getOIDCScope().split(' '),
+      grantId,
+    );
     return this.finish(req, res, { consent: { grantId } }, true);
   }
 

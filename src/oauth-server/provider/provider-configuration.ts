@@ -34,6 +34,8 @@ export interface ProviderParts {
   readonly logoutPage: (form: { action: string; xsrf: string; clientName: string }) => string;
   /** The page after a logout that names no return address. */
   readonly loggedOutPage: () => string;
+  /** The grant of the person's remembered consent to the client, if any (OAuthGrantsService). */
+  readonly rememberedGrantId: (accountId: string, clientId: string) => Promise<string | undefined>;
   /** When the provider asks the person to sign in (the library's, and Keygate's own checks). */
   readonly policy: NonNullable<NonNullable<Configuration['interactions']>['policy']>;
 }
@@ -103,6 +105,25 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       ctx.set('content-security-policy', LIBRARY_PAGE_POLICY);
       ctx.type = 'html';
       ctx.body = parts.errorPage(String(out.error));
+    },
+    // Consent is remembered per person and client beyond the browser session: the grant of this
+    // consent (the interaction's), else the browser session's, else the remembered one.
+    loadExistingGrant: async (ctx) => {
+      const { client, session, result, provider } = ctx.oidc;
+      if (client === undefined || session?.accountId === undefined) {
+        return undefined;
+      }
+      const grantId =
+        (result?.consent as { grantId?: string } | undefined)?.grantId ??
+        session.grantIdFor(client.clientId) ??
+        (await parts.rememberedGrantId(session.accountId, client.clientId));
+      if (grantId === undefined) {
+        return undefined;
+      }
+      const grant = await provider.Grant.find(grantId);
+      return grant?.accountId === session.accountId && grant.clientId === client.clientId
+        ? grant
+        : undefined;
     },
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,

@@ -9,6 +9,7 @@ import { OAuthClientsService } from '../oauth-clients.service.js';
 import { ArtefactAdapter } from '../storage/artefact-adapter.js';
 import { ClientAdapter } from '../storage/client-adapter.js';
 import { OAuthArtefactRepository } from '../storage/oauth-artefact.repository.js';
+import { OAuthGrantsService } from '../grants/oauth-grants.service.js';
 import { BrowserSessions } from './browser-sessions.js';
 import { cookieKeysOf } from './cookie-keys.js';
 import { ProviderAccounts } from './provider-accounts.js';
@@ -42,6 +43,7 @@ export class ProviderHost {
     private readonly clock: Clock,
     private readonly templates: PageTemplates,
     private readonly browserSessions: BrowserSessions,
+    private readonly grants: OAuthGrantsService,
   ) {
     if (config.oauthServer === null) {
       throw new Error('The OpenID provider is mounted only when OAuthServer__Enabled=true');
@@ -126,6 +128,7 @@ export class ProviderHost {
         logoutPage: (form) => this.templates.render('logout', form),
         loggedOutPage: () => this.templates.render('logged-out', {}),
         policy: this.policy(),
+        rememberedGrantId: (accountId, clientId) => this.grants.grantIdOf(accountId, clientId),
       }),
     );
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.
