@@ -1,4 +1,5 @@
 import { useSharedTestApp } from './utils/create-test-app.js';
+import { asymmetricSigning } from './utils/signing-keys.js';
 import { onPostgres } from './utils/test-database.js';
 
 /**
@@ -42,6 +43,13 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     // and the expiry indexes on them.
     '^ALTER TABLE "(federated_identities|federation_codes|federation_flows|oauth_clients)" DROP COLUMN "(linkedAt|lastUsedAt|createdAt|expiresAt)"$',
     '^ALTER TABLE "(federated_identities|federation_codes|federation_flows|oauth_clients)" ADD "(linkedAt|lastUsedAt|createdAt|expiresAt)" TIMESTAMP( NOT NULL)?$',
+    // The OpenID provider's artefacts (issue 39, part 2), and their expiry index.
+    '^ALTER TABLE "oauth_artefacts" DROP COLUMN "(expiresAt|consumedAt)"$',
+    '^ALTER TABLE "oauth_artefacts" ADD "(expiresAt|consumedAt)" TIMESTAMP$',
+    '^ALTER TABLE "oauth_consents" DROP COLUMN "grantedAt"$',
+    '^ALTER TABLE "oauth_consents" ADD "grantedAt" TIMESTAMP NOT NULL$',
+    '^DROP INDEX "\\w+"\\."IDX_oauth_artefacts_expiresAt"$',
+    '^CREATE INDEX "IDX_oauth_artefacts_expiresAt" ON "oauth_artefacts" {2}\\("expiresAt"\\) $',
     '^DROP INDEX "\\w+"\\."IDX_federation_(codes|flows)_expiresAt"$',
     '^CREATE INDEX "IDX_federation_(codes|flows)_expiresAt" ON "federation_(codes|flows)" {2}\\("expiresAt"\\) $',
     // The webhooks' instants.
@@ -54,8 +62,20 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
   ].join('|'),
 );
 
-describe('schema', () => {
-  const t = useSharedTestApp();
+describe.each([
+  ['by default', {}],
+  // The OpenID provider's entities are registered only when it is on.
+  [
+    'with the OpenID provider on',
+    {
+      environment: asymmetricSigning('ES256', {
+        OAuthServer__Enabled: 'true',
+        OAuthServer__Issuer: 'http://127.0.0.1:3000',
+      }),
+    },
+  ],
+])('schema %s', (_name, options) => {
+  const t = useSharedTestApp(options);
 
   it('should be exactly what the entities describe after the migrations', async () => {
     const pending = await t.dataSource.driver.createSchemaBuilder().log();

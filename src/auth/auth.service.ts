@@ -26,6 +26,13 @@ import { FailedLogins } from '../passwords/failed-logins.js';
 import { PasswordHasher } from '../passwords/password-hasher.js';
 import { RandomSource } from '../common/random/random-source.js';
 
+/** A login that succeeded: its answer, the session it started and how it was authenticated. */
+export interface StartedLogin {
+  readonly response: AuthResponseDto;
+  readonly sessionId: string;
+  readonly authMethods: readonly AuthMethod[];
+}
+
 /** Registration and login: the rules of SPEC §3.1 and §4.2. */
 @Injectable()
 export class AuthService {
@@ -104,7 +111,15 @@ export class AuthService {
    * is read again and the checks re-run. The password verdict itself stays valid, so PBKDF2 runs
    * once per attempt and no database connection is held while it runs.
    */
-  login(request: LoginDto, origin: RequestOrigin): Promise<AuthResponseDto> {
+  async login(request: LoginDto, origin: RequestOrigin): Promise<AuthResponseDto> {
+    return (await this.signIn(request, origin)).response;
+  }
+
+  /**
+   * The login of SPEC §4.2 with every rule of `login`, for a sign-in that is not an API call
+   * (the OpenID provider's hosted page): it also says which session it started and how.
+   */
+  signIn(request: LoginDto, origin: RequestOrigin): Promise<StartedLogin> {
     const email = normalizeEmail(request.email);
     // Refusals decided where nothing is written; a wrong password's is recorded with its count.
     const refusals = this.events.pending();
@@ -223,7 +238,7 @@ export class AuthService {
     password: string,
     origin: RequestOrigin,
     start: Pick<SessionStart, 'authMethods' | 'requires'>,
-  ): Promise<AuthResponseDto | null | 'refused'> {
+  ): Promise<StartedLogin | null | 'refused'> {
     // Hashes made with a lower cost than the configured one are upgraded while we hold the
     // plain password; hashing happens before the statement, never inside a transaction.
     const passwordHash = this.passwordHasher.needsRehash(user.passwordHash)
@@ -249,6 +264,10 @@ export class AuthService {
       return null;
     }
     this.logger.log(`User ${user.id} logged in`, forRequest(origin.requestId));
-    return session.response;
+    return {
+      response: session.response,
+      sessionId: session.familyId,
+      authMethods: start.authMethods,
+    };
   }
 }

@@ -49,6 +49,11 @@ export interface OAuthClientSummary {
   readonly createdAt: Date;
 }
 
+/** A client as the provider reads it: with the digest of a confidential client's secret. */
+export interface StoredOAuthClient extends OAuthClientSummary {
+  readonly secretDigest: string | null;
+}
+
 /** A new client, with its secret when it is confidential: shown this once, stored as a digest. */
 export interface AddedOAuthClient extends OAuthClientSummary {
   readonly clientSecret: string | null;
@@ -109,6 +114,12 @@ export class OAuthClientsService {
     return client === null ? null : summaryOf(client);
   }
 
+  /** The client with its secret's digest, for the provider's client authentication; or null. */
+  async findStored(clientId: string): Promise<StoredOAuthClient | null> {
+    const client = await this.clients.byId(clientId);
+    return client === null ? null : { ...summaryOf(client), secretDigest: client.secretDigest };
+  }
+
   async remove(clientId: string): Promise<void> {
     if (!(await this.clients.delete(clientId))) {
       throw new NotFoundError(OAuthServerMessages.unknownClient);
@@ -136,12 +147,7 @@ export class OAuthClientsService {
   /** Whether `secret` is the current secret of the confidential client `clientId`. */
   async verifySecret(clientId: string, secret: string): Promise<boolean> {
     const client = await this.clients.byId(clientId);
-    // The digest is computed whatever happens, so an unknown client takes as long as a known one.
-    const presented = Buffer.from(digestOpaqueToken(secret), 'hex');
-    if (client === null || client.secretDigest === null || !CLIENT_SECRET_PATTERN.test(secret)) {
-      return false;
-    }
-    return timingSafeEqual(presented, Buffer.from(client.secretDigest, 'hex'));
+    return secretMatchesDigest(secret, client?.secretDigest ?? null);
   }
 
   private newSecret(): string {
@@ -149,6 +155,19 @@ export class OAuthClientsService {
       OAUTH_CLIENT_SECRET_PREFIX + this.random.bytes(CLIENT_SECRET_BYTES).toString('base64url')
     );
   }
+}
+
+/**
+ * Whether `secret` is the secret whose digest is `secretDigest`, compared in constant time. The
+ * digest is computed whatever happens, so an unknown client takes as long as a known one.
+ */
+export function secretMatchesDigest(secret: string, secretDigest: string | null): boolean {
+  const presented = Buffer.from(digestOpaqueToken(secret), 'hex');
+  if (secretDigest === null || !CLIENT_SECRET_PATTERN.test(secret)) {
+    return false;
+  }
+  const stored = Buffer.from(secretDigest, 'hex');
+  return stored.length === presented.length && timingSafeEqual(presented, stored);
 }
 
 function checkedUris(uris: readonly string[], required: boolean): string[] {

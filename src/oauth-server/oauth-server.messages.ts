@@ -13,4 +13,18 @@ export const OAuthServerMessages = {
     'Alcance desconocido: los alcances posibles son openid, profile, email y offline_access.',
   unknownClient: 'Cliente OAuth no encontrado.',
   publicClientSecret: 'Un cliente público no tiene secreto que renovar.',
+  unknownGrant: 'No ha autorizado a esa aplicación.',
+  /** The hosted pages (src/oauth-server/pages): an application's request the provider refuses. */
+  refusedRequest:
+    'La aplicación envió una solicitud que no se puede atender; no se le devuelve a ella.',
+  interactionExpired:
+    'La solicitud de inicio de sesión caducó o no es válida. Vuelva a la aplicación e inténtelo de nuevo.',
+  formRefused:
+    'El formulario no es válido o caducó. Vuelva a cargar la página e inténtelo de nuevo.',
+  missingCredentials: 'Indique su correo electrónico y su contraseña.',
+  /** What each scope lets an application do, as the consent page lists it. */
+  scopeOpenid: 'Confirmar su identidad con el identificador de su cuenta.',
+  scopeProfile: 'Ver su nombre de usuario.',
+  scopeEmail: 'Ver su dirección de correo electrónico y si está verificada.',
+  scopeOfflineAccess: 'Seguir accediendo a su cuenta cuando usted no esté presente.',
 } as const;

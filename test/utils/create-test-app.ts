@@ -70,6 +70,8 @@ export interface TestAppOptions {
    * of them must agree on Logging__Level.
    */
   readonly pinoLogs?: boolean;
+  /** The loopback port to listen on (freePort()); any free one by default. */
+  readonly port?: number;
 }
 
 /**
@@ -120,7 +122,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     app.useLogger(app.get(NativeLogger));
   }
   configureApp(app);
-  await app.listen(0, '127.0.0.1');
+  await app.listen(options.port ?? 0, '127.0.0.1');
   await app.get(ManagementServer).start();
   const baseUrl = await app.getUrl();
 

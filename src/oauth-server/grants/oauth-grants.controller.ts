@@ -1,0 +1,35 @@
+import { Controller, Delete, Get, HttpCode, HttpStatus, Param } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import {
+  CurrentUser,
+  type AccessTokenClaims,
+} from '../../common/decorators/current-user.decorator.js';
+import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
+import { OAuthGrantListResponseDto } from './dto/oauth-grant-response.dto.js';
+import { OAuthGrantsService } from './oauth-grants.service.js';
+
+/** The applications a person let sign them in (mounted only when OAuthServer__Enabled). */
+@ApiTags('auth')
+@ApiBearerAuth()
+@Controller('auth/oauth/grants')
+export class OAuthGrantsController {
+  constructor(private readonly grants: OAuthGrantsService) {}
+
+  /** The bearer's consents to applications, newest first. */
+  @Get()
+  @ApiErrorResponses(HttpStatus.UNAUTHORIZED)
+  list(@CurrentUser() user: AccessTokenClaims): Promise<OAuthGrantListResponseDto> {
+    return this.grants.list(user.sub);
+  }
+
+  /** Withdraws the bearer's consent to the application and ends every token it was given. */
+  @Delete(':clientId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiErrorResponses(HttpStatus.UNAUTHORIZED, HttpStatus.NOT_FOUND)
+  withdraw(
+    @CurrentUser() user: AccessTokenClaims,
+    @Param('clientId') clientId: string,
+  ): Promise<void> {
+    return this.grants.withdraw(user.sub, clientId);
+  }
+}

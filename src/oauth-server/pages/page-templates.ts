@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import Mustache from 'mustache';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The hosted pages' templates, shipped with the service: `templates/oauth/`. */
+const TEMPLATE_DIRECTORY = new URL('../../../templates/oauth/', import.meta.url);
+
+export type PageName = 'sign-in' | 'consent' | 'error' | 'logout' | 'logged-out';
+const PAGES: readonly PageName[] = ['sign-in', 'consent', 'error', 'logout', 'logged-out'];
+
+export type PageValues = Readonly<Record<string, unknown>>;
+
+/**
+ * The hosted pages' policy: no script, no style, no resource at all; forms post to this origin,
+ * and to the origins its answer may redirect them to (a browser holds a form's redirects to
+ * `form-action` as well).
+ */
+export function pagePolicy(formTargets: readonly string[]): string {
+  return [
+    "default-src 'none'",
+    "base-uri 'none'",
+    `form-action 'self'${formTargets.map((target) => ` ${target}`).join('')}`,
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
+ * The hosted pages' Mustache templates, read and parsed once at start-up. Every value is escaped
+ * as HTML (`{{ }}` only; the templates hold no `{{{ }}}`), so a client's name holding markup is
+ * shown as text.
+ */
+@Injectable()
+export class PageTemplates {
+  private readonly templates: ReadonlyMap<PageName, string>;
+
+  constructor() {
+    this.templates = new Map(
+      PAGES.map((name) => {
+        const template = readFileSync(
+          fileURLToPath(new URL(`${name}.html`, TEMPLATE_DIRECTORY)),
+          'utf8',
+        );
+        Mustache.parse(template);
+        return [name, template];
+      }),
+    );
+  }
+
+  render(name: PageName, values: PageValues): string {
+    return Mustache.render(this.templates.get(name) ?? '', values, {}, { escape: Mustache.escape });
+  }
+}

@@ -1,0 +1,176 @@
+import type { AsymmetricSigningAlgorithm, Configuration, JWK } from 'oidc-provider';
+import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
+import { OAUTH_SCOPES } from '../oauth-clients.service.js';
+import { pagePolicy } from '../pages/page-templates.js';
+
+/** Where each endpoint is: under /oauth/, with the keys where Keygate already publishes them. */
+export const PROVIDER_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  userinfo: '/oauth/userinfo',
+  revocation: '/oauth/revoke',
+  introspection: '/oauth/introspect',
+  end_session: '/oauth/logout',
+  // Served by Keygate's own JWKS route (src/keys), which publishes the next, current and previous
+  // keys: the provider only needs the address for its discovery document.
+  jwks: '/.well-known/jwks.json',
+} as const;
+
+/** Where the provider sends a person to sign in or consent: Keygate's hosted pages. */
+export const INTERACTION_PATH = '/oauth/interaction';
+
+/** What the provider needs from the rest of Keygate, besides its settings. */
+export interface ProviderParts {
+  readonly settings: OAuthServerConfig;
+  /** The private JWK of the key that signs, with its `kid` and `alg`. */
+  readonly signingKey: JWK & { kid: string; alg: AsymmetricSigningAlgorithm };
+  readonly cookieKeys: readonly string[];
+  readonly clockToleranceSeconds: number;
+  readonly adapter: NonNullable<Configuration['adapter']>;
+  readonly findAccount: NonNullable<Configuration['findAccount']>;
+  /** The page of a request refused before any interaction (`error` is the OAuth error code). */
+  readonly errorPage: (error: string) => string;
+  /** RP-initiated logout's confirmation page: the library's form's action and token. */
+  readonly logoutPage: (form: { action: string; xsrf: string; clientName: string }) => string;
+  /** The page after a logout that names no return address. */
+  readonly loggedOutPage: () => string;
+  /** The grant of the person's remembered consent to the client, if any (OAuthGrantsService). */
+  readonly rememberedGrantId: (accountId: string, clientId: string) => Promise<string | undefined>;
+  /** When the provider asks the person to sign in (the library's, and Keygate's own checks). */
+  readonly policy: NonNullable<NonNullable<Configuration['interactions']>['policy']>;
+}
+
+/** The policy of the pages the library renders with Keygate's templates (see pagePolicy). */
+const LIBRARY_PAGE_POLICY = pagePolicy([]);
+
+const MINUTE = 60;
+const DAY = 24 * 60 * MINUTE;
+
+/**
+ * The library's configuration: OpenID Connect on OAuth 2.1 with the authorization code flow only,
+ * PKCE (S256, the only method the library knows) required for public clients, refresh tokens
+ * rotated at every use, revocation, introspection (confidential clients, their own tokens),
+ * RP-initiated logout, and the four scopes. Nothing else is switched on: no implicit or hybrid
+ * flow, no dynamic registration, no pushed requests, no HMAC-signed anything (a client secret is
+ * stored only as a digest, so it cannot be a key).
+ */
+export function providerConfiguration(parts: ProviderParts): Configuration {
+  const { settings, signingKey } = parts;
+  const secureCookies = new URL(settings.issuer).protocol === 'https:';
+  const refreshSeconds = settings.refreshTokenDays * DAY;
+  return {
+    adapter: parts.adapter,
+    findAccount: parts.findAccount,
+    jwks: { keys: [signingKey] },
+    routes: PROVIDER_ROUTES,
+    scopes: [...OAUTH_SCOPES],
+    claims: {
+      // `amr` with `openid`: every ID token says how the person signed in (`pwd`, `otp`, ...,
+      // as Keygate's own access tokens do); UserInfo has no such claim to give.
+      openid: ['sub', 'amr'],
+      profile: ['name', 'preferred_username'],
+      email: ['email', 'email_verified'],
+    },
+    responseTypes: ['code'],
+    clientAuthMethods: ['client_secret_basic', 'none'],
+    enabledJWA: {
+      idTokenSigningAlgValues: [signingKey.alg],
+      userinfoSigningAlgValues: [signingKey.alg],
+      introspectionSigningAlgValues: [signingKey.alg],
+      authorizationSigningAlgValues: [signingKey.alg],
+      clientAuthSigningAlgValues: [],
+      requestObjectSigningAlgValues: [],
+    },
+    pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
+    rotateRefreshToken: true,
+    allowOmittingSingleRegisteredRedirectUri: false,
+    clockTolerance: parts.clockToleranceSeconds,
+    cookies: {
+      keys: [...parts.cookieKeys],
+      long: { httpOnly: true, sameSite: 'lax', secure: secureCookies },
+      short: { httpOnly: true, sameSite: 'lax', secure: secureCookies },
+    },
+    ttl: {
+      AccessToken: settings.accessTokenMinutes * MINUTE,
+      AuthorizationCode: MINUTE,
+      IdToken: settings.accessTokenMinutes * MINUTE,
+      Interaction: 30 * MINUTE,
+      Grant: refreshSeconds,
+      RefreshToken: refreshSeconds,
+      Session: refreshSeconds,
+    },
+    // An error the library cannot send back to the client (an unknown client, a redirect URI
+    // that is not registered) is shown to the person, never redirected.
+    renderError: (ctx, out) => {
+      ctx.set('content-security-policy', LIBRARY_PAGE_POLICY);
+      ctx.type = 'html';
+      ctx.body = parts.errorPage(String(out.error));
+    },
+    // Consent is remembered per person and client beyond the browser session: the grant of this
+    // consent (the interaction's), else the browser session's, else the remembered one.
+    loadExistingGrant: async (ctx) => {
+      const { client, session, result, provider } = ctx.oidc;
+      if (client === undefined || session?.accountId === undefined) {
+        return undefined;
+      }
+      const grantId =
+        (result?.consent as { grantId?: string } | undefined)?.grantId ??
+        session.grantIdFor(client.clientId) ??
+        (await parts.rememberedGrantId(session.accountId, client.clientId));
+      if (grantId === undefined) {
+        return undefined;
+      }
+      const grant = await provider.Grant.find(grantId);
+      return grant?.accountId === session.accountId && grant.clientId === client.clientId
+        ? grant
+        : undefined;
+    },
+    interactions: {
+      url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,
+      policy: parts.policy,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      revocation: { enabled: true },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (ctx, form) => {
+          // The library's form is `<form … action="…"><input … name="xsrf" value="…"/></form>`:
+          // its two values are rendered into Keygate's page, escaped.
+          const action = /action="([^"]+)"/.exec(form)?.[1] ?? '';
+          const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)?.[1] ?? '';
+          ctx.set('content-security-policy', LIBRARY_PAGE_POLICY);
+          ctx.type = 'html';
+          ctx.body = parts.logoutPage({
+            action: unescapeHtml(action),
+            xsrf: unescapeHtml(xsrf),
+            clientName: ctx.oidc.client?.clientName ?? '',
+          });
+        },
+        postLogoutSuccessSource: (ctx) => {
+          ctx.set('content-security-policy', LIBRARY_PAGE_POLICY);
+          ctx.type = 'html';
+          ctx.body = parts.loggedOutPage();
+        },
+      },
+      introspection: {
+        enabled: true,
+        // RFC 7662 §4: only confidential clients, and only about their own tokens.
+        allowedPolicy: (_ctx, client, token) =>
+          client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
+      },
+    },
+  };
+}
+
+/** The library escapes attribute values; they are escaped again when rendered. */
+function unescapeHtml(value: string): string {
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}

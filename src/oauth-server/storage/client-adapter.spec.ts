@@ -1,0 +1,47 @@
+import { describe, expect, it } from '@jest/globals';
+import type { StoredOAuthClient } from '../oauth-clients.service.js';
+import { clientMetadataOf } from './client-adapter.js';
+
+const BASE: StoredOAuthClient = {
+  clientId: '6f1c1c9e-6a43-4a39-8f6f-1d2f4a1f0b11',
+  name: 'App',
+  redirectUris: ['https://app.example.com/cb'],
+  postLogoutRedirectUris: [],
+  isPublic: false,
+  scopes: ['openid', 'email'],
+  createdAt: new Date('2026-11-29T08:00:00.000Z'),
+  secretDigest: 'ab'.repeat(32),
+};
+
+describe('clientMetadataOf', () => {
+  it('should give a confidential client client_secret_basic and its digest, never another method', () => {
+    expect(clientMetadataOf(BASE, 'ES256')).toEqual({
+      client_id: BASE.clientId,
+      client_name: 'App',
+      token_endpoint_auth_method: 'client_secret_basic',
+      client_secret: 'ab'.repeat(32),
+      application_type: 'web',
+      redirect_uris: ['https://app.example.com/cb'],
+      post_logout_redirect_uris: [],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      scope: 'openid email',
+      id_token_signed_response_alg: 'ES256',
+    });
+  });
+
+  it('should make a public client a native one without a secret', () => {
+    const metadata = clientMetadataOf({ ...BASE, isPublic: true, secretDigest: null }, 'EdDSA');
+    expect(metadata).toMatchObject({
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+      id_token_signed_response_alg: 'EdDSA',
+    });
+    expect(metadata).not.toHaveProperty('client_secret');
+  });
+
+  it('should make a confidential client with a private-use scheme a native one', () => {
+    const metadata = clientMetadataOf({ ...BASE, redirectUris: ['com.example.app:/cb'] }, 'RS256');
+    expect(metadata.application_type).toBe('native');
+  });
+});
