@@ -5,6 +5,8 @@ import { KeysModule } from '../keys/keys.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
+import { ProviderEvents } from './events/provider-events.js';
+import { OAuthGrantsModule } from './grants/oauth-grants.module.js';
 import { OAuthClientsModule } from './oauth-clients.module.js';
 import { InteractionPagesService } from './pages/interaction-pages.service.js';
 import { PageTemplates } from './pages/page-templates.js';
@@ -29,6 +31,7 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     UsersModule,
     AuthModule,
     TokensModule,
+    OAuthGrantsModule,
   ],
   providers: [
     { provide: PROTOCOL_LIBRARY, useFactory: loadProtocolLibrary },
@@ -40,6 +43,7 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     InteractionPagesService,
     ArtefactCleanup,
     BrowserSessions,
+    ProviderEvents,
   ],
 })
 export class OAuthProviderModule {}

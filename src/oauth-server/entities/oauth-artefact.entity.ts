@@ -25,7 +25,10 @@ export class OAuthArtefact {
   @Column({ type: String, length: 64, nullable: true })
   grantId: string | null;
 
-  /** SHA-256 of a session's `uid` (findByUid), hex. */
+  /**
+   * SHA-256 of a session's `uid` (findByUid), hex; on a grant, of its account id (the account's
+   * grants, src/oauth-server/grants).
+   */
   @Column({ type: String, length: 64, nullable: true })
   uidDigest: string | null;
 

@@ -8,6 +8,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { forRequest } from '../../logging/log-fields.js';
 import { MfaMessages } from '../../two-factor/mfa.messages.js';
 import { UsersService } from '../../users/users.service.js';
+import { OAuthGrantsService } from '../grants/oauth-grants.service.js';
 import { OAuthClientsService } from '../oauth-clients.service.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
 import { INTERACTION_PATH } from '../provider/provider-configuration.js';
@@ -47,6 +48,8 @@ interface Pending {
   readonly grantId: string | undefined;
   readonly clientId: string;
   readonly missingScopes: readonly string[];
+  /** The scopes the request asks for (prompt=consent asks again for those already given). */
+  readonly askedScopes: readonly string[];
   readonly missingClaims: readonly string[];
 }
 
@@ -67,6 +70,7 @@ export class InteractionPagesService {
     private readonly users: UsersService,
     private readonly clients: OAuthClientsService,
     private readonly templates: PageTemplates,
+    private readonly grants: OAuthGrantsService,
     config: AppConfig,
   ) {
     this.formTokens = new FormTokens(config.jwt.secret);
@@ -138,7 +142,12 @@ export class InteractionPagesService {
     }
   }
 
-  async consent(req: IncomingMessage, res: ServerResponse, form: FormFields): Promise<PageAnswer> {
+  async consent(
+    req: IncomingMessage,
+    res: ServerResponse,
+    form: FormFields,
+    origin: RequestOrigin,
+  ): Promise<PageAnswer> {
     const pending = await this.pending(req, res);
     if (pending === null) {
       return this.expired();
@@ -169,6 +178,12 @@ export class InteractionPagesService {
       grant.addOIDCClaims([...pending.missingClaims]);
     }
     const grantId = await grant.save();
+    await this.grants.consentGiven(
+      pending.accountId,
+      pending.clientId,
+      pending.missingScopes.length > 0 ? pending.missingScopes : pending.askedScopes,
+      origin,
+    );
     return this.finish(req, res, { consent: { grantId } }, true);
   }
 
@@ -210,6 +225,9 @@ export class InteractionPagesService {
       accountId: details.session?.accountId,
       grantId: details.grantId,
       missingScopes: promptDetails.missingOIDCScope ?? [],
+      askedScopes: textOf(details.params.scope)
+        .split(' ')
+        .filter((scope) => scope !== ''),
       missingClaims: promptDetails.missingOIDCClaims ?? [],
     };
   }
@@ -228,7 +246,10 @@ export class InteractionPagesService {
     return this.page('consent', 200, pending, {
       action: `${INTERACTION_PATH}/${pending.uid}/consent`,
       accountEmail: account?.email ?? '',
-      scopes: pending.missingScopes.map((scope) => SCOPE_TEXTS[scope] ?? scope),
+      // prompt=consent when the grant covers everything asked: the page lists what it covers.
+      scopes: (pending.missingScopes.length > 0 ? pending.missingScopes : pending.askedScopes).map(
+        (scope) => SCOPE_TEXTS[scope] ?? scope,
+      ),
     });
   }
 

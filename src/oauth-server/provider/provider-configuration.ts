@@ -34,6 +34,11 @@ export interface ProviderParts {
   readonly logoutPage: (form: { action: string; xsrf: string; clientName: string }) => string;
   /** The page after a logout that names no return address. */
   readonly loggedOutPage: () => string;
+  /**
+   * The consent the account already gave the client, when the browser session knows of none
+   * (src/oauth-server/grants): consent is asked only for what it does not cover yet.
+   */
+  readonly rememberedGrant: (accountId: string, clientId: string) => Promise<string | undefined>;
   /** When the provider asks the person to sign in (the library's, and Keygate's own checks). */
   readonly policy: NonNullable<NonNullable<Configuration['interactions']>['policy']>;
 }
@@ -103,6 +108,23 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       ctx.set('content-security-policy', LIBRARY_PAGE_POLICY);
       ctx.type = 'html';
       ctx.body = parts.errorPage(String(out.error));
+    },
+    // The library's own lookup (the consent just given, or the one this browser session
+    // remembers), then the account's consent to the client given in another session.
+    loadExistingGrant: async (ctx) => {
+      const { oidc } = ctx;
+      const clientId = oidc.client?.clientId;
+      const accountId = oidc.session?.accountId;
+      if (clientId === undefined || accountId === undefined) {
+        return undefined;
+      }
+      const known = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(clientId);
+      const found = known === undefined ? undefined : await oidc.provider.Grant.find(known);
+      if (found !== undefined) {
+        return found;
+      }
+      const remembered = await parts.rememberedGrant(accountId, clientId);
+      return remembered === undefined ? undefined : oidc.provider.Grant.find(remembered);
     },
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,

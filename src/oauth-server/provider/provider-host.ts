@@ -6,6 +6,8 @@ import { AppConfig } from '../../config/app-config.js';
 import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
 import { KeySet, type AsymmetricSigner } from '../../keys/key-set.js';
 import { OAuthClientsService } from '../oauth-clients.service.js';
+import { ProviderEvents } from '../events/provider-events.js';
+import { OAuthGrantsService } from '../grants/oauth-grants.service.js';
 import { ArtefactAdapter } from '../storage/artefact-adapter.js';
 import { ClientAdapter } from '../storage/client-adapter.js';
 import { OAuthArtefactRepository } from '../storage/oauth-artefact.repository.js';
@@ -42,6 +44,8 @@ export class ProviderHost {
     private readonly clock: Clock,
     private readonly templates: PageTemplates,
     private readonly browserSessions: BrowserSessions,
+    private readonly grants: OAuthGrantsService,
+    private readonly providerEvents: ProviderEvents,
   ) {
     if (config.oauthServer === null) {
       throw new Error('The OpenID provider is mounted only when OAuthServer__Enabled=true');
@@ -126,11 +130,13 @@ export class ProviderHost {
         logoutPage: (form) => this.templates.render('logout', form),
         loggedOutPage: () => this.templates.render('logged-out', {}),
         policy: this.policy(),
+        rememberedGrant: (accountId, clientId) => this.grants.remembered(accountId, clientId),
       }),
     );
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.
     provider.proxy = this.config.trustedProxies.length > 0;
     installClientRules(provider);
+    this.providerEvents.install(provider);
     return provider;
   }
 }
