@@ -1,8 +1,8 @@
 import { Controller, Get, HttpStatus, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { AdminUserParamsDto } from '../../admin/http/dto/admin-user-params.dto.js';
 import { AdminRoute } from '../../common/admin-route/admin-scope.decorator.js';
 import { UsersMessages } from '../../users/users.messages.js';
+import { OAuthGrantAccountParamsDto } from './dto/account-params.dto.js';
 import { OAuthGrantsResponseDto } from './dto/oauth-grant-response.dto.js';
 import { OAuthGrantsService } from './oauth-grants.service.js';
 
@@ -24,7 +24,9 @@ export class AdminOAuthGrantsController {
   @Get(':id/oauth-grants')
   @AdminRoute('users:read', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
   @ApiOkResponse({ type: OAuthGrantsResponseDto })
-  listUserOAuthGrants(@Param() params: AdminUserParamsDto): Promise<OAuthGrantsResponseDto> {
+  listUserOAuthGrants(
+    @Param() params: OAuthGrantAccountParamsDto,
+  ): Promise<OAuthGrantsResponseDto> {
     return this.grants.listForAdmin(params.id);
   }
 }
