@@ -121,6 +121,17 @@ async function userInfoStatus(accessToken: string): Promise<number> {
   return response.status;
 }
 
+/** The kinds of the provider's stored artefacts that name the client, sorted. */
+async function storedArtefactsOf(clientId: string): Promise<string[]> {
+  const rows = await t.database.query<{ kind: string; payload: string }>(
+    'SELECT "kind", "payload" FROM "oauth_artefacts"',
+  );
+  return rows
+    .filter((row) => (JSON.parse(row.payload) as { clientId?: unknown }).clientId === clientId)
+    .map((row) => row.kind)
+    .sort();
+}
+
 async function metrics(): Promise<Exposition> {
   return new Exposition(await t.app.get(KeygateMetrics).registry.metrics());
 }
@@ -196,6 +207,12 @@ describe('OAuth grants: withdrawn by the person', () => {
     const browser = new TestBrowser();
     const tokens = await consentAndRedeem(flow, user, browser);
     expect(await userInfoStatus(tokens.access_token)).toBe(200);
+    expect(await storedArtefactsOf(clientId)).toEqual([
+      'AccessToken',
+      'AuthorizationCode',
+      'Grant',
+      'RefreshToken',
+    ]);
     const before = await metrics();
 
     const withdrawn = await withdraw(user.accessToken, clientId);
@@ -209,6 +226,9 @@ describe('OAuth grants: withdrawn by the person', () => {
     expect(await oidc.tokenIntrospection(config, tokens.refresh_token ?? '')).toEqual({
       active: false,
     });
+
+    // Not only refused: the grant, its codes and its tokens are gone from storage.
+    expect(await storedArtefactsOf(clientId)).toEqual([]);
 
     // The other application's grant and tokens are untouched.
     expect(await userInfoStatus(otherTokens.access_token)).toBe(200);
