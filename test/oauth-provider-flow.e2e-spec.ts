@@ -275,6 +275,78 @@ describe("OAuth server: the browser session ends with the account's Keygate sess
   });
 });
 
+describe('OAuth server: consents, remembered and withdrawn', () => {
+  it('should remember a consent in another browser, list it, and end its tokens when it is withdrawn', async () => {
+    const person = await registerUser(t);
+    const { added, config } = await confidentialClient('Intranet');
+    const flow = await startFlow(config);
+    const { callback } = await signInAndConsent(new TestBrowser(), flow, person.email);
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    });
+
+    const listed = await t.get('/api/auth/oauth/grants', person.accessToken);
+    expect({ status: listed.status, body: listed.json() }).toEqual({
+      status: 200,
+      body: {
+        grants: [
+          {
+            clientId: added.clientId,
+            clientName: 'Intranet',
+            scopes: ['openid', 'profile', 'email', 'offline_access'],
+            grantedAt: expect.any(String),
+          },
+        ],
+      },
+    });
+
+    // Another browser, no prompt: the password, then straight back to the application.
+    const silentFlow = await startFlow(config, 'openid email');
+    const withoutPrompt = new URL(silentFlow.url);
+    withoutPrompt.searchParams.delete('prompt');
+    const browser = new TestBrowser();
+    const signIn = await browser.follow(withoutPrompt, REDIRECT);
+    const back = await browser.submit(
+      signIn,
+      { email: person.email, password: person.password },
+      REDIRECT,
+    );
+    expect(back.url.searchParams.get('code')).toEqual(expect.any(String));
+
+    const withdrawn = await t.request(`/api/auth/oauth/grants/${added.clientId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${person.accessToken}` },
+    });
+    expect(withdrawn.status).toBe(204);
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token ?? '')).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    expect(await oidc.tokenIntrospection(config, tokens.access_token)).toEqual({ active: false });
+    expect((await t.get('/api/auth/oauth/grants', person.accessToken)).json()).toEqual({
+      grants: [],
+    });
+
+    // Asked again.
+    const againFlow = await startFlow(config, 'openid email');
+    const again = new URL(againFlow.url);
+    again.searchParams.delete('prompt');
+    const page = await browser.follow(again, REDIRECT);
+    expect(page.text).toContain('<h1>Autorizar el acceso</h1>');
+
+    const unknown = await t.request(`/api/auth/oauth/grants/${added.clientId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${person.accessToken}` },
+    });
+    expect({ status: unknown.status, message: unknown.json().message }).toEqual({
+      status: 404,
+      message: 'No ha autorizado a esa aplicación.',
+    });
+    expect((await t.get('/api/auth/oauth/grants')).status).toBe(401);
+  });
+});
+
 describe('OAuth server: refusals', () => {
   it('should show an error page, and not redirect, for a redirect URI that is not registered', async () => {
     const { config } = await confidentialClient('App');
@@ -486,6 +558,29 @@ describe('OAuth server: the sign-in page under the login rules', () => {
     );
     expect(refused.status).toBe(401);
     expect(refused.text).toContain('Cuenta desactivada.');
+  });
+
+  it("should refuse a form that breaks the login body's rules before checking anything", async () => {
+    const { config } = await confidentialClient('App');
+    const user = await createUser(t);
+    const browser = new TestBrowser();
+    const signIn = await browser.follow((await startFlow(config)).url, REDIRECT);
+    // Five overlong ones: were they counted as failed logins, the account would be locked.
+    for (const fields of [
+      ...Array.from({ length: 5 }, () => ({ email: user.email, password: 'x'.repeat(1025) })),
+      { email: `${user.email}\u0007`, password: DEFAULT_PASSWORD },
+    ]) {
+      const refused = await browser.submit(signIn, fields, REDIRECT);
+      expect(refused.status).toBe(401);
+      expect(refused.text).toContain('Credenciales inválidas.');
+    }
+    // None was counted: the right password still signs in.
+    const consent = await browser.submit(
+      signIn,
+      { email: user.email, password: DEFAULT_PASSWORD },
+      REDIRECT,
+    );
+    expect(consent.text).toContain('<h1>Autorizar el acceso</h1>');
   });
 
   it('should ask an account with a second factor for its code, and put both methods in amr', async () => {

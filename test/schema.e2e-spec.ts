@@ -46,6 +46,8 @@ const DELIBERATE_POSTGRES_TIMESTAMP_CHANGE = new RegExp(
     // The OpenID provider's artefacts (issue 39, part 2), and their expiry index.
     '^ALTER TABLE "oauth_artefacts" DROP COLUMN "(expiresAt|consumedAt)"$',
     '^ALTER TABLE "oauth_artefacts" ADD "(expiresAt|consumedAt)" TIMESTAMP$',
+    '^ALTER TABLE "oauth_consents" DROP COLUMN "grantedAt"$',
+    '^ALTER TABLE "oauth_consents" ADD "grantedAt" TIMESTAMP NOT NULL$',
     '^DROP INDEX "\\w+"\\."IDX_oauth_artefacts_expiresAt"$',
     '^CREATE INDEX "IDX_oauth_artefacts_expiresAt" ON "oauth_artefacts" {2}\\("expiresAt"\\) $',
     '^DROP INDEX "\\w+"\\."IDX_federation_(codes|flows)_expiresAt"$',

@@ -6,7 +6,11 @@ import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
 import { ProviderEvents } from './events/provider-events.js';
-import { OAuthGrantsModule } from './grants/oauth-grants.module.js';
+import { AdminOAuthGrantsController } from './grants/admin-oauth-grants.controller.js';
+import { OAuthConsent } from './entities/oauth-consent.entity.js';
+import { OAuthConsentRepository } from './grants/oauth-consent.repository.js';
+import { OAuthGrantsController } from './grants/oauth-grants.controller.js';
+import { OAuthGrantsService } from './grants/oauth-grants.service.js';
 import { OAuthClientsModule } from './oauth-clients.module.js';
 import { InteractionPagesService } from './pages/interaction-pages.service.js';
 import { PageTemplates } from './pages/page-templates.js';
@@ -25,13 +29,12 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([OAuthArtefact]),
+    TypeOrmModule.forFeature([OAuthArtefact, OAuthConsent]),
     OAuthClientsModule,
     KeysModule,
     UsersModule,
     AuthModule,
     TokensModule,
-    OAuthGrantsModule,
   ],
   providers: [
     { provide: PROTOCOL_LIBRARY, useFactory: loadProtocolLibrary },
@@ -44,6 +47,9 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     ArtefactCleanup,
     BrowserSessions,
     ProviderEvents,
+    OAuthConsentRepository,
+    OAuthGrantsService,
   ],
+  controllers: [OAuthGrantsController, AdminOAuthGrantsController],
 })
 export class OAuthProviderModule {}

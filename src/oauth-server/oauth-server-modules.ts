@@ -1,10 +1,5 @@
 import { OAuthClientsAdminModule } from './admin/oauth-clients-admin.module.js';
-import { OAuthGrantsModule } from './grants/oauth-grants.module.js';
 import { OAuthProviderModule } from './oauth-provider.module.js';
 
 /** What the application mounts while OAuthServer__Enabled is true, and only then. */
-export const OAUTH_SERVER_MODULES = [
-  OAuthClientsAdminModule,
-  OAuthGrantsModule,
-  OAuthProviderModule,
-] as const;
+export const OAUTH_SERVER_MODULES = [OAuthClientsAdminModule, OAuthProviderModule] as const;

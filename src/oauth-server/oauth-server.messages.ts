@@ -13,8 +13,7 @@ export const OAuthServerMessages = {
     'Alcance desconocido: los alcances posibles son openid, profile, email y offline_access.',
   unknownClient: 'Cliente OAuth no encontrado.',
   publicClientSecret: 'Un cliente público no tiene secreto que renovar.',
-  /** DELETE /api/auth/oauth/grants/{clientId}: the account gave that application no consent. */
-  grantNotFound: 'No ha autorizado a esa aplicación.',
+  unknownGrant: 'No ha autorizado a esa aplicación.',
   /** The hosted pages (src/oauth-server/pages): an application's request the provider refuses. */
   refusedRequest:
     'La aplicación envió una solicitud que no se puede atender; no se le devuelve a ella.',

@@ -25,10 +25,7 @@ export class OAuthArtefact {
   @Column({ type: String, length: 64, nullable: true })
   grantId: string | null;
 
-  /**
-   * SHA-256 of a session's `uid` (findByUid), hex; on a grant, of its account id (the account's
-   * grants, src/oauth-server/grants).
-   */
+  /** SHA-256 of a session's `uid` (findByUid), hex. */
   @Column({ type: String, length: 64, nullable: true })
   uidDigest: string | null;
 

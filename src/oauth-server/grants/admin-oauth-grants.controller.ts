@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminRoute } from '../../common/admin-route/admin-scope.decorator.js';
 import { UsersMessages } from '../../users/users.messages.js';
 import { OAuthGrantAccountParamsDto } from './dto/account-params.dto.js';
-import { OAuthGrantsResponseDto } from './dto/oauth-grant-response.dto.js';
+import { OAuthGrantListResponseDto } from './dto/oauth-grant-response.dto.js';
 import { OAuthGrantsService } from './oauth-grants.service.js';
 
 const UNKNOWN_USER = {
@@ -23,10 +23,10 @@ export class AdminOAuthGrantsController {
   /** The applications the account gave consent to, with the scopes each covers. */
   @Get(':id/oauth-grants')
   @AdminRoute('users:read', HttpStatus.BAD_REQUEST, UNKNOWN_USER)
-  @ApiOkResponse({ type: OAuthGrantsResponseDto })
+  @ApiOkResponse({ type: OAuthGrantListResponseDto })
   listUserOAuthGrants(
     @Param() params: OAuthGrantAccountParamsDto,
-  ): Promise<OAuthGrantsResponseDto> {
+  ): Promise<OAuthGrantListResponseDto> {
     return this.grants.listForAdmin(params.id);
   }
 }

@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, Param } from '@nestjs/common';
-import { ApiBearerAuth, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import {
   CurrentUser,
   type AccessTokenClaims,
@@ -7,39 +7,30 @@ import {
 import { Origin } from '../../common/decorators/origin.decorator.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
-import { OAuthServerMessages } from '../oauth-server.messages.js';
-import { OAuthGrantsResponseDto } from './dto/oauth-grant-response.dto.js';
+import { OAuthGrantListResponseDto } from './dto/oauth-grant-response.dto.js';
 import { OAuthGrantsService } from './oauth-grants.service.js';
 
-/**
- * The applications the signed-in account gave consent to through the OpenID provider. Keygate's
- * own access tokens only: a token the provider issued to an application is not one.
- */
-@ApiTags('oauth')
+/** The applications a person let sign them in (mounted only when OAuthServer__Enabled). */
+@ApiTags('auth')
+@ApiBearerAuth()
 @Controller('auth/oauth/grants')
 export class OAuthGrantsController {
   constructor(private readonly grants: OAuthGrantsService) {}
 
+  /** The bearer's consents to applications, newest first. */
   @Get()
-  @ApiBearerAuth()
-  @ApiOkResponse({ type: OAuthGrantsResponseDto })
   @ApiErrorResponses(HttpStatus.UNAUTHORIZED)
-  listOAuthGrants(@CurrentUser() user: AccessTokenClaims): Promise<OAuthGrantsResponseDto> {
+  list(@CurrentUser() user: AccessTokenClaims): Promise<OAuthGrantListResponseDto> {
     return this.grants.list(user.sub);
   }
 
-  /** Withdraws the consent given to the application and ends its codes and tokens. */
+  /** Withdraws the bearer's consent to the application and ends every token it was given. */
   @Delete(':clientId')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiBearerAuth()
-  @ApiNoContentResponse({ description: 'Withdrawn.' })
-  @ApiErrorResponses(HttpStatus.UNAUTHORIZED, {
-    status: HttpStatus.NOT_FOUND,
-    messages: { grantNotFound: OAuthServerMessages.grantNotFound },
-  })
-  withdrawOAuthGrant(
-    @Param('clientId') clientId: string,
+  @ApiErrorResponses(HttpStatus.UNAUTHORIZED, HttpStatus.NOT_FOUND)
+  withdraw(
     @CurrentUser() user: AccessTokenClaims,
+    @Param('clientId') clientId: string,
     @Origin() origin: RequestOrigin,
   ): Promise<void> {
     return this.grants.withdraw(user.sub, clientId, origin);

@@ -1,7 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { InteractionResults } from 'oidc-provider';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { LoginDto } from '../../auth/dto/login.dto.js';
 import { AuthService } from '../../auth/auth.service.js';
+import { PasswordsMessages } from '../../passwords/passwords.messages.js';
 import { UnauthorizedError } from '../../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { AppConfig } from '../../config/app-config.js';
@@ -112,11 +116,18 @@ export class InteractionPagesService {
         email,
       });
     }
+    // The API's own rules for a login body (lengths, characters), as its validation pipe applies
+    // them: a form that breaks them is refused as wrong credentials, before any work.
+    const request = plainToInstance(LoginDto, {
+      email,
+      password,
+      ...(code.trim() === '' ? {} : { code: code.trim() }),
+    });
+    if (validateSync(request, { whitelist: true }).length > 0) {
+      return this.signInPage(pending, 401, { error: PasswordsMessages.invalidCredentials, email });
+    }
     try {
-      const started = await this.auth.signIn(
-        { email, password, ...(code.trim() === '' ? {} : { code: code.trim() }) },
-        origin,
-      );
+      const started = await this.auth.signIn(request, origin);
       const result: InteractionResults = {
         login: {
           accountId: started.response.user.id,
@@ -178,11 +189,17 @@ export class InteractionPagesService {
       grant.addOIDCClaims([...pending.missingClaims]);
     }
     const grantId = await grant.save();
-    await this.grants.consentGiven(
+    await this.grants.record(
       pending.accountId,
       pending.clientId,
-      pending.missingScopes.length > 0 ? pending.missingScopes : pending.askedScopes,
-      origin,
+      grant.getOIDCScope().split(' '),
+      grantId,
+      {
+        // What the person approved this time: the missing scopes, or with prompt=consent on a
+        // grant that already covers the request, what the request asks.
+        approved: pending.missingScopes.length > 0 ? pending.missingScopes : pending.askedScopes,
+        origin,
+      },
     );
     return this.finish(req, res, { consent: { grantId } }, true);
   }

@@ -34,11 +34,8 @@ export interface ProviderParts {
   readonly logoutPage: (form: { action: string; xsrf: string; clientName: string }) => string;
   /** The page after a logout that names no return address. */
   readonly loggedOutPage: () => string;
-  /**
-   * The consent the account already gave the client, when the browser session knows of none
-   * (src/oauth-server/grants): consent is asked only for what it does not cover yet.
-   */
-  readonly rememberedGrant: (accountId: string, clientId: string) => Promise<string | undefined>;
+  /** The grant of the person's remembered consent to the client, if any (OAuthGrantsService). */
+  readonly rememberedGrantId: (accountId: string, clientId: string) => Promise<string | undefined>;
   /** When the provider asks the person to sign in (the library's, and Keygate's own checks). */
   readonly policy: NonNullable<NonNullable<Configuration['interactions']>['policy']>;
 }
@@ -109,22 +106,24 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       ctx.type = 'html';
       ctx.body = parts.errorPage(String(out.error));
     },
-    // The library's own lookup (the consent just given, or the one this browser session
-    // remembers), then the account's consent to the client given in another session.
+    // Consent is remembered per person and client beyond the browser session: the grant of this
+    // consent (the interaction's), else the browser session's, else the remembered one.
     loadExistingGrant: async (ctx) => {
-      const { oidc } = ctx;
-      const clientId = oidc.client?.clientId;
-      const accountId = oidc.session?.accountId;
-      if (clientId === undefined || accountId === undefined) {
+      const { client, session, result, provider } = ctx.oidc;
+      if (client === undefined || session?.accountId === undefined) {
         return undefined;
       }
-      const known = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(clientId);
-      const found = known === undefined ? undefined : await oidc.provider.Grant.find(known);
-      if (found !== undefined) {
-        return found;
+      const grantId =
+        (result?.consent as { grantId?: string } | undefined)?.grantId ??
+        session.grantIdFor(client.clientId) ??
+        (await parts.rememberedGrantId(session.accountId, client.clientId));
+      if (grantId === undefined) {
+        return undefined;
       }
-      const remembered = await parts.rememberedGrant(accountId, clientId);
-      return remembered === undefined ? undefined : oidc.provider.Grant.find(remembered);
+      const grant = await provider.Grant.find(grantId);
+      return grant?.accountId === session.accountId && grant.clientId === client.clientId
+        ? grant
+        : undefined;
     },
     interactions: {
       url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`,

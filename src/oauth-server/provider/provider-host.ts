@@ -130,7 +130,7 @@ export class ProviderHost {
         logoutPage: (form) => this.templates.render('logout', form),
         loggedOutPage: () => this.templates.render('logged-out', {}),
         policy: this.policy(),
-        rememberedGrant: (accountId, clientId) => this.grants.remembered(accountId, clientId),
+        rememberedGrantId: (accountId, clientId) => this.grants.grantIdOf(accountId, clientId),
       }),
     );
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.

@@ -58,11 +58,13 @@ export class ProviderMount implements OnModuleInit {
         request.raw.url = OIDC_DISCOVERY + request.url.slice(DISCOVERY_PATHS[1].length);
       }
       requestOrigins.set(request.raw, originOf(request));
+      // Before the hijack: should it throw, Fastify still answers (a 500).
+      const provider = this.host.current();
       reply.hijack();
       for (const [name, value] of Object.entries(PROVIDER_HEADERS)) {
         reply.raw.setHeader(name, value);
       }
-      return this.host.current().callback()(request.raw, reply.raw);
+      return provider.callback()(request.raw, reply.raw);
     };
     void fastify.register((scope: FastifyInstance, _options: unknown, done: () => void) => {
       scope.removeAllContentTypeParsers();

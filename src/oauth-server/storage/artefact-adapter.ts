@@ -9,14 +9,6 @@ export function artefactDigest(value: string): string {
   return hash('sha256', value, 'hex');
 }
 
-/** The library's model of a person's consent to one client. */
-export const GRANT_KIND = 'Grant';
-
-/** What a grant row keeps in `uidDigest`: its account, so an account's grants can be listed. */
-export function grantOwnerDigest(accountId: string): string {
-  return artefactDigest(`grant-owner:${accountId}`);
-}
-
 /**
  * The protocol library's storage of one model (`AuthorizationCode`, `RefreshToken`, `Session`,
  * ...) over `oauth_artefacts`. The id of a code, a token or a session is the bearer secret the
@@ -42,19 +34,12 @@ export class ArtefactAdapter implements Adapter {
       (stored as Record<string, unknown>).session = rest;
     }
     const uid = this.kind === 'Session' && typeof stored.uid === 'string' ? stored.uid : null;
-    // A grant names itself in `grantId` (so revoking it deletes it with its codes and tokens) and
-    // its account in `uidDigest` (the account's grants, src/oauth-server/grants).
-    const isGrant = this.kind === GRANT_KIND && typeof stored.accountId === 'string';
     await this.rows.save({
       kind: this.kind,
       idDigest: artefactDigest(id),
       payload: JSON.stringify(stored),
-      grantId: isGrant ? id : typeof stored.grantId === 'string' ? stored.grantId : null,
-      uidDigest: isGrant
-        ? grantOwnerDigest(stored.accountId as string)
-        : uid === null
-          ? null
-          : artefactDigest(uid),
+      grantId: typeof stored.grantId === 'string' ? stored.grantId : null,
+      uidDigest: uid === null ? null : artefactDigest(uid),
       userCodeDigest: typeof userCode === 'string' ? artefactDigest(userCode) : null,
       expiresAt:
         expiresIn === undefined ? null : new Date(this.clock.now().getTime() + expiresIn * 1000),

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { IsNull, LessThan } from 'typeorm';
+import { IsNull, LessThan, type EntityManager } from 'typeorm';
 import { UnitOfWork } from '../../database/unit-of-work.js';
 import { OAuthArtefact } from '../entities/oauth-artefact.entity.js';
 
@@ -54,6 +54,12 @@ export class OAuthArtefactRepository {
   /** Deletes every artefact of the grant (its codes, tokens and the grant itself). */
   async deleteGrant(grantId: string): Promise<void> {
     await this.unitOfWork.run((m) => m.delete(OAuthArtefact, { grantId }));
+  }
+
+  /** Deletes the grant itself and every artefact of it, inside `m`'s transaction. */
+  async deleteGrantWithin(m: EntityManager, grantId: string, grantDigest: string): Promise<void> {
+    await m.delete(OAuthArtefact, { grantId });
+    await m.delete(OAuthArtefact, { kind: 'Grant', idDigest: grantDigest });
   }
 
   /** Deletes at most `limit` artefacts that expired before `at`; how many. */

@@ -1,21 +1,19 @@
-/** An application the account gave consent to, and what it covers. */
+/** An application the person let sign them in, and what it may read. */
 export class OAuthGrantResponseDto {
-  /** The application's client id. @example "6f1c1c9e-6a43-4a39-8f6f-1d2f4a1f0b11" */
+  /** The application's client id. */
   readonly clientId: string;
 
-  /** Its name as the operator registered it: free text, never markup. @example "Grafana" */
+  /** The application's name, as the operator registered it (text, never markup). */
   readonly clientName: string;
 
-  /** The scopes approved, in the order openid, profile, email, offline_access. @example ["openid","email"] */
+  /** The scopes granted, among `openid`, `profile`, `email`, `offline_access`. */
   readonly scopes: string[];
 
-  /** When consent was first given. */
-  readonly grantedAt: Date;
-
-  /** When the consent lapses unless the application signs the person in again. */
-  readonly expiresAt: Date | null;
+  /** When the person last consented, ISO 8601 UTC. */
+  readonly grantedAt: string;
 }
 
-export class OAuthGrantsResponseDto {
+export class OAuthGrantListResponseDto {
+  /** Newest first; empty when the person granted nothing. */
   readonly grants: OAuthGrantResponseDto[];
 }

@@ -1,0 +1,26 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/**
+ * A person's consent to a client (table `oauth_consents`): the scopes granted and the protocol
+ * library's grant that holds them. Remembered across browser sessions, listed to the person and
+ * withdrawn by them (which ends the grant's tokens). Goes with the account.
+ */
+@Entity('oauth_consents')
+export class OAuthConsent {
+  @PrimaryColumn({ type: String, length: 36 })
+  userId: string;
+
+  @PrimaryColumn({ type: String, length: 36 })
+  clientId: string;
+
+  /** Space-separated, in OAUTH_SCOPES order. */
+  @Column({ type: String, length: 255 })
+  scopes: string;
+
+  /** The library's grant id (not a bearer secret: nothing is reached with it from outside). */
+  @Column({ type: String, length: 64 })
+  grantId: string;
+
+  @Column({ type: Date })
+  grantedAt: Date;
+}
