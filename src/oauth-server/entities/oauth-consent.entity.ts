@@ -1,4 +1,5 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { User } from '../../users/entities/user.entity.js';
 
 /**
  * A person's consent to a client (table `oauth_consents`): the scopes granted and the protocol
@@ -9,6 +10,11 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 export class OAuthConsent {
   @PrimaryColumn({ type: String, length: 36 })
   userId: string;
+
+  /** The account; deleting it deletes its consents. */
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'userId', foreignKeyConstraintName: 'FK_oauth_consents_userId' })
+  owner?: User;
 
   @PrimaryColumn({ type: String, length: 36 })
   clientId: string;
