@@ -3,13 +3,21 @@ import * as oidc from 'openid-client';
 import { AdminKeysService } from '../src/admin/keys/admin-keys.service.js';
 import { RandomSource } from '../src/common/random/random-source.js';
 import { internalOrigin } from '../src/common/request-origin/request-origin.js';
+import { cliOrigin } from '../src/admin/cli/cli-origin.js';
 import { KeygateMetrics } from '../src/metrics/keygate-metrics.js';
+import { WebhookSender } from '../src/webhooks/webhook-sender.js';
+import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { OAuthServerMessages } from '../src/oauth-server/oauth-server.messages.js';
 import { OAuthClientsService } from '../src/oauth-server/oauth-clients.service.js';
 import { UsersMessages } from '../src/users/users.messages.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import { auditRows } from './utils/audit-rows.js';
-import { createTestApp, type TestApp, type TestResponse } from './utils/create-test-app.js';
+import {
+  createTestApp,
+  useTestApp,
+  type TestApp,
+  type TestResponse,
+} from './utils/create-test-app.js';
 import { errorBody, UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
 import {
   providerAppOptions,
@@ -17,7 +25,10 @@ import {
   TestBrowser,
   type BrowserAnswer,
 } from './utils/oauth-provider.js';
+import { FakeClock } from './utils/fake-clock.js';
 import { Exposition } from './utils/prometheus-text.js';
+import { asymmetricSigning } from './utils/signing-keys.js';
+import { WebhookReceiver } from './utils/webhook-receiver.js';
 
 // Issue 39: consent remembered per client and scopes, listed and withdrawn by the person (which
 // ends the grant's tokens), listed by the admin API; the provider's audit events and metrics.
@@ -420,5 +431,100 @@ describe('OAuth grants: audit events and metrics of the provider', () => {
       { type: 'oauth_client_added', userId: null, details: { clientId: added.clientId } },
       { type: 'oauth_client_removed', userId: null, details: { clientId: added.clientId } },
     ]);
+  });
+});
+
+describe('OAuth grants: webhooks of the provider', () => {
+  let hooked: TestApp;
+  let receiver: WebhookReceiver;
+  beforeAll(async () => {
+    const options = await providerAppOptions('ES256', {
+      Webhooks__EncryptionKeys: Buffer.alloc(32, 7).toString('base64'),
+      // The receiver listens on loopback.
+      Webhooks__AllowPrivateDestinations: 'true',
+    });
+    // The receiver's library refuses timestamps 5 minutes off: the clock starts at the real now.
+    hooked = await createTestApp({ ...options, clock: new FakeClock(new Date()) });
+    receiver = await WebhookReceiver.start();
+  });
+  afterAll(async () => {
+    await hooked.close();
+    await receiver.stop();
+  });
+
+  it('should deliver consent granted and withdrawn and token issued to a subscription of all events', async () => {
+    const added = await hooked.app
+      .get(WebhooksService)
+      .add({ url: receiver.url, events: 'all' }, cliOrigin(hooked.app.get(RandomSource)));
+    receiver.trust(added.secret);
+    const user = await registerUser(hooked);
+    const client = await registerClient(hooked, { name: 'Hooked', redirectUris: [REDIRECT] });
+    const config = await oidc.discovery(
+      new URL(hooked.baseUrl),
+      client.clientId,
+      undefined,
+      oidc.ClientSecretBasic(client.clientSecret ?? ''),
+      { execute: [oidc.allowInsecureRequests] },
+    );
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid email',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+    });
+    const browser = new TestBrowser();
+    const page = await browser.follow(url, REDIRECT);
+    const consent = await browser.submit(
+      page,
+      { email: user.email, password: user.password },
+      REDIRECT,
+    );
+    const back = await browser.submit(consent, { decision: 'approve' }, REDIRECT);
+    await oidc.authorizationCodeGrant(config, back.url, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
+    const withdrawn = await hooked.request(`${GRANTS}/${client.clientId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${user.accessToken}` },
+    });
+    expect(withdrawn.status).toBe(204);
+
+    const sender = hooked.app.get(WebhookSender);
+    await sender.idle();
+    sender.wake();
+    await sender.idle();
+    expect(
+      receiver
+        .unique()
+        .filter((hook) => hook.payload.type.startsWith('oauth_'))
+        .map((hook) => ({ type: hook.payload.type, accountId: hook.payload.data.accountId })),
+    ).toEqual([
+      { type: 'oauth_client_added', accountId: null },
+      { type: 'oauth_consent_granted', accountId: user.id },
+      { type: 'oauth_token_issued', accountId: user.id },
+      { type: 'oauth_consent_withdrawn', accountId: user.id },
+    ]);
+  });
+});
+
+describe('OAuth grants: the provider off', () => {
+  const off = useTestApp({ environment: asymmetricSigning('ES256') });
+
+  it("should not serve the admin API's listing of an account's grants", async () => {
+    const { secret } = await off.app
+      .get(AdminKeysService)
+      .create('reader', ['users:read'], internalOrigin('cli', off.app.get(RandomSource)));
+    const user = await registerUser(off);
+    const response = await off.request(`/api/admin/users/${user.id}/oauth-grants`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    expect({ status: response.status, body: response.json() }).toEqual({
+      status: 404,
+      body: errorBody(404, 'Not Found'),
+    });
   });
 });
