@@ -79,6 +79,11 @@ describe('OAuth server: storage of artefacts', () => {
     const codes = adapterOf(t, 'AuthorizationCode');
     await codes.upsert(CODE_ID, { jti: CODE_ID, grantId, clientId: 'c' }, 60);
     await adapterOf(t, 'AccessToken').upsert('token-of-the-grant', { jti: 'x', grantId }, 60);
+    await adapterOf(t, 'Grant').upsert(
+      grantId,
+      { jti: grantId, accountId: 'a', clientId: 'c' },
+      60,
+    );
     const outcomes = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
         adapterOf(i % 2 === 0 ? t : second, 'AuthorizationCode').consume(CODE_ID),
@@ -92,6 +97,7 @@ describe('OAuth server: storage of artefacts', () => {
     }
     // The losers were reuses: the grant's artefacts are gone.
     expect(await t.dataSource.getRepository(OAuthArtefact).countBy({ grantId })).toBe(0);
+    expect(await adapterOf(t, 'Grant').find(grantId)).toBeUndefined();
   });
 
   it('should say a used code is used, and keep it used when the library saves it again', async () => {

@@ -75,7 +75,9 @@ export class ArtefactAdapter implements Adapter {
     }
     const row = await this.rows.byDigest(this.kind, idDigest);
     if (row?.grantId !== null && row?.grantId !== undefined) {
+      // As the library revokes on a reuse it sees: the grant's tokens and the grant itself.
       await this.rows.deleteGrant(row.grantId);
+      await this.rows.delete('Grant', artefactDigest(row.grantId));
     }
     throw new this.InvalidGrant('grant request is invalid');
   }
