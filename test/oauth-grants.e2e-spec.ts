@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { AdminKeysService } from '../src/admin/keys/admin-keys.service.js';
@@ -9,6 +10,7 @@ import { WebhookSender } from '../src/webhooks/webhook-sender.js';
 import { WebhooksService } from '../src/webhooks/webhooks.service.js';
 import { OAuthServerMessages } from '../src/oauth-server/oauth-server.messages.js';
 import { OAuthClientsService } from '../src/oauth-server/oauth-clients.service.js';
+import { OAuthArtefactRepository } from '../src/oauth-server/storage/oauth-artefact.repository.js';
 import { UsersMessages } from '../src/users/users.messages.js';
 import { registerUser, type RegisteredUser } from './factories/user.factory.js';
 import { auditRows } from './utils/audit-rows.js';
@@ -431,6 +433,38 @@ describe('OAuth grants: audit events and metrics of the provider', () => {
       { type: 'oauth_client_added', userId: null, details: { clientId: added.clientId } },
       { type: 'oauth_client_removed', userId: null, details: { clientId: added.clientId } },
     ]);
+  });
+});
+
+describe('OAuth grants: a refresh token reuse the storage catches', () => {
+  it('should record the reuse when the token is used at the same moment elsewhere (the race the library does not see)', async () => {
+    const user = await registerUser(t);
+    const { clientId, config } = await confidentialClient();
+    const tokens = await consentAndRedeem(await startFlow(config, 'openid offline_access'), user);
+    const before = await metrics();
+    // Another instance used the token between this one's read and its use.
+    const consume = jest
+      .spyOn(t.app.get(OAuthArtefactRepository), 'consume')
+      .mockResolvedValueOnce(false);
+    try {
+      await expect(
+        oidc.refreshTokenGrant(config, tokens.refresh_token ?? ''),
+      ).rejects.toMatchObject({ error: 'invalid_grant' });
+    } finally {
+      consume.mockRestore();
+    }
+    const rows = await auditRows(t.database, user.id);
+    expect(
+      rows
+        .filter((row) => row.type === 'oauth_refresh_reuse_detected')
+        .map(({ details }) => details),
+    ).toEqual([{ clientId }]);
+    expect(
+      (await metrics()).delta(before, 'keygate_oauth_refresh_reuse_total', {
+        client_id: clientId,
+      }),
+    ).toBe(1);
+    expect(await storedArtefactsOf(clientId)).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { UNKNOWN_CLIENT_IP } from '../../common/network/client-address.js';
@@ -6,6 +7,9 @@ import type { RequestOrigin } from '../../common/request-origin/request-origin.j
 import type { AuthEvent } from '../../events/auth-event.js';
 import { AuthEvents } from '../../events/auth-events.js';
 import { requestOrigins } from './request-origins.js';
+
+/** The library's context of the request in progress (for what its storage tells). */
+const currentContext = new AsyncLocalStorage<KoaContextWithOIDC>();
 
 /** The event writes each request of the library waits for, by its context. */
 const pendingWrites = new WeakMap<object, Promise<void>[]>();
@@ -27,7 +31,7 @@ export class ProviderEvents {
 
   install(provider: Provider): void {
     provider.use(async (ctx, next) => {
-      await next();
+      await currentContext.run(ctx as KoaContextWithOIDC, next);
       const pending = pendingWrites.get(ctx);
       if (pending !== undefined) {
         await Promise.all(pending);
@@ -45,6 +49,22 @@ export class ProviderEvents {
         this.track(ctx, event);
       }
     });
+  }
+
+  /**
+   * The storage lost the race for a code or a refresh token to a use at the same moment (on this
+   * instance or another): it revoked the grant, as the library does for a reuse it sees. For a
+   * refresh token that is a reuse too.
+   */
+  lostRace(kind: string): void {
+    const ctx = currentContext.getStore();
+    if (kind !== 'RefreshToken' || ctx === undefined) {
+      return;
+    }
+    const event = this.reuseDetected(ctx);
+    if (event !== null) {
+      this.track(ctx, event);
+    }
   }
 
   private tokenIssued(ctx: KoaContextWithOIDC): AuthEvent | null {

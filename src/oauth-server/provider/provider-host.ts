@@ -123,6 +123,7 @@ export class ProviderHost {
                 this.artefacts,
                 this.clock,
                 this.library.errors.InvalidGrant,
+                (kind) => this.providerEvents.lostRace(kind),
               ),
         findAccount: (_ctx, sub) => this.accounts.find(sub),
         errorPage: (code) =>
