@@ -227,6 +227,20 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { provider: event.provider, reason: event.reason };
     case 'federation_identity_unlinked':
       return { provider: event.provider, identityId: event.identityId, ...actorOf(event) };
+    case 'oauth_client_added':
+    case 'oauth_client_removed':
+      return { clientId: event.clientId, ...actorOf(event) };
+    case 'oauth_consent_granted':
+    case 'oauth_consent_withdrawn':
+      return { clientId: event.clientId, scopes: event.scopes };
+    case 'oauth_token_issued':
+      return {
+        clientId: event.clientId,
+        grantType: event.grantType,
+        hasRefreshToken: event.hasRefreshToken,
+      };
+    case 'oauth_refresh_reuse_detected':
+      return { clientId: event.clientId };
     case 'admin_key_created':
     case 'admin_key_revoked':
       return {

@@ -374,6 +374,46 @@ export type AuthEvent =
       /** The admin API key that removed it; absent for its owner and for the CLI. */
       readonly actor?: AdminApiActor;
     }
+  // Keygate as an OpenID provider (src/oauth-server): the client by its id; never a code, a
+  // token, a secret or a digest of one.
+  /** An operator registered or removed an application (CLI or admin API). */
+  | {
+      readonly type: 'oauth_client_added' | 'oauth_client_removed';
+      readonly userId: null;
+      readonly clientId: string;
+      /** The admin API key that made the change; absent for the CLI. */
+      readonly actor?: AdminApiActor;
+    }
+  /** The person approved the scopes an application asked for on the consent page. */
+  | {
+      readonly type: 'oauth_consent_granted';
+      readonly userId: string;
+      readonly clientId: string;
+      /** The scopes approved this time (those the grant did not cover yet). */
+      readonly scopes: readonly string[];
+    }
+  /** The person withdrew an application's consent, which ended its tokens. */
+  | {
+      readonly type: 'oauth_consent_withdrawn';
+      readonly userId: string;
+      readonly clientId: string;
+      /** The scopes the withdrawn grants covered. */
+      readonly scopes: readonly string[];
+    }
+  /** The token endpoint issued tokens: `authorization_code` or `refresh_token`. */
+  | {
+      readonly type: 'oauth_token_issued';
+      readonly userId: string;
+      readonly clientId: string;
+      readonly grantType: string;
+      readonly hasRefreshToken: boolean;
+    }
+  /** A rotated refresh token came back: the whole grant was revoked. */
+  | {
+      readonly type: 'oauth_refresh_reuse_detected';
+      readonly userId: string;
+      readonly clientId: string;
+    }
   // Webhook subscriptions changed through the admin CLI (src/webhooks); never the secret.
   | {
       readonly type: 'admin_webhook_added' | 'admin_webhook_removed';
@@ -533,6 +573,12 @@ export const AUTH_EVENT_TYPES = [
   'federation_login_failed',
   'federation_link_refused',
   'federation_identity_unlinked',
+  'oauth_client_added',
+  'oauth_client_removed',
+  'oauth_consent_granted',
+  'oauth_consent_withdrawn',
+  'oauth_token_issued',
+  'oauth_refresh_reuse_detected',
 ] as const satisfies readonly AuthEventType[];
 
 /** Fails to compile when AuthEvent has a type that AUTH_EVENT_TYPES does not list. */

@@ -181,6 +181,22 @@ export class AuthEventMetrics implements OnModuleInit {
       case 'passkey_renamed':
         // The audit trail records it; a count would say nothing an operator acts on.
         return;
+      case 'oauth_token_issued':
+        m.oauthTokensIssued.inc({ client_id: event.clientId, grant_type: event.grantType });
+        return;
+      case 'oauth_refresh_reuse_detected':
+        m.oauthRefreshReuse.inc({ client_id: event.clientId });
+        return;
+      case 'oauth_consent_granted':
+        m.oauthConsents.inc({ change: 'granted' });
+        return;
+      case 'oauth_consent_withdrawn':
+        m.oauthConsents.inc({ change: 'withdrawn' });
+        return;
+      case 'oauth_client_added':
+      case 'oauth_client_removed':
+        // Rare operator changes, often from the CLI's own process: the audit trail records them.
+        return;
       case 'admin_passkeys_removed':
         // The CLI's own process, which no one scrapes (as the other admin actions).
         return;

@@ -208,6 +208,27 @@ export class KeygateMetrics {
     registers: [this.registry],
   });
 
+  readonly oauthTokensIssued = new Counter<'client_id' | 'grant_type'>({
+    name: 'keygate_oauth_tokens_issued_total',
+    help: 'Tokens the OpenID provider issued at its token endpoint, by client id and grant type (authorization_code, refresh_token).',
+    labelNames: ['client_id', 'grant_type'],
+    registers: [this.registry],
+  });
+
+  readonly oauthRefreshReuse = new Counter<'client_id'>({
+    name: 'keygate_oauth_refresh_reuse_total',
+    help: 'Rotated refresh tokens of the OpenID provider presented again (each revoked its grant), by client id.',
+    labelNames: ['client_id'],
+    registers: [this.registry],
+  });
+
+  readonly oauthConsents = new Counter<'change'>({
+    name: 'keygate_oauth_consents_total',
+    help: "Consents given to applications on the OpenID provider's consent page (granted) and withdrawn by their owner (withdrawn).",
+    labelNames: ['change'],
+    registers: [this.registry],
+  });
+
   readonly passwordHashDuration = new Histogram<'operation'>({
     name: 'keygate_password_hash_duration_seconds',
     help: 'Time of one PBKDF2 derivation: hash (registration, rehash) or verify (login).',

@@ -1,14 +1,22 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { OAuthClient } from './entities/oauth-client.entity.js';
+
+/** Work that commits with a change or not at all (the change's audit event). */
+type Alongside = (manager: EntityManager) => Promise<void>;
 
 /** The queries on `oauth_clients`. Used by the OpenID provider's services only. */
 @Injectable()
 export class OAuthClientRepository {
   constructor(private readonly unitOfWork: UnitOfWork) {}
 
-  async insert(client: OAuthClient): Promise<void> {
-    await this.unitOfWork.run((m) => m.insert(OAuthClient, client));
+  /** Inserts the client and runs `alongside` (its event) in the same transaction. */
+  async insert(client: OAuthClient, alongside: Alongside): Promise<void> {
+    await this.unitOfWork.transaction(async (m) => {
+      await m.insert(OAuthClient, client);
+      await alongside(m);
+    });
   }
 
   byId(id: string): Promise<OAuthClient | null> {
@@ -22,10 +30,19 @@ export class OAuthClientRepository {
     );
   }
 
-  /** False when there was no such client. */
-  async delete(id: string): Promise<boolean> {
-    const result = await this.unitOfWork.run((m) => m.delete(OAuthClient, { id }));
-    return (result.affected ?? 0) > 0;
+  /**
+   * Deletes the client and, if there was one, runs `alongside` (its event) in the same
+   * transaction. False when there was no such client.
+   */
+  async delete(id: string, alongside: Alongside): Promise<boolean> {
+    return this.unitOfWork.transaction(async (m) => {
+      const result = await m.delete(OAuthClient, { id });
+      if ((result.affected ?? 0) === 0) {
+        return false;
+      }
+      await alongside(m);
+      return true;
+    });
   }
 
   /** Replaces a confidential client's secret digest; false when there is no such client. */

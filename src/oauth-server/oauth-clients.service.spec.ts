@@ -2,15 +2,16 @@ import { describe, expect, it } from '@jest/globals';
 import { digestOpaqueToken } from '../common/crypto/opaque-token.js';
 import { RandomSource } from '../common/random/random-source.js';
 import { Clock } from '../common/time/clock.js';
+import type { AuthEvents } from '../events/auth-events.js';
 import type { OAuthClient } from './entities/oauth-client.entity.js';
 import type { OAuthClientRepository } from './oauth-client.repository.js';
 import { OAuthClientsService } from './oauth-clients.service.js';
 
 class InMemoryClients {
   readonly rows = new Map<string, OAuthClient>();
-  insert(client: OAuthClient): Promise<void> {
+  async insert(client: OAuthClient, alongside: (m: never) => Promise<void>): Promise<void> {
     this.rows.set(client.id, { ...client });
-    return Promise.resolve();
+    await alongside(undefined as never);
   }
   byId(id: string): Promise<OAuthClient | null> {
     return Promise.resolve(this.rows.get(id) ?? null);
@@ -18,8 +19,12 @@ class InMemoryClients {
   all(): Promise<OAuthClient[]> {
     return Promise.resolve([...this.rows.values()]);
   }
-  delete(id: string): Promise<boolean> {
-    return Promise.resolve(this.rows.delete(id));
+  async delete(id: string, alongside: (m: never) => Promise<void>): Promise<boolean> {
+    if (!this.rows.delete(id)) {
+      return false;
+    }
+    await alongside(undefined as never);
+    return true;
   }
   replaceSecretDigest(id: string, secretDigest: string): Promise<boolean> {
     const row = this.rows.get(id);
@@ -37,14 +42,25 @@ class FixedClock extends Clock {
   }
 }
 
+/** The events the service records, by type and client. */
+class RecordedEvents {
+  readonly recorded: { type: string; clientId: string }[] = [];
+  record(_manager: unknown, event: { type: string; clientId: string }): Promise<void> {
+    this.recorded.push({ type: event.type, clientId: event.clientId });
+    return Promise.resolve();
+  }
+}
+
 function build() {
   const rows = new InMemoryClients();
+  const events = new RecordedEvents();
   const sut = new OAuthClientsService(
     rows as unknown as OAuthClientRepository,
     new RandomSource(),
     new FixedClock(),
+    events as unknown as AuthEvents,
   );
-  return { sut, rows };
+  return { sut, rows, events };
 }
 
 describe(OAuthClientsService.name, () => {
@@ -103,5 +119,16 @@ describe(OAuthClientsService.name, () => {
       scopes: ['email', 'openid', 'email'],
     });
     expect(added.scopes).toEqual(['openid', 'email']);
+  });
+
+  it('should record a client added and a client removed, and nothing for an unknown client', async () => {
+    const { sut, events } = build();
+    const added = await sut.add({ name: 'Grafana', redirectUris: ['https://g.example.com/cb'] });
+    await sut.remove(added.clientId);
+    await expect(sut.remove(added.clientId)).rejects.toThrow('Cliente OAuth no encontrado.');
+    expect(events.recorded).toEqual([
+      { type: 'oauth_client_added', clientId: added.clientId },
+      { type: 'oauth_client_removed', clientId: added.clientId },
+    ]);
   });
 });

@@ -7,8 +7,11 @@ import {
   NotFoundError,
 } from '../common/errors/domain-errors.js';
 import { RandomSource } from '../common/random/random-source.js';
+import { internalOrigin, type RequestOrigin } from '../common/request-origin/request-origin.js';
 import { Clock } from '../common/time/clock.js';
 import { INVISIBLE_CHARACTERS, codePointLength } from '../common/validation/string-rules.js';
+import type { AdminApiActor } from '../events/auth-event.js';
+import { AuthEvents } from '../events/auth-events.js';
 import { OAUTH_CLIENT_NAME_MAX_LENGTH, OAuthClient } from './entities/oauth-client.entity.js';
 import { OAuthClientRepository } from './oauth-client.repository.js';
 import { OAuthServerMessages } from './oauth-server.messages.js';
@@ -36,6 +39,15 @@ export interface NewOAuthClient {
   readonly isPublic?: boolean;
   /** Default: every scope of OAUTH_SCOPES. */
   readonly scopes?: readonly string[];
+}
+
+/**
+ * Who changed the clients, for the audit trail: the request (or the CLI), and the admin API key
+ * when it was one. Without it the change is recorded with an internal origin.
+ */
+export interface OAuthClientChange {
+  readonly origin: RequestOrigin;
+  readonly actor?: AdminApiActor;
 }
 
 /** A client as operators see it: never its secret or the digest of it. */
@@ -72,9 +84,10 @@ export class OAuthClientsService {
     private readonly clients: OAuthClientRepository,
     private readonly random: RandomSource,
     private readonly clock: Clock,
+    private readonly events: AuthEvents,
   ) {}
 
-  async add(input: NewOAuthClient): Promise<AddedOAuthClient> {
+  async add(input: NewOAuthClient, change?: OAuthClientChange): Promise<AddedOAuthClient> {
     const name = input.name.trim();
     if (
       name.length === 0 ||
@@ -99,7 +112,14 @@ export class OAuthClientsService {
       secretDigest: clientSecret === null ? null : digestOpaqueToken(clientSecret),
       createdAt: this.clock.now(),
     });
-    await this.clients.insert(client);
+    const { origin, actor } = change ?? this.internalChange();
+    await this.clients.insert(client, (m) =>
+      this.events.record(
+        m,
+        { type: 'oauth_client_added', userId: null, clientId: client.id, ...actorField(actor) },
+        origin,
+      ),
+    );
     this.logger.log(`Registered ${isPublic ? 'public' : 'confidential'} OAuth client ${client.id}`);
     return { ...summaryOf(client), clientSecret };
   }
@@ -120,8 +140,16 @@ export class OAuthClientsService {
     return client === null ? null : { ...summaryOf(client), secretDigest: client.secretDigest };
   }
 
-  async remove(clientId: string): Promise<void> {
-    if (!(await this.clients.delete(clientId))) {
+  async remove(clientId: string, change?: OAuthClientChange): Promise<void> {
+    const { origin, actor } = change ?? this.internalChange();
+    const removed = await this.clients.delete(clientId, (m) =>
+      this.events.record(
+        m,
+        { type: 'oauth_client_removed', userId: null, clientId, ...actorField(actor) },
+        origin,
+      ),
+    );
+    if (!removed) {
       throw new NotFoundError(OAuthServerMessages.unknownClient);
     }
     this.logger.log(`Removed OAuth client ${clientId}`);
@@ -150,6 +178,10 @@ export class OAuthClientsService {
     return secretMatchesDigest(secret, client?.secretDigest ?? null);
   }
 
+  private internalChange(): OAuthClientChange {
+    return { origin: internalOrigin('oauth-clients', this.random) };
+  }
+
   private newSecret(): string {
     return (
       OAUTH_CLIENT_SECRET_PREFIX + this.random.bytes(CLIENT_SECRET_BYTES).toString('base64url')
@@ -168,6 +200,10 @@ export function secretMatchesDigest(secret: string, secretDigest: string | null)
   }
   const stored = Buffer.from(secretDigest, 'hex');
   return stored.length === presented.length && timingSafeEqual(presented, stored);
+}
+
+function actorField(actor: AdminApiActor | undefined): { actor?: AdminApiActor } {
+  return actor === undefined ? {} : { actor };
 }
 
 function checkedUris(uris: readonly string[], required: boolean): string[] {

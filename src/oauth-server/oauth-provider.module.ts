@@ -5,6 +5,8 @@ import { KeysModule } from '../keys/keys.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
+import { ProviderEvents } from './events/provider-events.js';
+import { AdminOAuthGrantsController } from './grants/admin-oauth-grants.controller.js';
 import { OAuthConsent } from './entities/oauth-consent.entity.js';
 import { OAuthConsentRepository } from './grants/oauth-consent.repository.js';
 import { OAuthGrantsController } from './grants/oauth-grants.controller.js';
@@ -44,9 +46,10 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     InteractionPagesService,
     ArtefactCleanup,
     BrowserSessions,
+    ProviderEvents,
     OAuthConsentRepository,
     OAuthGrantsService,
   ],
-  controllers: [OAuthGrantsController],
+  controllers: [OAuthGrantsController, AdminOAuthGrantsController],
 })
 export class OAuthProviderModule {}

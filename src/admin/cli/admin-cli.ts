@@ -148,20 +148,23 @@ function execute(
     case 'oauth-clients:add':
       return app
         .get(OAuthClientsService)
-        .add({
-          name: invocation.name,
-          redirectUris: invocation.redirectUris,
-          postLogoutRedirectUris: invocation.postLogoutRedirectUris,
-          isPublic: invocation.isPublic,
-          scopes: invocation.scopes ?? undefined,
-        })
+        .add(
+          {
+            name: invocation.name,
+            redirectUris: invocation.redirectUris,
+            postLogoutRedirectUris: invocation.postLogoutRedirectUris,
+            isPublic: invocation.isPublic,
+            scopes: invocation.scopes ?? undefined,
+          },
+          { origin },
+        )
         .then(OAuthClientCliOutput.added);
     case 'oauth-clients:list':
       return app.get(OAuthClientsService).list().then(OAuthClientCliOutput.list);
     case 'oauth-clients:remove':
       return app
         .get(OAuthClientsService)
-        .remove(invocation.id)
+        .remove(invocation.id, { origin })
         .then(() => OAuthClientCliOutput.removed(invocation.id));
     case 'oauth-clients:rotate-secret':
       return app

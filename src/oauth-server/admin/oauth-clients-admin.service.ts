@@ -1,7 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { AdminCall } from '../../common/admin-route/current-admin.decorator.js';
 import { forRequest } from '../../logging/log-fields.js';
-import { OAuthClientsService, type OAuthClientSummary } from '../oauth-clients.service.js';
+import {
+  OAuthClientsService,
+  type OAuthClientChange,
+  type OAuthClientSummary,
+} from '../oauth-clients.service.js';
 import type {
   AddedOAuthClientResponseDto,
   AddOAuthClientDto,
@@ -22,13 +26,16 @@ export class OAuthClientsAdminService {
   }
 
   async add(body: AddOAuthClientDto, call: AdminCall): Promise<AddedOAuthClientResponseDto> {
-    const added = await this.clients.add({
-      name: body.name,
-      redirectUris: body.redirectUris,
-      postLogoutRedirectUris: body.postLogoutRedirectUris,
-      isPublic: body.public,
-      scopes: body.scopes,
-    });
+    const added = await this.clients.add(
+      {
+        name: body.name,
+        redirectUris: body.redirectUris,
+        postLogoutRedirectUris: body.postLogoutRedirectUris,
+        isPublic: body.public,
+        scopes: body.scopes,
+      },
+      changeOf(call),
+    );
     this.logger.log(
       `Admin key ${call.key.name} registered OAuth client ${added.clientId}`,
       forRequest(call.origin.requestId),
@@ -39,7 +46,7 @@ export class OAuthClientsAdminService {
   }
 
   async remove(clientId: string, call: AdminCall): Promise<void> {
-    await this.clients.remove(clientId);
+    await this.clients.remove(clientId, changeOf(call));
     this.logger.log(
       `Admin key ${call.key.name} removed OAuth client ${clientId}`,
       forRequest(call.origin.requestId),
@@ -57,6 +64,14 @@ export class OAuthClientsAdminService {
     );
     return rotated;
   }
+}
+
+/** The change as the audit trail records it: the request and the key (no reason is asked). */
+function changeOf(call: AdminCall): OAuthClientChange {
+  return {
+    origin: call.origin,
+    actor: { adminKeyId: call.key.id, adminKeyName: call.key.name, reason: null },
+  };
 }
 
 function clientBody(client: OAuthClientSummary): OAuthClientResponseDto {

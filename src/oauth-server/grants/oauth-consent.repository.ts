@@ -10,15 +10,18 @@ export class OAuthConsentRepository {
 
   /** Records the consent, replacing the person's earlier one for the client. */
   async save(consent: OAuthConsent): Promise<void> {
-    await this.unitOfWork.run((m) =>
-      m
-        .createQueryBuilder()
-        .insert()
-        .into(OAuthConsent)
-        .values(consent)
-        .orUpdate(['scopes', 'grantId', 'grantedAt'], ['userId', 'clientId'])
-        .execute(),
-    );
+    await this.unitOfWork.run((m) => this.saveWithin(m, consent));
+  }
+
+  /** save(), inside `m`'s transaction (with the consent's audit event). */
+  async saveWithin(m: EntityManager, consent: OAuthConsent): Promise<void> {
+    await m
+      .createQueryBuilder()
+      .insert()
+      .into(OAuthConsent)
+      .values(consent)
+      .orUpdate(['scopes', 'grantId', 'grantedAt'], ['userId', 'clientId'])
+      .execute();
   }
 
   find(userId: string, clientId: string): Promise<OAuthConsent | null> {

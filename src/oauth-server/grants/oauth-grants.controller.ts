@@ -4,6 +4,8 @@ import {
   CurrentUser,
   type AccessTokenClaims,
 } from '../../common/decorators/current-user.decorator.js';
+import { Origin } from '../../common/decorators/origin.decorator.js';
+import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { ApiErrorResponses } from '../../common/swagger/api-error-responses.decorator.js';
 import { OAuthGrantListResponseDto } from './dto/oauth-grant-response.dto.js';
 import { OAuthGrantsService } from './oauth-grants.service.js';
@@ -29,7 +31,8 @@ export class OAuthGrantsController {
   withdraw(
     @CurrentUser() user: AccessTokenClaims,
     @Param('clientId') clientId: string,
+    @Origin() origin: RequestOrigin,
   ): Promise<void> {
-    return this.grants.withdraw(user.sub, clientId);
+    return this.grants.withdraw(user.sub, clientId, origin);
   }
 }

@@ -1,7 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { NotFoundError } from '../../common/errors/domain-errors.js';
+import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { Clock } from '../../common/time/clock.js';
 import { UnitOfWork } from '../../database/unit-of-work.js';
+import { AuthEvents } from '../../events/auth-events.js';
+import { forRequest } from '../../logging/log-fields.js';
+import { UsersMessages } from '../../users/users.messages.js';
+import { UsersService } from '../../users/users.service.js';
 import { OAuthClientsService, OAUTH_SCOPES } from '../oauth-clients.service.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
 import { artefactDigest } from '../storage/artefact-adapter.js';
@@ -24,16 +29,39 @@ export class OAuthGrantsService {
     private readonly clients: OAuthClientsService,
     private readonly unitOfWork: UnitOfWork,
     private readonly clock: Clock,
+    private readonly events: AuthEvents,
+    private readonly users: UsersService,
   ) {}
 
-  async record(userId: string, clientId: string, scopes: readonly string[], grantId: string) {
-    const granted = new Set(scopes);
-    await this.consents.save({
-      userId,
-      clientId,
-      scopes: OAUTH_SCOPES.filter((scope) => granted.has(scope)).join(' '),
-      grantId,
-      grantedAt: this.clock.now(),
+  /**
+   * Records the consent (`scopes`: all the grant covers) with its `oauth_consent_granted` event
+   * (`given.approved`: what the person approved this time), in one transaction.
+   */
+  async record(
+    userId: string,
+    clientId: string,
+    scopes: readonly string[],
+    grantId: string,
+    given: { readonly approved: readonly string[]; readonly origin: RequestOrigin },
+  ) {
+    await this.unitOfWork.transaction(async (m) => {
+      await this.consents.saveWithin(m, {
+        userId,
+        clientId,
+        scopes: inScopeOrder(scopes).join(' '),
+        grantId,
+        grantedAt: this.clock.now(),
+      });
+      await this.events.record(
+        m,
+        {
+          type: 'oauth_consent_granted',
+          userId,
+          clientId,
+          scopes: inScopeOrder(given.approved),
+        },
+        given.origin,
+      );
     });
   }
 
@@ -59,8 +87,16 @@ export class OAuthGrantsService {
     return { grants };
   }
 
-  /** Withdraws the consent and ends its grant's tokens, atomically. */
-  async withdraw(userId: string, clientId: string): Promise<void> {
+  /** The admin API's listing of an account's consents; unknown account: not found. */
+  async listForAdmin(userId: string): Promise<OAuthGrantListResponseDto> {
+    if ((await this.users.findById(userId)) === null) {
+      throw new NotFoundError(UsersMessages.notFound);
+    }
+    return this.list(userId);
+  }
+
+  /** Withdraws the consent and ends its grant's tokens, atomically with its event. */
+  async withdraw(userId: string, clientId: string, origin: RequestOrigin): Promise<void> {
     const consent = await this.consents.find(userId, clientId);
     if (consent === null) {
       throw new NotFoundError(OAuthServerMessages.unknownGrant);
@@ -70,11 +106,30 @@ export class OAuthGrantsService {
         return false;
       }
       await this.artefacts.deleteGrantWithin(m, consent.grantId, artefactDigest(consent.grantId));
+      await this.events.record(
+        m,
+        {
+          type: 'oauth_consent_withdrawn',
+          userId,
+          clientId,
+          scopes: consent.scopes.split(' ').filter((scope) => scope !== ''),
+        },
+        origin,
+      );
       return true;
     });
     if (!deleted) {
       throw new NotFoundError(OAuthServerMessages.unknownGrant);
     }
-    this.logger.log(`User ${userId} withdrew the consent to OAuth client ${clientId}`);
+    this.logger.log(
+      `User ${userId} withdrew the consent to OAuth client ${clientId}`,
+      forRequest(origin.requestId),
+    );
   }
+}
+
+/** The scopes among `scopes`, in OAUTH_SCOPES order. */
+function inScopeOrder(scopes: readonly string[]): string[] {
+  const granted = new Set(scopes);
+  return OAUTH_SCOPES.filter((scope) => granted.has(scope));
 }

@@ -52,6 +52,8 @@ interface Pending {
   readonly grantId: string | undefined;
   readonly clientId: string;
   readonly missingScopes: readonly string[];
+  /** The scopes the request asks for (prompt=consent asks again for those already given). */
+  readonly askedScopes: readonly string[];
   readonly missingClaims: readonly string[];
 }
 
@@ -151,7 +153,12 @@ export class InteractionPagesService {
     }
   }
 
-  async consent(req: IncomingMessage, res: ServerResponse, form: FormFields): Promise<PageAnswer> {
+  async consent(
+    req: IncomingMessage,
+    res: ServerResponse,
+    form: FormFields,
+    origin: RequestOrigin,
+  ): Promise<PageAnswer> {
     const pending = await this.pending(req, res);
     if (pending === null) {
       return this.expired();
@@ -187,6 +194,12 @@ export class InteractionPagesService {
       pending.clientId,
       grant.getOIDCScope().split(' '),
       grantId,
+      {
+        // What the person approved this time: the missing scopes, or with prompt=consent on a
+        // grant that already covers the request, what the request asks.
+        approved: pending.missingScopes.length > 0 ? pending.missingScopes : pending.askedScopes,
+        origin,
+      },
     );
     return this.finish(req, res, { consent: { grantId } }, true);
   }
@@ -229,6 +242,9 @@ export class InteractionPagesService {
       accountId: details.session?.accountId,
       grantId: details.grantId,
       missingScopes: promptDetails.missingOIDCScope ?? [],
+      askedScopes: textOf(details.params.scope)
+        .split(' ')
+        .filter((scope) => scope !== ''),
       missingClaims: promptDetails.missingOIDCClaims ?? [],
     };
   }
@@ -247,7 +263,10 @@ export class InteractionPagesService {
     return this.page('consent', 200, pending, {
       action: `${INTERACTION_PATH}/${pending.uid}/consent`,
       accountEmail: account?.email ?? '',
-      scopes: pending.missingScopes.map((scope) => SCOPE_TEXTS[scope] ?? scope),
+      // prompt=consent when the grant covers everything asked: the page lists what it covers.
+      scopes: (pending.missingScopes.length > 0 ? pending.missingScopes : pending.askedScopes).map(
+        (scope) => SCOPE_TEXTS[scope] ?? scope,
+      ),
     });
   }
 

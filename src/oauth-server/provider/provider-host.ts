@@ -6,10 +6,11 @@ import { AppConfig } from '../../config/app-config.js';
 import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
 import { KeySet, type AsymmetricSigner } from '../../keys/key-set.js';
 import { OAuthClientsService } from '../oauth-clients.service.js';
+import { ProviderEvents } from '../events/provider-events.js';
+import { OAuthGrantsService } from '../grants/oauth-grants.service.js';
 import { ArtefactAdapter } from '../storage/artefact-adapter.js';
 import { ClientAdapter } from '../storage/client-adapter.js';
 import { OAuthArtefactRepository } from '../storage/oauth-artefact.repository.js';
-import { OAuthGrantsService } from '../grants/oauth-grants.service.js';
 import { BrowserSessions } from './browser-sessions.js';
 import { cookieKeysOf } from './cookie-keys.js';
 import { ProviderAccounts } from './provider-accounts.js';
@@ -44,6 +45,7 @@ export class ProviderHost {
     private readonly templates: PageTemplates,
     private readonly browserSessions: BrowserSessions,
     private readonly grants: OAuthGrantsService,
+    private readonly providerEvents: ProviderEvents,
   ) {
     if (config.oauthServer === null) {
       throw new Error('The OpenID provider is mounted only when OAuthServer__Enabled=true');
@@ -121,6 +123,7 @@ export class ProviderHost {
                 this.artefacts,
                 this.clock,
                 this.library.errors.InvalidGrant,
+                (kind) => this.providerEvents.lostRace(kind),
               ),
         findAccount: (_ctx, sub) => this.accounts.find(sub),
         errorPage: (code) =>
@@ -134,6 +137,7 @@ export class ProviderHost {
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.
     provider.proxy = this.config.trustedProxies.length > 0;
     installClientRules(provider);
+    this.providerEvents.install(provider);
     return provider;
   }
 }

@@ -9,6 +9,7 @@ import {
   type FormFields,
   type PageAnswer,
 } from '../pages/interaction-pages.service.js';
+import { requestOrigins } from '../events/request-origins.js';
 import { pagePolicy } from '../pages/page-templates.js';
 import { INTERACTION_PATH } from './provider-configuration.js';
 import { ProviderHost } from './provider-host.js';
@@ -56,6 +57,7 @@ export class ProviderMount implements OnModuleInit {
       if (request.url.startsWith(DISCOVERY_PATHS[1])) {
         request.raw.url = OIDC_DISCOVERY + request.url.slice(DISCOVERY_PATHS[1].length);
       }
+      requestOrigins.set(request.raw, originOf(request));
       // Before the hijack: should it throw, Fastify still answers (a 500).
       const provider = this.host.current();
       reply.hijack();
@@ -94,7 +96,10 @@ export class ProviderMount implements OnModuleInit {
         ),
       );
       scope.post(`${INTERACTION_PATH}/:uid/consent`, async (request, reply) =>
-        send(reply, await this.pages.consent(request.raw, reply.raw, formOf(request))),
+        send(
+          reply,
+          await this.pages.consent(request.raw, reply.raw, formOf(request), originOf(request)),
+        ),
       );
       done();
     };

@@ -24,6 +24,8 @@ export class ArtefactAdapter implements Adapter {
     private readonly clock: Clock,
     /** The library's `invalid_grant` (passed in: the library is loaded only when enabled). */
     private readonly InvalidGrant: typeof errors.InvalidGrant,
+    /** Told when a use lost the race to another (a reuse the library does not see). */
+    private readonly onLostRace: (kind: string) => void = () => undefined,
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
@@ -79,6 +81,7 @@ export class ArtefactAdapter implements Adapter {
       await this.rows.deleteGrant(row.grantId);
       await this.rows.delete('Grant', artefactDigest(row.grantId));
     }
+    this.onLostRace(this.kind);
     throw new this.InvalidGrant('grant request is invalid');
   }
 
