@@ -6,9 +6,13 @@
 # and npm (npm package npm@11) under /usr/local, and the user `node` (uid 1000, gid 1000), as the
 # official image has them (with libatomic1, which this Node needs). Skipped when the image exists.
 # Usage: bash test/container/base-image.sh   (as root, with podman and debootstrap installed)
+# One build at a time: .ci/run starts one in the background while `npm ci` runs, and
+# `npm run test:container` calls this again; the second waits for the first, then keeps its image.
 set -euo pipefail
 
 image=docker.io/library/node:26-bookworm-slim
+exec 9>/var/tmp/keygate-test-base.lock
+flock 9
 if podman image exists "$image"; then
   echo "base image $image exists: kept"
   exit 0
