@@ -53,6 +53,8 @@ interface Pending {
   readonly clientId: string;
   readonly missingScopes: readonly string[];
   readonly missingClaims: readonly string[];
+  /** RFC 8707: the scopes asked for each resource indicator, not granted yet. */
+  readonly missingResourceScopes: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
@@ -181,6 +183,9 @@ export class InteractionPagesService {
     if (pending.missingClaims.length > 0) {
       grant.addOIDCClaims([...pending.missingClaims]);
     }
+    for (const [indicator, scopes] of Object.entries(pending.missingResourceScopes)) {
+      grant.addResourceScope(indicator, scopes.join(' '));
+    }
     const grantId = await grant.save();
     await this.grants.record(
       pending.accountId,
@@ -218,6 +223,7 @@ export class InteractionPagesService {
     const promptDetails = details.prompt.details as {
       missingOIDCScope?: string[];
       missingOIDCClaims?: string[];
+      missingResourceScopes?: Record<string, string[]>;
     };
     return {
       uid: details.uid,
@@ -230,6 +236,7 @@ export class InteractionPagesService {
       grantId: details.grantId,
       missingScopes: promptDetails.missingOIDCScope ?? [],
       missingClaims: promptDetails.missingOIDCClaims ?? [],
+      missingResourceScopes: promptDetails.missingResourceScopes ?? {},
     };
   }
 
@@ -247,7 +254,11 @@ export class InteractionPagesService {
     return this.page('consent', 200, pending, {
       action: `${INTERACTION_PATH}/${pending.uid}/consent`,
       accountEmail: account?.email ?? '',
-      scopes: pending.missingScopes.map((scope) => SCOPE_TEXTS[scope] ?? scope),
+      // A resource's scopes are shown by name: they are the API's own words, as text.
+      scopes: [
+        ...pending.missingScopes.map((scope) => SCOPE_TEXTS[scope] ?? scope),
+        ...Object.values(pending.missingResourceScopes).flat(),
+      ],
     });
   }
 

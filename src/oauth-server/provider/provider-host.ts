@@ -13,6 +13,7 @@ import { OAuthGrantsService } from '../grants/oauth-grants.service.js';
 import { BrowserSessions } from './browser-sessions.js';
 import { cookieKeysOf } from './cookie-keys.js';
 import { ProviderAccounts } from './provider-accounts.js';
+import { installAgentDiscovery } from './agent-discovery.js';
 import { providerConfiguration } from './provider-configuration.js';
 import { installClientRules } from './provider-hooks.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
@@ -128,12 +129,14 @@ export class ProviderHost {
         logoutPage: (form) => this.templates.render('logout', form),
         loggedOutPage: () => this.templates.render('logged-out', {}),
         policy: this.policy(),
+        invalidTarget: (description) => new this.library.errors.InvalidTarget(description),
         rememberedGrantId: (accountId, clientId) => this.grants.grantIdOf(accountId, clientId),
       }),
     );
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.
     provider.proxy = this.config.trustedProxies.length > 0;
     installClientRules(provider);
+    installAgentDiscovery(provider, this.settings.resources);
     return provider;
   }
 }
