@@ -220,9 +220,13 @@ describe('OAuth server: @keygate/resource against the provider', () => {
     });
 
     const person = await registerUser(t);
-    await expect(
-      verifyAccessToken(person.accessToken, { issuer: t.baseUrl, resource: MCP }),
-    ).rejects.toBeInstanceOf(AccessTokenError);
+    const session = verifyAccessToken(person.accessToken, { issuer: t.baseUrl, resource: MCP });
+    await expect(session).rejects.toBeInstanceOf(AccessTokenError);
+    await expect(session).rejects.toMatchObject({
+      reason: 'issuer',
+      code: 'invalid_token',
+      status: 401,
+    });
   });
 
   it("should refuse the agent's token at /api/auth/me and at /oauth/userinfo", async () => {
@@ -239,5 +243,159 @@ describe('OAuth server: @keygate/resource against the provider', () => {
       error: 'invalid_token',
       error_description: 'invalid token provided',
     });
+  });
+});
+
+describe('OAuth server: discovery and CORS for agents', () => {
+  const AGENT = 'https://inspector.example.net';
+
+  it('should list S256, the iss parameter, none, offline_access and every resource scope in both documents', async () => {
+    for (const path of [
+      '/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server',
+    ]) {
+      const answer = await t.request(path, { headers: { origin: AGENT } });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('access-control-allow-origin')).toBe(AGENT);
+      const metadata = answer.json<Record<string, unknown>>();
+      expect(metadata).toMatchObject({
+        code_challenge_methods_supported: ['S256'],
+        authorization_response_iss_parameter_supported: true,
+      });
+      expect(metadata.token_endpoint_auth_methods_supported).toContain('none');
+      expect(metadata.scopes_supported).toEqual([
+        'openid',
+        'profile',
+        'email',
+        'offline_access',
+        'mcp:tools',
+        'mcp:admin',
+        'orders:read',
+      ]);
+    }
+  });
+
+  it('should answer CORS for any origin at the token and revocation endpoints, preflight included', async () => {
+    for (const path of ['/oauth/token', '/oauth/revoke']) {
+      const preflight = await t.request(path, {
+        method: 'OPTIONS',
+        headers: {
+          origin: AGENT,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(AGENT);
+      expect(preflight.headers.get('access-control-allow-methods')).toBe('POST');
+    }
+    const user = await createUser(t, { email: 'ines@example.com' });
+    const config = await agentClient();
+    const flow = await startFlow(config, { resource: MCP, scope: 'offline_access mcp:tools' });
+    const { callback } = await consented(flow, user.email);
+    const client = config.clientMetadata().client_id;
+    const token = await t.request('/oauth/token', {
+      method: 'POST',
+      headers: { origin: AGENT, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: callback.searchParams.get('code') ?? '',
+        redirect_uri: REDIRECT,
+        code_verifier: flow.verifier,
+        client_id: client,
+      }).toString(),
+    });
+    expect(token.status).toBe(200);
+    expect(token.headers.get('access-control-allow-origin')).toBe(AGENT);
+    const revoked = await t.request('/oauth/revoke', {
+      method: 'POST',
+      headers: { origin: AGENT, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: token.json<{ refresh_token: string }>().refresh_token,
+        client_id: client,
+      }).toString(),
+    });
+    expect(revoked.status).toBe(200);
+    expect(revoked.headers.get('access-control-allow-origin')).toBe(AGENT);
+  });
+
+  it('should not open the other routes to any origin', async () => {
+    const flow = await startFlow(await agentClient(), { resource: MCP, scope: 'mcp:tools' });
+    const authorize = await t.request(`${flow.url.pathname}${flow.url.search}`, {
+      headers: { origin: AGENT },
+    });
+    expect(authorize.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await t.request('/oauth/authorize', {
+      method: 'OPTIONS',
+      headers: { origin: AGENT, 'access-control-request-method': 'GET' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+    const person = await registerUser(t);
+    const me = await t.request(ME, {
+      headers: { origin: AGENT, authorization: `Bearer ${person.accessToken}` },
+    });
+    expect(me.status).toBe(200);
+    expect(me.headers.get('access-control-allow-origin')).toBeNull();
+    const mePreflight = await t.request(ME, {
+      method: 'OPTIONS',
+      headers: { origin: AGENT, 'access-control-request-method': 'GET' },
+    });
+    expect(mePreflight.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('should show the consent page again with prompt=consent when consent is remembered', async () => {
+    const user = await createUser(t, { email: 'paula@example.com' });
+    const config = await agentClient();
+    await consented(await startFlow(config, { resource: MCP, scope: 'mcp:tools' }), user.email);
+    const again = await consented(
+      await startFlow(config, { resource: MCP, scope: 'mcp:tools' }),
+      user.email,
+    );
+    expect(again.consent.text).toContain('name="decision" value="approve"');
+    expect(again.callback.searchParams.get('code')).toEqual(expect.any(String));
+  });
+});
+
+describe('OAuth server: OAuthServer__RequireResource', () => {
+  let strict: TestApp;
+  beforeAll(async () => {
+    strict = await createTestApp(
+      await providerAppOptions('ES256', {
+        OAuthServer__Resources: RESOURCES,
+        OAuthServer__RequireResource: 'true',
+      }),
+    );
+  });
+  afterAll(async () => {
+    await strict.close();
+  });
+
+  it('should answer invalid_target to an authorization without resource, and accept one with it', async () => {
+    const added = await registerClient(strict, {
+      name: 'Agent',
+      redirectUris: [REDIRECT],
+      isPublic: true,
+    });
+    const config = await oidc.discovery(
+      new URL(strict.baseUrl),
+      added.clientId,
+      undefined,
+      oidc.None(),
+      {
+        execute: [oidc.allowInsecureRequests],
+      },
+    );
+    const without = await startFlow(config, { scope: 'openid' });
+    const refused = await new TestBrowser().open(without.url);
+    expect(refused.status).toBe(303);
+    const back = new URL(refused.headers.get('location') ?? '');
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
+    expect(back.searchParams.get('error')).toBe('invalid_target');
+    expect(back.searchParams.get('iss')).toBe(strict.baseUrl);
+
+    const withResource = await startFlow(config, { resource: MCP, scope: 'openid mcp:tools' });
+    const signIn = await new TestBrowser().follow(withResource.url, REDIRECT);
+    expect(signIn.status).toBe(200);
+    expect(signIn.text).toContain('name="password"');
   });
 });
