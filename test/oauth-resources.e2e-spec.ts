@@ -110,7 +110,7 @@ async function authorizationError(parameters: Record<string, string>) {
 describe('OAuth server: resource indicators (RFC 8707)', () => {
   it("should issue a JWT for the resource asked, its aud exactly the declared URI and its scope only the resource's", async () => {
     const user = await createUser(t, { email: 'rita@example.com' });
-    const { consent, tokens } = await tokensFor(user.email, {
+    const { config, consent, tokens } = await tokensFor(user.email, {
       // The host in another case: compared canonically.
       resource: 'https://mcp.EXAMPLE.com/mcp',
       scope: 'openid mcp:tools orders:read',
@@ -127,7 +127,7 @@ describe('OAuth server: resource indicators (RFC 8707)', () => {
       aud: MCP,
       sub: user.id,
       scope: 'mcp:tools',
-      client_id: expect.any(String),
+      client_id: config.clientMetadata().client_id,
     });
     expect(claims.exp! - claims.iat!).toBe(10 * 60);
   });
