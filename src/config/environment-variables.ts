@@ -622,6 +622,17 @@ export class EnvironmentVariables {
   /** A team's own consent page (an absolute URL); empty: the built-in page. */
   @IsString()
   OAuthServer__ConsentUrl = '';
+
+  /**
+   * The APIs the provider issues access tokens for (RFC 8707): a JSON array of
+   * `{ "uri", "name", "scopes": [...], "accessTokenMinutes" }`; checked in oauth-server-settings.ts.
+   */
+  @IsString()
+  OAuthServer__Resources = '';
+
+  /** Every authorization and token request must name a `resource` (RFC 8707). */
+  @IsBooleanKey()
+  OAuthServer__RequireResource = false;
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

@@ -52,6 +52,8 @@ describe('OAuthServer__ settings', () => {
         accessTokenMinutes: 5,
         refreshTokenDays: 14,
         consentUrl: 'https://app.example.com/consent',
+        resources: [],
+        requireResource: false,
       },
       problems: [],
     });

@@ -1,4 +1,5 @@
 import type { EnvironmentVariables } from '../environment-variables.js';
+import { parseOAuthResources, type OAuthResource } from './oauth-resources.js';
 
 /** Keygate as an OpenID provider (src/oauth-server); null in AppConfig when off (the default). */
 export interface OAuthServerConfig {
@@ -8,6 +9,10 @@ export interface OAuthServerConfig {
   readonly refreshTokenDays: number;
   /** A team's own consent page; null: the built-in one. */
   readonly consentUrl: string | null;
+  /** The APIs access tokens are issued for (RFC 8707); empty: none declared. */
+  readonly resources: readonly OAuthResource[];
+  /** A request that names no `resource` is refused with `invalid_target`. */
+  readonly requireResource: boolean;
 }
 
 /** The oldest Node line the protocol library (oidc-provider 9) runs on. */
@@ -68,6 +73,16 @@ export function checkOAuthServer(
       );
     }
   }
+  const { resources, problems: resourceProblems } = parseOAuthResources(
+    env.OAuthServer__Resources,
+    env.OAuthServer__AccessTokenMinutes,
+  );
+  problems.push(...resourceProblems);
+  if (env.OAuthServer__RequireResource && resources.length === 0 && resourceProblems.length === 0) {
+    problems.push(
+      'OAuthServer__RequireResource=true needs at least one resource in OAuthServer__Resources',
+    );
+  }
   if (problems.length > 0 || issuerOrigin === null) {
     return { oauthServer: null, problems };
   }
@@ -77,6 +92,8 @@ export function checkOAuthServer(
       accessTokenMinutes: env.OAuthServer__AccessTokenMinutes,
       refreshTokenDays: env.OAuthServer__RefreshTokenDays,
       consentUrl,
+      resources,
+      requireResource: env.OAuthServer__RequireResource,
     },
     problems,
   };

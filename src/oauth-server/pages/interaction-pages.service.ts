@@ -55,6 +55,8 @@ interface Pending {
   /** The scopes the request asks for (prompt=consent asks again for those already given). */
   readonly askedScopes: readonly string[];
   readonly missingClaims: readonly string[];
+  /** RFC 8707: the scopes asked for each resource indicator, not granted yet. */
+  readonly missingResourceScopes: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
@@ -188,6 +190,9 @@ export class InteractionPagesService {
     if (pending.missingClaims.length > 0) {
       grant.addOIDCClaims([...pending.missingClaims]);
     }
+    for (const [indicator, scopes] of Object.entries(pending.missingResourceScopes)) {
+      grant.addResourceScope(indicator, scopes.join(' '));
+    }
     const grantId = await grant.save();
     await this.grants.record(
       pending.accountId,
@@ -231,6 +236,7 @@ export class InteractionPagesService {
     const promptDetails = details.prompt.details as {
       missingOIDCScope?: string[];
       missingOIDCClaims?: string[];
+      missingResourceScopes?: Record<string, string[]>;
     };
     return {
       uid: details.uid,
@@ -246,6 +252,7 @@ export class InteractionPagesService {
         .split(' ')
         .filter((scope) => scope !== ''),
       missingClaims: promptDetails.missingOIDCClaims ?? [],
+      missingResourceScopes: promptDetails.missingResourceScopes ?? {},
     };
   }
 
@@ -260,13 +267,19 @@ export class InteractionPagesService {
   private async consentPage(pending: Pending): Promise<PageAnswer> {
     const account =
       pending.accountId === undefined ? null : await this.users.findById(pending.accountId);
+    const resourceScopes = Object.values(pending.missingResourceScopes).flat();
     return this.page('consent', 200, pending, {
       action: `${INTERACTION_PATH}/${pending.uid}/consent`,
       accountEmail: account?.email ?? '',
-      // prompt=consent when the grant covers everything asked: the page lists what it covers.
-      scopes: (pending.missingScopes.length > 0 ? pending.missingScopes : pending.askedScopes).map(
-        (scope) => SCOPE_TEXTS[scope] ?? scope,
-      ),
+      // prompt=consent when the grant covers everything asked: the page lists what it covers. A
+      // resource's scopes are shown by name: they are the API's own words, as text.
+      scopes: [
+        ...(pending.missingScopes.length > 0 || resourceScopes.length > 0
+          ? pending.missingScopes
+          : pending.askedScopes
+        ).map((scope) => SCOPE_TEXTS[scope] ?? scope),
+        ...resourceScopes,
+      ],
     });
   }
 

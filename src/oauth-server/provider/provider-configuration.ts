@@ -2,6 +2,8 @@ import type { AsymmetricSigningAlgorithm, Configuration, JWK } from 'oidc-provid
 import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
 import { OAUTH_SCOPES } from '../oauth-clients.service.js';
 import { pagePolicy } from '../pages/page-templates.js';
+import { corsForAgents } from './agent-cors.js';
+import { resourceIndicators } from './resource-indicators.js';
 
 /** Where each endpoint is: under /oauth/, with the keys where Keygate already publishes them. */
 export const PROVIDER_ROUTES = {
@@ -38,6 +40,8 @@ export interface ProviderParts {
   readonly rememberedGrantId: (accountId: string, clientId: string) => Promise<string | undefined>;
   /** When the provider asks the person to sign in (the library's, and Keygate's own checks). */
   readonly policy: NonNullable<NonNullable<Configuration['interactions']>['policy']>;
+  /** The library's `invalid_target` error (RFC 8707), for the resource rules. */
+  readonly invalidTarget: (description: string) => Error;
 }
 
 /** The policy of the pages the library renders with Keygate's templates (see pagePolicy). */
@@ -81,6 +85,7 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       clientAuthSigningAlgValues: [],
       requestObjectSigningAlgValues: [],
     },
+    clientBasedCORS: corsForAgents,
     pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
     rotateRefreshToken: true,
     allowOmittingSingleRegisteredRedirectUri: false,
@@ -91,7 +96,9 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       short: { httpOnly: true, sameSite: 'lax', secure: secureCookies },
     },
     ttl: {
-      AccessToken: settings.accessTokenMinutes * MINUTE,
+      // A resource's token lives as that resource says (OAuthServer__Resources).
+      AccessToken: (_ctx, token) =>
+        token.resourceServer?.accessTokenTTL ?? settings.accessTokenMinutes * MINUTE,
       AuthorizationCode: MINUTE,
       IdToken: settings.accessTokenMinutes * MINUTE,
       Interaction: 30 * MINUTE,
@@ -133,6 +140,12 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       devInteractions: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       revocation: { enabled: true },
+      resourceIndicators: resourceIndicators({
+        resources: settings.resources,
+        requireResource: settings.requireResource,
+        signingAlgorithm: signingKey.alg,
+        invalidTarget: parts.invalidTarget,
+      }),
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,

@@ -14,6 +14,7 @@ import { OAuthArtefactRepository } from '../storage/oauth-artefact.repository.js
 import { BrowserSessions } from './browser-sessions.js';
 import { cookieKeysOf } from './cookie-keys.js';
 import { ProviderAccounts } from './provider-accounts.js';
+import { installAgentDiscovery } from './agent-discovery.js';
 import { providerConfiguration } from './provider-configuration.js';
 import { installClientRules } from './provider-hooks.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
@@ -131,6 +132,7 @@ export class ProviderHost {
         logoutPage: (form) => this.templates.render('logout', form),
         loggedOutPage: () => this.templates.render('logged-out', {}),
         policy: this.policy(),
+        invalidTarget: (description) => new this.library.errors.InvalidTarget(description),
         rememberedGrantId: (accountId, clientId) => this.grants.grantIdOf(accountId, clientId),
       }),
     );
@@ -138,6 +140,7 @@ export class ProviderHost {
     provider.proxy = this.config.trustedProxies.length > 0;
     installClientRules(provider);
     this.providerEvents.install(provider);
+    installAgentDiscovery(provider, this.settings.resources);
     return provider;
   }
 }
