@@ -13,6 +13,7 @@ import {
   callbackOf,
   FRONT_END,
   pkcePair,
+  type ProviderLie,
   PUBLIC_URL,
   startOidcProvider,
   type TestOidcProvider,
@@ -188,7 +189,19 @@ describe('sign-in through an OpenID provider', () => {
   let expired: TestOidcProvider;
   let wronglySigned: TestOidcProvider;
   const ids = ['honest', 'other', 'expired', 'forged'] as const;
-  const providerFor = (id: string, lie?: 'expired' | 'wrong-signature') =>
+  /** Providers that lie about one thing each, by the id Keygate knows them under. */
+  const LIARS = {
+    'aud-liar': 'wrong-audience',
+    'nonce-liar': 'wrong-nonce',
+    'iss-liar': 'wrong-issuer',
+    'none-liar': 'unsigned',
+    down: 'down',
+    slow: 'slow',
+  } as const satisfies Record<string, ProviderLie>;
+  type Liar = keyof typeof LIARS;
+  const liarIds = Object.keys(LIARS) as Liar[];
+  const liars = {} as Record<Liar, TestOidcProvider>;
+  const providerFor = (id: string, lie?: ProviderLie) =>
     startOidcProvider({
       clientId: 'keygate',
       clientSecret: `secret-of-${id}`,
@@ -203,17 +216,22 @@ describe('sign-in through an OpenID provider', () => {
       providerFor('expired', 'expired'),
       providerFor('forged', 'wrong-signature'),
     ]);
+    const started = await Promise.all(liarIds.map((id) => providerFor(id, LIARS[id])));
+    liarIds.forEach((id, index) => (liars[id] = started[index]));
   });
   afterAll(async () => {
-    await Promise.all([honest, other, expired, wronglySigned].map((p) => p?.close()));
+    await Promise.all(
+      [honest, other, expired, wronglySigned, ...Object.values(liars)].map((p) => p?.close()),
+    );
   });
 
   const t = useSharedTestApp(() => ({
-    environment: federationEnvironment(
-      ids.map((id, index) =>
+    environment: federationEnvironment([
+      ...ids.map((id, index) =>
         providerEntry(id, [honest, other, expired, wronglySigned][index].issuer),
       ),
-    ),
+      ...liarIds.map((id) => providerEntry(id, liars[id].issuer)),
+    ]),
   }));
 
   /** Starts a flow at `provider` and follows it to Keygate's callback, as a browser would. */
@@ -270,7 +288,7 @@ describe('sign-in through an OpenID provider', () => {
     const response = await t.get(PROVIDERS);
     expect(response.status).toBe(200);
     expect(response.json()).toEqual({
-      providers: ids.map((id) => ({ id, name: `Proveedor ${id}` })),
+      providers: [...ids, ...liarIds].map((id) => ({ id, name: `Proveedor ${id}` })),
     });
     expect(response.text).not.toContain('secret-of');
   });
@@ -508,6 +526,77 @@ describe('sign-in through an OpenID provider', () => {
     );
     expect(back.searchParams.get('error')).toBe('provider_error');
     expect(await t.dataSource.getRepository(User).countBy({ email: 'forged@example.com' })).toBe(0);
+  });
+
+  it.each([
+    ['names another client in aud', 'aud-liar'],
+    ['carries another flow’s nonce', 'nonce-liar'],
+    ['names another issuer in iss', 'iss-liar'],
+    ['is unsigned (alg none)', 'none-liar'],
+  ] as const)('should refuse an ID token that %s, making no account', async (_lie, id) => {
+    const email = `${id}@example.com`;
+    const { back } = await signIn(id, { sub: `${id}-1`, email, email_verified: true }, liars[id]);
+    expect(back.origin + back.pathname).toBe(FRONT_END);
+    expect(back.searchParams.get('error')).toBe('provider_error');
+    expect(back.searchParams.get('code')).toBeNull();
+    expect(await t.dataSource.getRepository(User).countBy({ email })).toBe(0);
+    expect(
+      await t.dataSource.getRepository(FederatedIdentity).countBy({ subject: `${id}-1` }),
+    ).toBe(0);
+  });
+
+  // Federation__TimeoutSeconds is 2 here; the bound below is generous (a hung request, not speed).
+  it.each(['down', 'slow'] as const)(
+    'should answer provider_unavailable within the timeout when the provider is %s',
+    async (id) => {
+      await liars[id].nextLogin({
+        sub: `${id}-1`,
+        email: `${id}@example.com`,
+        email_verified: true,
+      });
+      const callback = await toCallback(id, pkcePair().challenge);
+      const started = performance.now();
+      const answer = await openCallback(callback);
+      const seconds = (performance.now() - started) / 1000;
+      expect(answer.status).toBe(302);
+      expect(seconds).toBeLessThan(2 + 5);
+      const back = answer.location!;
+      expect(back.origin + back.pathname).toBe(FRONT_END);
+      expect(back.searchParams.get('error')).toBe('provider_unavailable');
+      expect(back.searchParams.get('code')).toBeNull();
+      expect(await t.dataSource.getRepository(User).countBy({ email: `${id}@example.com` })).toBe(
+        0,
+      );
+    },
+  );
+
+  it('should refuse a locked account signing in through its linked identity, as login does', async () => {
+    const user = await registerUser(t);
+    await t.dataSource.getRepository(User).update({ id: user.id }, { emailVerifiedAt: new Date() });
+    const linked = await signIn('honest', {
+      sub: 'locked-1',
+      email: user.email,
+      email_verified: true,
+    });
+    expect(
+      (await exchange(linked.back.searchParams.get('code'), linked.pkce.verifier)).status,
+    ).toBe(200);
+    expect(await identityCount(user.id)).toBe(1);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await t.post(LOGIN, { email: user.email, password: 'Wrong!pass1' });
+    }
+    const lockedOut = errorBody(401, 'Cuenta bloqueada temporalmente. Intenta en 16 minuto(s).');
+    expect((await t.post(LOGIN, { email: user.email, password: user.password })).json()).toEqual(
+      lockedOut,
+    );
+
+    const { back } = await signIn('honest', {
+      sub: 'locked-1',
+      email: user.email,
+      email_verified: true,
+    });
+    expect(back.searchParams.get('error')).toBe('account_locked');
+    expect(back.searchParams.get('code')).toBeNull();
   });
 
   it('should tell the front end when the person refused at the provider', async () => {

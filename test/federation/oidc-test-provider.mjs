@@ -3,14 +3,22 @@
 // prints `{"issuer": ...}` on stdout once listening. The test is the browser: it sets who signs in
 // next (POST /__next-login with the account's claims) and follows the redirects.
 //
-// Settings: { clientId, clientSecret, redirectUris: [..], lie?: 'expired' | 'wrong-signature', interactive?: true }
+// Settings: { clientId, clientSecret, redirectUris: [..], lie?: <below>, delaySeconds?, interactive?: true }
 //   expired:         the provider's clock runs two hours behind, so its ID tokens (an hour long) expired an hour ago.
 //   wrong-signature: the JWKS it publishes is not the key it signs with.
+//   wrong-audience:  its token endpoint's ID token names another client in `aud` (signed with its real key).
+//   wrong-nonce:     ... carries a `nonce` other than the flow's (signed with its real key).
+//   wrong-issuer:    ... carries an `iss` other than the discovered issuer (signed with its real key).
+//   unsigned:        ... is re-issued with `alg: none` and no signature.
+//   down:            its discovery document names a token endpoint where nothing listens (connection refused).
+//   slow:            its token endpoint answers only after `delaySeconds` (30 by default).
 //   interactive:     the provider's own sign-in and consent pages (oidc-provider's devInteractions)
 //                    for a real browser; the person types the `sub` whose claims nextLogin registered.
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import process from 'node:process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Provider from 'oidc-provider';
 
 const settings = JSON.parse(process.argv[2] ?? '{}');
@@ -27,6 +35,40 @@ function signingJwk() {
 const jwk = signingJwk();
 const publicOf = ({ kty, n, e, kid, use, alg }) => ({ kty, n, e, kid, use, alg });
 const published = settings.lie === 'wrong-signature' ? publicOf(signingJwk()) : publicOf(jwk);
+
+/** The ID token re-issued with the lie's claims, signed with the real key (or with `none`). */
+function rewrittenIdToken(idToken) {
+  const [header, payload] = idToken.split('.');
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+  const changed = {
+    'wrong-audience': { aud: 'another-client', azp: undefined },
+    'wrong-nonce': { nonce: 'a-nonce-of-another-flow' },
+    'wrong-issuer': { iss: 'https://impostor.example.com' },
+  }[settings.lie];
+  const encode = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const body = encode({ ...claims, ...changed });
+  if (settings.lie === 'unsigned') {
+    return `${encode({ alg: 'none' })}.${body}.`;
+  }
+  const input = `${header}.${body}`;
+  const signature = sign(
+    'sha256',
+    Buffer.from(input),
+    createPrivateKey({ key: jwk, format: 'jwk' }),
+  );
+  return `${input}.${signature.toString('base64url')}`;
+}
+const REWRITES_ID_TOKEN = ['wrong-audience', 'wrong-nonce', 'wrong-issuer', 'unsigned'];
+
+/** A loopback port nothing listens on (taken, then released). */
+async function closedPort() {
+  const probe = createServer();
+  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+const deadPort = settings.lie === 'down' ? await closedPort() : null;
 
 /** The claims of the account that signs in next, by subject. */
 const accounts = new Map();
@@ -62,6 +104,18 @@ server.listen(0, '127.0.0.1', () => {
     cookies: { keys: ['test-cookie-key-0123456789'] },
   });
   provider.proxy = false;
+  provider.use(async (ctx, next) => {
+    if (settings.lie === 'slow' && ctx.path === '/token') {
+      await sleep((settings.delaySeconds ?? 30) * 1000);
+    }
+    await next();
+    if (REWRITES_ID_TOKEN.includes(settings.lie) && ctx.path === '/token' && ctx.body?.id_token) {
+      ctx.body = { ...ctx.body, id_token: rewrittenIdToken(ctx.body.id_token) };
+    }
+    if (deadPort !== null && ctx.path === '/.well-known/openid-configuration') {
+      ctx.body = { ...ctx.body, token_endpoint: `http://127.0.0.1:${deadPort}/token` };
+    }
+  });
   const handle = provider.callback();
   server.on('request', async (req, res) => {
     try {

@@ -39,12 +39,25 @@ const PROVIDER_SCRIPT = fileURLToPath(
   new URL('../federation/oidc-test-provider.mjs', import.meta.url),
 );
 
+/** How a test provider misbehaves on purpose (see test/federation/oidc-test-provider.mjs). */
+export type ProviderLie =
+  | 'expired'
+  | 'wrong-signature'
+  | 'wrong-audience'
+  | 'wrong-nonce'
+  | 'wrong-issuer'
+  | 'unsigned'
+  | 'down'
+  | 'slow';
+
 /** Starts panva's oidc-provider in a child process (see test/federation/oidc-test-provider.mjs). */
 export async function startOidcProvider(settings: {
   readonly clientId: string;
   readonly clientSecret: string;
   readonly redirectUris: readonly string[];
-  readonly lie?: 'expired' | 'wrong-signature';
+  readonly lie?: ProviderLie;
+  /** How long the `slow` provider's token endpoint waits before answering (30 s by default). */
+  readonly delaySeconds?: number;
   /** The provider's own sign-in and consent pages, for a browser to fill in. */
   readonly interactive?: true;
 }): Promise<TestOidcProvider> {

@@ -111,15 +111,31 @@ function refusalOf(error: unknown): ProviderRefusal {
   const code =
     typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
   const message = error instanceof Error ? error.message : String(error);
-  const unreachable =
+  return new ProviderRefusal(
+    unreachable(error) ? 'provider_unavailable' : 'provider_error',
+    `${name}${code === '' ? '' : ` ${code}`}: ${message}`,
+  );
+}
+
+/**
+ * A provider that did not answer: a timeout, or a connection that failed. openid-client wraps
+ * some of these (a refused connection at the token endpoint arrives as a ClientError whose
+ * `cause` is fetch's TypeError), so the causes are looked through too.
+ */
+function unreachable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 4) {
+    return false;
+  }
+  const { name, code, message, cause } = error as Record<string, unknown>;
+  if (
     name === 'AbortError' ||
     name === 'TimeoutError' ||
     code === 'OAUTH_TIMEOUT' ||
-    (error instanceof TypeError && message === 'fetch failed');
-  return new ProviderRefusal(
-    unreachable ? 'provider_unavailable' : 'provider_error',
-    `${name}${code === '' ? '' : ` ${code}`}: ${message}`,
-  );
+    (name === 'TypeError' && message === 'fetch failed')
+  ) {
+    return true;
+  }
+  return unreachable(cause, depth + 1);
 }
 
 function firstString(...values: unknown[]): string | null {
