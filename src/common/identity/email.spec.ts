@@ -1,4 +1,4 @@
-import { canonicalDomainOf, normalizeEmail } from './email.js';
+import { canonicalDomainOf, normalizeEmail, UNASSIGNED_CHARACTERS } from './email.js';
 
 /** Every code point but the surrogates, which the API refuses before this point. */
 function* codePoints(): Generator<string> {
@@ -9,11 +9,53 @@ function* codePoints(): Generator<string> {
   }
 }
 
+/**
+ * Where UTS #46 treats thousands of code points alike: the unified ideographs and Hangul
+ * syllables (valid, each its own Punycode), private use (disallowed).
+ */
+const ALIKE_BY_THE_THOUSAND = /[\p{Unified_Ideograph}\uAC00-\uD7A3\p{Co}]/u;
+
+/**
+ * The code points a domain is tried with: of those Unicode has assigned (the API refuses the
+ * others), every 5th, and of those UTS #46 treats alike by the thousand, every 61st: about
+ * 13,500 of the 297,000. A domain goes through tr46's tables in JavaScript, about 15 µs a
+ * conversion in Node but some 17 times that under Jest's module runtime: every code point, twice,
+ * in two domains, took over 13 minutes of a CI run, and the 51,000 assigned ones left after
+ * thinning the ideographs took 46 s. The local part, folded without tr46, is still tried with
+ * every one.
+ */
+function* domainCodePoints(): Generator<string> {
+  let other = 0;
+  let alike = 0;
+  for (const char of codePoints()) {
+    if (UNASSIGNED_CHARACTERS.test(char)) {
+      continue;
+    }
+    const stride = ALIKE_BY_THE_THOUSAND.test(char) ? alike++ % 61 : other++ % 5;
+    if (stride === 0) {
+      yield char;
+    }
+  }
+}
+
 describe(normalizeEmail.name, () => {
-  it('should be a fixed point for every code point, in the local part and in the domain', () => {
+  it('should be a fixed point for every code point in the local part', () => {
     const notFixed: string[] = [];
     for (const char of codePoints()) {
-      for (const email of [`x${char}y@example.com`, `u@ex${char}ample.com`, `${char}@${char}.de`]) {
+      // An ASCII domain takes the URL standard's shortcut: only the local part's folding runs.
+      const once = normalizeEmail(`x${char}y@example.com`);
+      if (normalizeEmail(once) !== once) {
+        notFixed.push(once);
+      }
+    }
+
+    expect(notFixed).toEqual([]);
+  }, 60_000);
+
+  it('should be a fixed point for assigned code points across Unicode in the domain', () => {
+    const notFixed: string[] = [];
+    for (const char of domainCodePoints()) {
+      for (const email of [`u@ex${char}ample.com`, `${char}@${char}.de`]) {
         const once = normalizeEmail(email);
         if (normalizeEmail(once) !== once) {
           notFixed.push(email);
@@ -22,7 +64,6 @@ describe(normalizeEmail.name, () => {
     }
 
     expect(notFixed).toEqual([]);
-    // Three addresses for each of 1.1 million code points: seconds, more on a busy machine.
   }, 60_000);
 
   it.each([
