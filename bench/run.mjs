@@ -914,6 +914,7 @@ function commandLine() {
   const extra = [
     flags.pg && '--pg',
     flags.signing && '--signing',
+    flags['account-cache'] && '--account-cache',
     flags.quick && '--quick',
     flags['sqlite-synchronous'] !== 'full' && `--sqlite-synchronous ${flags['sqlite-synchronous']}`,
     flags['round-trips'] && '--round-trips',
