@@ -1,68 +1,42 @@
-import {
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../common/time/clock.js';
-import { AppConfig, type TokenCleanupConfig } from '../../config/app-config.js';
+import { AppConfig } from '../../config/app-config.js';
+import { ExpiredRows } from '../../tokens/cleanup/expired-rows.js';
 import { OAuthArtefactRepository } from './oauth-artefact.repository.js';
 
 /**
- * Deletes the provider's artefacts past their expiry, on the expired-token cleanup's timer and
- * settings (TokenCleanup__*), in batches of TokenCleanup__BatchSize rows. A used code or refresh
- * token is kept until it expires, so presenting it again still reads as a reuse; once expired,
- * the library refuses it without the row.
+ * The provider's artefacts past their expiry are purged by the expired-token cleanup, on its
+ * timer and settings (TokenCleanup__*), in batches of TokenCleanup__BatchSize rows. A used code
+ * or refresh token is kept until it expires, so presenting it again still reads as a reuse; once
+ * expired, the library refuses it without the row.
  */
 @Injectable()
-export class ArtefactCleanup implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(ArtefactCleanup.name);
-  private readonly settings: TokenCleanupConfig;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> = Promise.resolve();
-
+export class ArtefactCleanup implements OnModuleInit {
   constructor(
     private readonly artefacts: OAuthArtefactRepository,
+    private readonly expiredRows: ExpiredRows,
     private readonly clock: Clock,
-    config: AppConfig,
-  ) {
-    this.settings = config.tokenCleanup;
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.expiredRows.add({
+      name: 'OAuth artefact(s)',
+      purgeBatch: (now, limit) => this.artefacts.purgeExpired(now, limit),
+    });
   }
 
-  onApplicationBootstrap(): void {
-    if (!this.settings.enabled) {
-      return;
-    }
-    this.timer = setInterval(() => {
-      this.running = this.purgeExpired().catch((error: unknown) => {
-        this.logger.error(
-          'Expired OAuth artefact cleanup failed',
-          error instanceof Error ? error.stack : String(error),
-        );
-      });
-    }, this.settings.intervalSeconds * 1000);
-    this.timer.unref();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  /** Deletes every artefact expired now; how many. */
+  /** Deletes every artefact expired now, batch after batch; how many. */
   async purgeExpired(): Promise<number> {
     const now = this.clock.now();
+    const { batchSize } = this.config.tokenCleanup;
     let total = 0;
     for (;;) {
-      const deleted = await this.artefacts.purgeExpired(now, this.settings.batchSize);
+      const deleted = await this.artefacts.purgeExpired(now, batchSize);
       total += deleted;
-      if (deleted < this.settings.batchSize) {
-        break;
+      if (deleted < batchSize) {
+        return total;
       }
     }
-    if (total > 0) {
-      this.logger.log(`Deleted ${total} expired OAuth artefacts`);
-    }
-    return total;
   }
 }
