@@ -1031,7 +1031,7 @@ describe('admin-keys commands of the CLI', () => {
       code: 1,
       stdout: '',
       stderr:
-        'keygate-cli: admin-keys:create failed: Unknown scope "root"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write, oauth-clients:read, oauth-clients:write.\n',
+        'keygate-cli: admin-keys:create failed: Unknown scope "root"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write, oauth-clients:read, oauth-clients:write, oauth-consents:read, oauth-consents:write.\n',
     });
     expect((await runCliOn(t.database, ['admin-keys:list'], cwd)).stdout).toBe(
       'No admin keys. Create one with admin-keys:create; until then /api/admin/ answers 404.\n',

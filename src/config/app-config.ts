@@ -14,11 +14,7 @@ import { checkMfa, type MfaConfig } from './settings/mfa-settings.js';
 import { checkKeys, type KeysConfig } from './settings/keys-settings.js';
 import { checkWebhooks, type WebhooksConfig } from './settings/webhook-settings.js';
 import { checkPasskeys, type PasskeysConfig } from './settings/passkeys-settings.js';
-import {
-  checkOAuthServer,
-  oauthServerWarnings,
-  type OAuthServerConfig,
-} from './settings/oauth-server-settings.js';
+import { checkOAuthServer, type OAuthServerConfig } from './settings/oauth-server-settings.js';
 import { checkFederation, type FederationConfig } from './settings/federation-settings.js';
 import {
   EnvironmentVariables,
@@ -232,7 +228,6 @@ export function loadAppConfig(raw: Record<string, unknown>): AppConfig {
       ...checked.warnings,
       ...costWarnings(env),
       ...accountCacheWarnings(env, checked.target),
-      ...oauthServerWarnings(checked.oauthServer),
     ],
     webhooks: checked.webhooks,
     passkeys: checked.passkeys,

@@ -4,6 +4,9 @@ import { AuthModule } from '../auth/auth.module.js';
 import { KeysModule } from '../keys/keys.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { ConsentApproval } from './consent/consent-approval.js';
+import { ConsentRequestsController } from './consent/consent-requests.controller.js';
+import { ConsentRequestsService } from './consent/consent-requests.service.js';
 import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
 import { ProviderEvents } from './events/provider-events.js';
 import { AdminOAuthGrantsController } from './grants/admin-oauth-grants.controller.js';
@@ -49,7 +52,9 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     ProviderEvents,
     OAuthConsentRepository,
     OAuthGrantsService,
+    ConsentApproval,
+    ConsentRequestsService,
   ],
-  controllers: [OAuthGrantsController, AdminOAuthGrantsController],
+  controllers: [OAuthGrantsController, AdminOAuthGrantsController, ConsentRequestsController],
 })
 export class OAuthProviderModule {}

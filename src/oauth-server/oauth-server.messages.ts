@@ -14,6 +14,7 @@ export const OAuthServerMessages = {
   unknownClient: 'Cliente OAuth no encontrado.',
   publicClientSecret: 'Un cliente público no tiene secreto que renovar.',
   unknownGrant: 'No ha autorizado a esa aplicación.',
+  unknownConsentRequest: 'Solicitud de consentimiento no encontrada, caducada o ya resuelta.',
   /** The hosted pages (src/oauth-server/pages): an application's request the provider refuses. */
   refusedRequest:
     'La aplicación envió una solicitud que no se puede atender; no se le devuelve a ella.',

@@ -111,12 +111,12 @@ describe(AdminKeysService.name, () => {
     [
       'an unknown scope',
       ['users:read', 'keys:delete'],
-      'Unknown scope "keys:delete"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write, oauth-clients:read, oauth-clients:write.',
+      'Unknown scope "keys:delete"; the scopes are users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write, oauth-clients:read, oauth-clients:write, oauth-consents:read, oauth-consents:write.',
     ],
     [
       'no scope',
       [' ', ''],
-      'A key needs at least one scope: users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write, oauth-clients:read, oauth-clients:write.',
+      'A key needs at least one scope: users:read, users:write, sessions:write, audit:read, keys:read, keys:write, webhooks:read, webhooks:write, oauth-clients:read, oauth-clients:write, oauth-consents:read, oauth-consents:write.',
     ],
   ])('should refuse %s', async (_name, scopes, message) => {
     await expect(sut.create('tool', scopes, ORIGIN)).rejects.toThrow(message);

@@ -13,6 +13,8 @@ export const ADMIN_SCOPES = [
   'webhooks:write',
   'oauth-clients:read',
   'oauth-clients:write',
+  'oauth-consents:read',
+  'oauth-consents:write',
 ] as const;
 
 export type AdminScopeName = (typeof ADMIN_SCOPES)[number];

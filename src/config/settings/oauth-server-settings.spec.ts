@@ -59,18 +59,15 @@ describe('OAuthServer__ settings', () => {
     });
   });
 
-  it('should warn at start-up that a consent URL is not used yet, and only then', () => {
-    const on = {
-      ...ASYMMETRIC,
-      OAuthServer__Enabled: 'true',
-      OAuthServer__Issuer: 'https://id.example.com',
-    };
+  it('should not warn at start-up about a consent URL: the consent API makes it work', () => {
     expect(
-      load({ ...on, OAuthServer__ConsentUrl: 'https://app.example.com/consent' }).warnings,
-    ).toEqual([
-      'OAuthServer__ConsentUrl is set but not used yet: people see the built-in consent page (docs/operations/oauth-server.md, "Not yet")',
-    ]);
-    expect(load(on).warnings).toEqual([]);
+      load({
+        ...ASYMMETRIC,
+        OAuthServer__Enabled: 'true',
+        OAuthServer__Issuer: 'https://id.example.com',
+        OAuthServer__ConsentUrl: 'https://app.example.com/consent',
+      }).warnings,
+    ).toEqual([]);
   });
 
   it('should stop the start-up with a clear message when the tokens are signed with HS256', () => {

@@ -126,15 +126,3 @@ function originWithoutPath(value: string): string | null {
 function absoluteUrl(value: string): string | null {
   return parsedSafeUrl(value)?.href ?? null;
 }
-
-/**
- * What an operator should know at start-up: a consent URL is accepted but not used yet (the
- * built-in page is shown), so that nobody believes their own page is the one people see.
- */
-export function oauthServerWarnings(config: OAuthServerConfig | null): string[] {
-  return config === null || config.consentUrl === null
-    ? []
-    : [
-        'OAuthServer__ConsentUrl is set but not used yet: people see the built-in consent page (docs/operations/oauth-server.md, "Not yet")',
-      ];
-}

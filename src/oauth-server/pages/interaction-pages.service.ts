@@ -12,11 +12,17 @@ import { AppConfig } from '../../config/app-config.js';
 import { forRequest } from '../../logging/log-fields.js';
 import { MfaMessages } from '../../two-factor/mfa.messages.js';
 import { UsersService } from '../../users/users.service.js';
-import { OAuthGrantsService } from '../grants/oauth-grants.service.js';
 import { OAuthClientsService } from '../oauth-clients.service.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
 import { INTERACTION_PATH } from '../provider/provider-configuration.js';
 import { ProviderHost } from '../provider/provider-host.js';
+import { ConsentApproval, CONSENT_DENIED } from '../consent/consent-approval.js';
+import {
+  pendingOf,
+  scopesToApprove,
+  textOf,
+  type PendingInteraction as Pending,
+} from '../consent/pending-interaction.js';
 import { FormTokens } from './form-token.js';
 import { PageTemplates, type PageName, type PageValues } from './page-templates.js';
 
@@ -41,24 +47,6 @@ const SCOPE_TEXTS: Readonly<Record<string, string>> = {
   offline_access: OAuthServerMessages.scopeOfflineAccess,
 };
 
-/** The interaction in progress, as the pages need it. */
-interface Pending {
-  readonly uid: string;
-  readonly prompt: string;
-  readonly clientName: string;
-  readonly returnHost: string;
-  readonly formTargets: readonly string[];
-  readonly accountId: string | undefined;
-  readonly grantId: string | undefined;
-  readonly clientId: string;
-  readonly missingScopes: readonly string[];
-  /** The scopes the request asks for (prompt=consent asks again for those already given). */
-  readonly askedScopes: readonly string[];
-  readonly missingClaims: readonly string[];
-  /** RFC 8707: the scopes asked for each resource indicator, not granted yet. */
-  readonly missingResourceScopes: Readonly<Record<string, readonly string[]>>;
-}
-
 /**
  * Keygate's hosted pages for the provider's interactions: sign-in with e-mail and password under
  * the interface's login rules (AuthService.signIn: lockout, deactivation, the second factor and
@@ -69,6 +57,8 @@ interface Pending {
 export class InteractionPagesService {
   private readonly logger = new Logger(InteractionPagesService.name);
   private readonly formTokens: FormTokens;
+  /** A team's own consent page (OAuthServer__ConsentUrl): consent is given there, not here. */
+  private readonly consentUrl: string | null;
 
   constructor(
     private readonly host: ProviderHost,
@@ -76,10 +66,11 @@ export class InteractionPagesService {
     private readonly users: UsersService,
     private readonly clients: OAuthClientsService,
     private readonly templates: PageTemplates,
-    private readonly grants: OAuthGrantsService,
+    private readonly approval: ConsentApproval,
     config: AppConfig,
   ) {
     this.formTokens = new FormTokens(config.jwt.secret);
+    this.consentUrl = config.oauthServer?.consentUrl ?? null;
   }
 
   /** The page of the interaction's current step: sign-in or consent. */
@@ -165,48 +156,24 @@ export class InteractionPagesService {
     if (pending === null) {
       return this.expired();
     }
-    if (!this.formTokens.accepts(pending.uid, form.csrf) || pending.prompt !== 'consent') {
+    // With a team's consent page, this form is not theirs: posting it would skip their page.
+    if (
+      !this.formTokens.accepts(pending.uid, form.csrf) ||
+      pending.prompt !== 'consent' ||
+      this.consentUrl !== null
+    ) {
       return this.formRefused(pending);
     }
     const decision = single(form.decision);
     if (decision === 'deny') {
-      return this.finish(
-        req,
-        res,
-        { error: 'access_denied', error_description: 'End-User aborted interaction' },
-        false,
-      );
+      return this.finish(req, res, CONSENT_DENIED, false);
     }
-    if (decision !== 'approve' || pending.accountId === undefined) {
+    const { accountId } = pending;
+    if (decision !== 'approve' || accountId === undefined) {
       return this.formRefused(pending);
     }
-    const provider = this.host.current();
-    const grant =
-      (pending.grantId === undefined ? undefined : await provider.Grant.find(pending.grantId)) ??
-      new provider.Grant({ accountId: pending.accountId, clientId: pending.clientId });
-    if (pending.missingScopes.length > 0) {
-      grant.addOIDCScope(pending.missingScopes.join(' '));
-    }
-    if (pending.missingClaims.length > 0) {
-      grant.addOIDCClaims([...pending.missingClaims]);
-    }
-    for (const [indicator, scopes] of Object.entries(pending.missingResourceScopes)) {
-      grant.addResourceScope(indicator, scopes.join(' '));
-    }
-    const grantId = await grant.save();
-    await this.grants.record(
-      pending.accountId,
-      pending.clientId,
-      grant.getOIDCScope().split(' '),
-      grantId,
-      {
-        // What the person approved this time: the missing scopes, or with prompt=consent on a
-        // grant that already covers the request, what the request asks.
-        approved: pending.missingScopes.length > 0 ? pending.missingScopes : pending.askedScopes,
-        origin,
-      },
-    );
-    return this.finish(req, res, { consent: { grantId } }, true);
+    const result = await this.approval.approve({ ...pending, accountId }, origin);
+    return this.finish(req, res, result, true);
   }
 
   private async finish(
@@ -229,31 +196,12 @@ export class InteractionPagesService {
       // No interaction cookie, another browser's interaction, or an expired one.
       return null;
     }
-    const clientId = textOf(details.params.client_id);
-    const client = await this.clients.find(clientId);
-    const redirectUri = textOf(details.params.redirect_uri);
-    const target = targetOf(redirectUri);
-    const promptDetails = details.prompt.details as {
-      missingOIDCScope?: string[];
-      missingOIDCClaims?: string[];
-      missingResourceScopes?: Record<string, string[]>;
-    };
-    return {
-      uid: details.uid,
-      prompt: details.prompt.name,
-      clientId,
-      clientName: client?.name ?? clientId,
-      returnHost: target.host,
-      formTargets: target.origin === null ? [] : [target.origin],
-      accountId: details.session?.accountId,
-      grantId: details.grantId,
-      missingScopes: promptDetails.missingOIDCScope ?? [],
-      askedScopes: textOf(details.params.scope)
-        .split(' ')
-        .filter((scope) => scope !== ''),
-      missingClaims: promptDetails.missingOIDCClaims ?? [],
-      missingResourceScopes: promptDetails.missingResourceScopes ?? {},
-    };
+    const client = await this.clients.find(textOf(details.params.client_id));
+    return pendingOf(
+      details,
+      client,
+      this.consentUrl === null ? [] : [new URL(this.consentUrl).origin],
+    );
   }
 
   private signInPage(pending: Pending, status: number, values: PageValues): PageAnswer {
@@ -265,6 +213,9 @@ export class InteractionPagesService {
   }
 
   private async consentPage(pending: Pending): Promise<PageAnswer> {
+    if (this.consentUrl !== null) {
+      return { kind: 'redirect', location: consentRequestUrl(this.consentUrl, pending.uid) };
+    }
     const account =
       pending.accountId === undefined ? null : await this.users.findById(pending.accountId);
     const resourceScopes = Object.values(pending.missingResourceScopes).flat();
@@ -274,10 +225,7 @@ export class InteractionPagesService {
       // prompt=consent when the grant covers everything asked: the page lists what it covers. A
       // resource's scopes are shown by name: they are the API's own words, as text.
       scopes: [
-        ...(pending.missingScopes.length > 0 || resourceScopes.length > 0
-          ? pending.missingScopes
-          : pending.askedScopes
-        ).map((scope) => SCOPE_TEXTS[scope] ?? scope),
+        ...scopesToApprove(pending).map((scope) => SCOPE_TEXTS[scope] ?? scope),
         ...resourceScopes,
       ],
     });
@@ -320,20 +268,9 @@ function single(value: string | string[] | undefined): string {
   return typeof value === 'string' ? value : '';
 }
 
-function textOf(value: unknown): string {
-  return typeof value === 'string' ? value : '';
-}
-
-/** The host (and port) a redirect URI returns to, and the origin a form may lead to. */
-function targetOf(redirectUri: string): { host: string; origin: string | null } {
-  try {
-    const url = new URL(redirectUri);
-    if (url.protocol === 'https:' || url.protocol === 'http:') {
-      return { host: url.host, origin: url.origin };
-    }
-    // A native application's private-use scheme: the scheme is all there is to show.
-    return { host: url.protocol, origin: url.protocol };
-  } catch {
-    return { host: '', origin: null };
-  }
+/** The team's consent page, told which request to read (docs/operations/oauth-server.md). */
+function consentRequestUrl(consentUrl: string, uid: string): string {
+  const url = new URL(consentUrl);
+  url.searchParams.set('consent_challenge', uid);
+  return url.href;
 }
