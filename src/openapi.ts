@@ -25,7 +25,9 @@ const ADMIN_CONTRACT_FILE = fileURLToPath(new URL('../admin-openapi.json', impor
  * is the same on every machine. The secret only has to pass validation and is never used.
  * Sign-in through other providers is mounted (with a provider no one reaches) so that its routes
  * are documented, each marked `x-keygate-requires: Federation__Providers`: without the setting
- * they do not exist. The provider's id and name appear nowhere in the documents.
+ * they do not exist. The provider's id and name appear nowhere in the documents. The OpenID
+ * provider is on for the same reason (its routes marked `OAuthServer__Enabled`); it signs with
+ * ES256, under a throwaway encryption key.
  */
 const CONTRACT_ENVIRONMENT: Readonly<Record<string, string>> = {
   NODE_ENV: 'production',
@@ -43,6 +45,10 @@ const CONTRACT_ENVIRONMENT: Readonly<Record<string, string>> = {
   ]),
   Federation__PublicUrl: 'https://keygate.example.com',
   Federation__RedirectUrls: 'https://app.example.com/signed-in',
+  OAuthServer__Enabled: 'true',
+  OAuthServer__Issuer: 'https://keygate.example.com',
+  Jwt__SigningAlgorithm: 'ES256',
+  Keys__EncryptionKeys: new RandomSource().bytes(32).toString('base64'),
 };
 
 async function writeContract(output: string, adminOutput: string | null): Promise<void> {

@@ -89,6 +89,15 @@ describe('admin-openapi.json, the admin API contract', () => {
         'DELETE /api/admin/webhooks/{id}',
         'GET /api/admin/webhooks/dead',
         'POST /api/admin/webhooks/replay',
+        // Only with OAuthServer__Enabled (x-keygate-requires), as openapi.json's.
+        'GET /api/admin/oauth/clients',
+        'POST /api/admin/oauth/clients',
+        'DELETE /api/admin/oauth/clients/{clientId}',
+        'POST /api/admin/oauth/clients/{clientId}/rotate-secret',
+        'GET /api/admin/users/{id}/oauth-grants',
+        'GET /api/admin/oauth/consent-requests/{challenge}',
+        'POST /api/admin/oauth/consent-requests/{challenge}/approve',
+        'POST /api/admin/oauth/consent-requests/{challenge}/deny',
       ].sort(),
     );
     for (const { operation } of listOperations(contract)) {

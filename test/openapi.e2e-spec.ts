@@ -14,6 +14,7 @@ import { registerUser } from './factories/user.factory.js';
 import { useSharedTestApp } from './utils/create-test-app.js';
 import { startDevelopmentServer } from './utils/development-server.js';
 import { UNAUTHORIZED_BODY } from './utils/expected-bodies.js';
+import { asymmetricSigning } from './utils/signing-keys.js';
 import { httpRequest } from './utils/http.js';
 import {
   exampleText,
@@ -50,27 +51,32 @@ const operations = listOperations(contract);
  */
 const CLI_ONLY =
   /^(admin[/\\]|common[/\\]admin-route[/\\]|keys[/\\]keys\.messages\.ts$|webhooks[/\\]webhooks\.messages\.ts$)/;
-/**
- * The OpenID provider (issue 39) is mounted only with OAuthServer__Enabled and has no contract
- * yet: none of its texts are in this one.
- */
-const OFF_BY_DEFAULT = /^oauth-server[/\\]/;
 
 /**
- * Sign-in through other providers (issue 38) exists only with Federation__Providers; the
- * contract documents its routes, each marked with the setting (`x-keygate-requires`). The apps
- * these tests start have it set (a GitHub-shaped provider no test reaches), so their routes are
- * the contract's.
+ * Sign-in through other providers (issue 38) exists only with Federation__Providers, the
+ * person's consents to applications (issue 39) only with OAuthServer__Enabled; the contract
+ * documents their routes, each marked with its setting (`x-keygate-requires`). The apps these
+ * tests start have both set (a GitHub-shaped provider no test reaches, an issuer no test names),
+ * so their routes are the contract's.
  */
-const FEDERATION_ENVIRONMENT: Readonly<Record<string, string>> = {
+/**
+ * The OpenID provider's texts are its hosted pages' (HTML, not this document's) and its admin
+ * routes' (admin-openapi.json); the one its person's routes answer is in
+ * OAUTH_GRANTS_RESPONSE_TEXTS.
+ */
+const PROVIDER_TEXTS = /^oauth-server[/\\]/;
+
+const OPT_IN_ENVIRONMENT: Readonly<Record<string, string>> = {
+  ...asymmetricSigning('ES256', {
+    OAuthServer__Enabled: 'true',
+    OAuthServer__Issuer: 'https://keygate.example.com',
+  }),
   Federation__Providers: JSON.stringify([
     { id: 'github', name: 'GitHub', type: 'github', clientId: 'keygate', clientSecret: 'unused' },
   ]),
   Federation__PublicUrl: 'https://keygate.example.com',
   Federation__RedirectUrls: 'https://app.example.com/signed-in',
 };
-const REQUIRES_FEDERATION =
-  'Available only when Federation__Providers is configured; without it this route does not exist (404, as any unknown path).';
 
 const ERROR_SCHEMA = 'ErrorResponseDto';
 const PROBLEM_SCHEMA = 'ProblemDetailsResponseDto';
@@ -343,6 +349,34 @@ const FEDERATION_RESPONSE_TEXTS: Readonly<
   },
 };
 
+/** The OpenID provider's own routes: OAuth and OpenID Connect, not this interface. */
+function isProtocolRoute(url: string): boolean {
+  return (
+    url.startsWith('/oauth/') ||
+    url === '/.well-known/openid-configuration' ||
+    url === '/.well-known/oauth-authorization-server'
+  );
+}
+
+/** The person's consents to applications (issue 39, only with OAuthServer__Enabled). */
+const OAUTH_GRANTS_RESPONSE_TEXTS: Readonly<
+  Record<string, Readonly<Record<string, readonly string[]>>>
+> = {
+  'GET /api/auth/oauth/grants': {
+    ...LATE,
+    401: [DEACTIVATED, UNAUTHORIZED],
+    404: [NOT_FOUND],
+    500: [INTERNAL],
+  },
+  'DELETE /api/auth/oauth/grants/{clientId}': {
+    ...BODY_REFUSALS,
+    400: [PROBLEM],
+    401: [DEACTIVATED, UNAUTHORIZED],
+    404: ['No ha autorizado a esa aplicación.', NOT_FOUND],
+    500: [INTERNAL],
+  },
+};
+
 describe('openapi.json, the contract', () => {
   describe('generation', () => {
     it(
@@ -372,7 +406,7 @@ describe('openapi.json, the contract', () => {
     it(
       'should be the document the development server serves at /openapi.json',
       async () => {
-        const development = await startDevelopmentServer(FEDERATION_ENVIRONMENT);
+        const development = await startDevelopmentServer(OPT_IN_ENVIRONMENT);
         try {
           const response = await httpRequest(development.server.baseUrl, '/openapi.json');
 
@@ -387,7 +421,7 @@ describe('openapi.json, the contract', () => {
   });
 
   describe('routes', () => {
-    const t = useSharedTestApp(() => ({ environment: FEDERATION_ENVIRONMENT }));
+    const t = useSharedTestApp(() => ({ environment: OPT_IN_ENVIRONMENT }));
 
     /**
      * Every route the public port serves. Fastify answers HEAD for each GET route by itself
@@ -396,9 +430,13 @@ describe('openapi.json, the contract', () => {
      */
     function servedRoutes(): RegisteredRoute[] {
       const gets = new Set(t.routes.filter((r) => r.method === 'GET').map((r) => r.url));
-      // The admin API has its own document (test/admin-openapi.e2e-spec.ts).
+      // The admin API has its own document (test/admin-openapi.e2e-spec.ts); the OpenID
+      // provider's protocol routes and hosted pages are described by its discovery document.
       return t.routes.filter(
-        (r) => !(r.method === 'HEAD' && gets.has(r.url)) && !r.url.startsWith('/api/admin/'),
+        (r) =>
+          !(r.method === 'HEAD' && gets.has(r.url)) &&
+          !r.url.startsWith('/api/admin/') &&
+          !isProtocolRoute(r.url),
       );
     }
 
@@ -537,11 +575,13 @@ describe('openapi.json, the contract', () => {
         'POST /api/auth/federation/{provider}/link': 'linkIdentity',
         'GET /api/auth/identities': 'listIdentities',
         'DELETE /api/auth/identities/{id}': 'unlinkIdentity',
+        'GET /api/auth/oauth/grants': 'listOAuthGrants',
+        'DELETE /api/auth/oauth/grants/{clientId}': 'withdrawOAuthGrant',
       });
       expect(new Set(ids).size).toBe(ids.length);
     });
 
-    it('should mark exactly the federation routes as existing only with Federation__Providers', () => {
+    it('should mark exactly the federation and OpenID provider routes as existing only with their setting', () => {
       const marked = operations
         .filter(({ operation }) => 'x-keygate-requires' in operation)
         .map(({ route, operation }) => ({
@@ -549,18 +589,24 @@ describe('openapi.json, the contract', () => {
           setting: (operation as unknown as Record<string, unknown>)['x-keygate-requires'],
           notice: operation.description?.split('\n')[0],
         }));
+      const settingOf = (route: string) =>
+        /\/api\/auth\/(federation|identities)\b/.test(route)
+          ? 'Federation__Providers'
+          : /\/api\/auth\/oauth\//.test(route)
+            ? 'OAuthServer__Enabled'
+            : undefined;
 
       expect(marked.map(({ route }) => route).sort()).toEqual(
         operations
           .map(({ route }) => route)
-          .filter((route) => /\/api\/auth\/(federation|identities)\b/.test(route))
+          .filter((route) => settingOf(route) !== undefined)
           .sort(),
       );
-      expect(marked).toHaveLength(7);
-      for (const { setting, notice } of marked) {
+      expect(marked).toHaveLength(9);
+      for (const { route, setting, notice } of marked) {
         expect({ setting, notice }).toEqual({
-          setting: 'Federation__Providers',
-          notice: REQUIRES_FEDERATION,
+          setting: settingOf(route),
+          notice: `Available only when ${settingOf(route)} is configured; without it this route does not exist (404, as any unknown path).`,
         });
       }
     });
@@ -587,6 +633,9 @@ describe('openapi.json, the contract', () => {
         'PasskeyRequestOptionsResponseDto.rpId',
         // A provider's id is the name an operator gave it in Federation__Providers.
         'ProviderSummaryDto.id',
+        // An application registered by an operator has a UUID; one known by its client ID
+        // metadata document (issue 40) has that document's URL.
+        'OAuthGrantResponseDto.clientId',
       ]);
       const ids = fields.filter(
         ({ field }) => /\.(id|\w+Id)$/.test(field) && !webAuthnIds.has(field),
@@ -681,25 +730,28 @@ describe('openapi.json, the contract', () => {
       expect(shownOn.map(({ route, status }) => `${route} ${status}`)).not.toEqual([]);
     });
 
-    it.each(Object.entries({ ...SPEC_RESPONSE_TEXTS, ...FEDERATION_RESPONSE_TEXTS }))(
-      'should show on %s exactly the texts of the specification, per status',
-      (route, expected) => {
-        const operation = operations.find((candidate) => candidate.route === route)?.operation;
-        const shown: Record<string, string[]> = {};
-        for (const example of operation === undefined ? [] : listExamples(operation)) {
-          const text = exampleText(example.value);
-          if (text !== undefined) {
-            (shown[example.status] ??= []).push(text);
-          }
+    it.each(
+      Object.entries({
+        ...SPEC_RESPONSE_TEXTS,
+        ...FEDERATION_RESPONSE_TEXTS,
+        ...OAUTH_GRANTS_RESPONSE_TEXTS,
+      }),
+    )('should show on %s exactly the texts of the specification, per status', (route, expected) => {
+      const operation = operations.find((candidate) => candidate.route === route)?.operation;
+      const shown: Record<string, string[]> = {};
+      for (const example of operation === undefined ? [] : listExamples(operation)) {
+        const text = exampleText(example.value);
+        if (text !== undefined) {
+          (shown[example.status] ??= []).push(text);
         }
-        const sorted = (texts: Record<string, readonly string[]>) =>
-          Object.fromEntries(
-            Object.entries(texts).map(([status, list]) => [status, [...list].sort()]),
-          );
+      }
+      const sorted = (texts: Record<string, readonly string[]>) =>
+        Object.fromEntries(
+          Object.entries(texts).map(([status, list]) => [status, [...list].sort()]),
+        );
 
-        expect(sorted(shown)).toEqual(sorted(expected));
-      },
-    );
+      expect(sorted(shown)).toEqual(sorted(expected));
+    });
   });
 
   describe('error bodies', () => {
@@ -776,7 +828,7 @@ async function messagesOfModules(): Promise<
 > {
   const files = readdirSync(SOURCES, { recursive: true, encoding: 'utf8' })
     .filter(
-      (file) => file.endsWith('.messages.ts') && !CLI_ONLY.test(file) && !OFF_BY_DEFAULT.test(file),
+      (file) => file.endsWith('.messages.ts') && !CLI_ONLY.test(file) && !PROVIDER_TEXTS.test(file),
     )
     .sort();
   const texts: Array<string | { text: string; pattern: RegExp }> = [];

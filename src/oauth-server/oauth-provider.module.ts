@@ -5,11 +5,9 @@ import { KeysModule } from '../keys/keys.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { ConsentApproval } from './consent/consent-approval.js';
-import { ConsentRequestsController } from './consent/consent-requests.controller.js';
 import { ConsentRequestsService } from './consent/consent-requests.service.js';
 import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
 import { ProviderEvents } from './events/provider-events.js';
-import { AdminOAuthGrantsController } from './grants/admin-oauth-grants.controller.js';
 import { OAuthConsent } from './entities/oauth-consent.entity.js';
 import { OAuthConsentRepository } from './grants/oauth-consent.repository.js';
 import { OAuthGrantsController } from './grants/oauth-grants.controller.js';
@@ -55,6 +53,7 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     ConsentApproval,
     ConsentRequestsService,
   ],
-  controllers: [OAuthGrantsController, AdminOAuthGrantsController, ConsentRequestsController],
+  controllers: [OAuthGrantsController],
+  exports: [OAuthGrantsService, ConsentRequestsService],
 })
 export class OAuthProviderModule {}

@@ -618,6 +618,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/oauth/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bearer's consents to applications, newest first.
+         * @description Available only when OAuthServer__Enabled is configured; without it this route does not exist (404, as any unknown path).
+         */
+        get: operations["listOAuthGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/oauth/grants/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Withdraws the bearer's consent to the application and ends every token it was given.
+         * @description Available only when OAuthServer__Enabled is configured; without it this route does not exist (404, as any unknown path).
+         */
+        delete: operations["withdrawOAuthGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1250,6 +1290,23 @@ export interface components {
         };
         JwksResponseDto: {
             keys: components["schemas"]["JwkResponseDto"][];
+        };
+        OAuthGrantResponseDto: {
+            /**
+             * Format: date-time
+             * @description When the person last consented, ISO 8601 UTC.
+             */
+            grantedAt: string;
+            /** @description The application's client id. */
+            clientId: string;
+            /** @description The application's name, as the operator registered it (text, never markup). */
+            clientName: string;
+            /** @description The scopes granted, among `openid`, `profile`, `email`, `offline_access`. */
+            scopes: string[];
+        };
+        OAuthGrantListResponseDto: {
+            /** @description Newest first; empty when the person granted nothing. */
+            grants: components["schemas"]["OAuthGrantResponseDto"][];
         };
     };
     responses: never;
@@ -4524,6 +4581,149 @@ export interface operations {
             };
             /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
             408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    listOAuthGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The applications the bearer consented to, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthGrantListResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The access token's account no longer exists. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected failure; details are only logged. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    withdrawOAuthGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Withdrawn; the application’s tokens no longer work. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body sent is not a JSON object (problem details). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsResponseDto"];
+                };
+            };
+            /** @description Not authorized; the message says why. */
+            401: {
+                headers: {
+                    /** @description On the bearer-token guard's `Unauthorized` answer: `Bearer` when the request carried no token, `Bearer error="invalid_token"` when the token it carried was refused (expired, ended session, bad signature, malformed). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The request did not arrive whole within `Http__RequestTimeoutSeconds`; the connection is closed. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The body is not `application/json`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

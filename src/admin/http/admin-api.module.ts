@@ -10,6 +10,8 @@ import { AdminKeysModule } from '../keys/admin-keys.module.js';
 import { KeysAdminModule } from '../../keys/admin/keys-admin.module.js';
 import { AdminUsersController } from './admin-users.controller.js';
 import { FederationAdminModule } from '../../federation/admin/federation-admin.module.js';
+import { OAuthClientsAdminModule } from '../../oauth-server/admin/oauth-clients-admin.module.js';
+import { OAuthProviderAdminModule } from '../../oauth-server/admin/oauth-provider-admin.module.js';
 import { WebhooksAdminModule } from '../../webhooks/admin/webhooks-admin.module.js';
 
 /**
@@ -36,4 +38,6 @@ export const ADMIN_API_MODULES = [
   KeysAdminModule,
   WebhooksAdminModule,
   FederationAdminModule,
+  OAuthClientsAdminModule,
+  OAuthProviderAdminModule,
 ] as const;

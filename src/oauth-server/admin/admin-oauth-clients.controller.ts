@@ -18,6 +18,7 @@ import {
   RotatedOAuthClientSecretResponseDto,
 } from './dto/admin-oauth-client.dto.js';
 import { OAuthClientsAdminService } from './oauth-clients-admin.service.js';
+import { RequiresSetting } from '../../common/swagger/requires-setting.decorator.js';
 
 const UNKNOWN_CLIENT = {
   status: HttpStatus.NOT_FOUND,
@@ -29,6 +30,7 @@ const UNKNOWN_CLIENT = {
  * same OAuthClientsService calls as the CLI's `oauth-clients:*`. Mounted only while
  * OAuthServer__Enabled is true; a secret is shown once, when made.
  */
+@RequiresSetting('OAuthServer__Enabled')
 @ApiTags('admin')
 @Controller('admin/oauth/clients')
 export class AdminOAuthClientsController {

@@ -10,6 +10,7 @@ import {
   ConsentDecisionResponseDto,
   ConsentRequestResponseDto,
 } from './dto/consent-request.dto.js';
+import { RequiresSetting } from '../../common/swagger/requires-setting.decorator.js';
 
 const UNKNOWN_REQUEST = {
   status: HttpStatus.NOT_FOUND,
@@ -21,6 +22,7 @@ const UNKNOWN_REQUEST = {
  * docs/operations/oauth-server.md): its server reads the request and sends the person's decision
  * with an admin API key. Mounted only while OAuthServer__Enabled is true.
  */
+@RequiresSetting('OAuthServer__Enabled')
 @ApiTags('admin')
 @Controller('admin/oauth/consent-requests')
 export class ConsentRequestsController {

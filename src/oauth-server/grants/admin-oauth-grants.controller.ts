@@ -5,6 +5,7 @@ import { UsersMessages } from '../../users/users.messages.js';
 import { OAuthGrantAccountParamsDto } from './dto/account-params.dto.js';
 import { OAuthGrantListResponseDto } from './dto/oauth-grant-response.dto.js';
 import { OAuthGrantsService } from './oauth-grants.service.js';
+import { RequiresSetting } from '../../common/swagger/requires-setting.decorator.js';
 
 const UNKNOWN_USER = {
   status: HttpStatus.NOT_FOUND,
@@ -15,6 +16,7 @@ const UNKNOWN_USER = {
  * An account's consents to applications, beside the other account routes of the admin API
  * (docs/operations/admin-api.md). Mounted only while OAuthServer__Enabled is true.
  */
+@RequiresSetting('OAuthServer__Enabled')
 @ApiTags('admin')
 @Controller('admin/users')
 export class AdminOAuthGrantsController {
