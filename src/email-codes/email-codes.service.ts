@@ -17,7 +17,7 @@ import type { PreparedMail } from '../mail/mail-sender.js';
 import { MfaMessages } from '../two-factor/mfa.messages.js';
 import { TotpFactors } from '../two-factor/totp-factors.service.js';
 import { EMAIL_CODE_AND_OTP, EMAIL_CODE_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
-import type { StartedLogin } from '../auth/auth.service.js';
+import type { StartedLogin } from '../tokens/started-login.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import type { MessageResponseDto } from '../tokens/dto/message-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';

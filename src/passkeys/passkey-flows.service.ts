@@ -15,7 +15,7 @@ import { AppConfig } from '../config/app-config.js';
 import type { PasskeyFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
-import type { StartedLogin } from '../auth/auth.service.js';
+import type { StartedLogin } from '../tokens/started-login.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { User } from '../users/entities/user.entity.js';

@@ -4,7 +4,8 @@ import type { InteractionResults } from 'oidc-provider';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { LoginDto } from '../../auth/dto/login.dto.js';
-import { AuthService, type StartedLogin } from '../../auth/auth.service.js';
+import { AuthService } from '../../auth/auth.service.js';
+import type { StartedLogin } from '../../tokens/started-login.js';
 import { EmailCodeLoginDto } from '../../email-codes/dto/email-code-login.dto.js';
 import { SendEmailCodeDto } from '../../email-codes/dto/send-email-code.dto.js';
 import { EmailCodesMessages } from '../../email-codes/email-codes.messages.js';
@@ -169,7 +170,13 @@ export class InteractionPagesService {
       return this.signInPage(pending, 401, { error: PasswordsMessages.invalidCredentials, email });
     }
     try {
-      return await this.signedIn(req, res, pending, await this.auth.signIn(request, origin), origin);
+      return await this.signedIn(
+        req,
+        res,
+        pending,
+        await this.auth.signIn(request, origin),
+        origin,
+      );
     } catch (error: unknown) {
       if (!(error instanceof UnauthorizedError)) {
         throw error;

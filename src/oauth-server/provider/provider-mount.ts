@@ -98,7 +98,12 @@ export class ProviderMount implements OnModuleInit {
       scope.post(`${INTERACTION_PATH}/:uid/email-code/send`, async (request, reply) =>
         send(
           reply,
-          await this.pages.sendEmailCode(request.raw, reply.raw, formOf(request), originOf(request)),
+          await this.pages.sendEmailCode(
+            request.raw,
+            reply.raw,
+            formOf(request),
+            originOf(request),
+          ),
         ),
       );
       scope.post(`${INTERACTION_PATH}/:uid/email-code`, async (request, reply) =>
@@ -115,7 +120,12 @@ export class ProviderMount implements OnModuleInit {
       scope.post(`${INTERACTION_PATH}/:uid/passkey`, async (request, reply) =>
         send(
           reply,
-          await this.pages.passkeySignIn(request.raw, reply.raw, formOf(request), originOf(request)),
+          await this.pages.passkeySignIn(
+            request.raw,
+            reply.raw,
+            formOf(request),
+            originOf(request),
+          ),
         ),
       );
       scope.get(PASSKEY_SCRIPT_PATH, (_request, reply) =>
