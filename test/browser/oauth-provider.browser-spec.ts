@@ -133,6 +133,35 @@ function totpAt(secret: string, at: Date): string {
   }).trim();
 }
 
+/**
+ * A passkey of the page's virtual authenticator for `user`, made on a page of Keygate's origin
+ * (the relying party's), registered through the API as a front end does.
+ */
+async function registerBrowserPasskey(page: Page, user: RegisteredUser): Promise<void> {
+  await page.goto(`${issuer}/.well-known/openid-configuration`);
+  const options = await t.post(
+    PASSKEY_REGISTER_OPTIONS,
+    { password: user.password },
+    user.accessToken,
+  );
+  const credential = await page.evaluate<unknown>(`(async () => {
+      try {
+        const credential = await navigator.credentials.create({
+          publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(${options.text}),
+        });
+        return credential.toJSON();
+      } catch (error) {
+        return { error: String(error) };
+      }
+    })()`);
+  const registered = await t.post(
+    PASSKEY_REGISTER_VERIFY,
+    { response: credential },
+    user.accessToken,
+  );
+  expect(registered.status).toBe(201);
+}
+
 describe('Sign in with Keygate from another origin: oidc-client-ts in Chromium', () => {
   it('(a) should sign in with a password', async () => {
     const user = await registerUser(t);
@@ -148,29 +177,7 @@ describe('Sign in with Keygate from another origin: oidc-client-ts in Chromium',
     const user = await registerUser(t);
     const { page, console } = await newPage();
     await addVirtualAuthenticator(page);
-    // The passkey is made on a page of Keygate's origin, through the API, as a front end does.
-    await page.goto(`${issuer}/.well-known/openid-configuration`);
-    const options = await t.post(
-      PASSKEY_REGISTER_OPTIONS,
-      { password: user.password },
-      user.accessToken,
-    );
-    const credential = await page.evaluate<unknown>(`(async () => {
-      try {
-        const credential = await navigator.credentials.create({
-          publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(${options.text}),
-        });
-        return credential.toJSON();
-      } catch (error) {
-        return { error: String(error) };
-      }
-    })()`);
-    const registered = await t.post(
-      PASSKEY_REGISTER_VERIFY,
-      { response: credential },
-      user.accessToken,
-    );
-    expect(registered.status).toBe(201);
+    await registerBrowserPasskey(page, user);
     // The sign-in page asks for the passkeys of the e-mail field's autofill (conditional UI) as it
     // loads; the virtual authenticator answers at once, as a person picking the passkey there.
     const pages: string[] = [];
@@ -186,6 +193,20 @@ describe('Sign in with Keygate from another origin: oidc-client-ts in Chromium',
     ]);
     await expectSignedIn(await approve(page), user, ['hwk', 'user']);
     expect(console.filter((line) => /Content Security Policy/i.test(line))).toEqual([]);
+  });
+
+  it('(b) should sign in with the passkey button where the browser has no passkey autofill', async () => {
+    const user = await registerUser(t);
+    const { page } = await newPage();
+    await addVirtualAuthenticator(page);
+    await registerBrowserPasskey(page, user);
+    // A browser without conditional UI: the script leaves the autofill out; the button remains.
+    await page.addInitScript(
+      'PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);',
+    );
+    await startSignIn(page);
+    await page.getByRole('button', { name: 'Iniciar sesión con una llave de acceso' }).click();
+    await expectSignedIn(await approve(page), user, ['hwk', 'user']);
   });
 
   it('(c) should sign in with a password and the second factor', async () => {
