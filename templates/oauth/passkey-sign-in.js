@@ -2,6 +2,7 @@
 // origin (the page's policy allows script from 'self' only, and no inline script); the page
 // works without it for the password and the mailed code. The options, with their challenge,
 // come in the form's data-options; the assertion goes back in its hidden `passkey` field.
+/* global document, window, navigator, atob, btoa, PublicKeyCredential, AbortController */
 'use strict';
 
 (function () {
