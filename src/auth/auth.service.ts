@@ -12,6 +12,7 @@ import { PasskeyRefusal } from '../passkeys/passkeys.service.js';
 import { SecondFactorCheck } from '../two-factor/second-factor-check.js';
 import { PASSWORD_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
+import type { StartedLogin } from '../tokens/started-login.js';
 import { TokensService, type SessionStart } from '../tokens/tokens.service.js';
 import { normalizeEmail } from '../common/identity/email.js';
 import type { User } from '../users/entities/user.entity.js';
@@ -25,13 +26,6 @@ import { EmailVerificationService } from '../account/email-verification.service.
 import { FailedLogins } from '../passwords/failed-logins.js';
 import { PasswordHasher } from '../passwords/password-hasher.js';
 import { RandomSource } from '../common/random/random-source.js';
-
-/** A login that succeeded: its answer, the session it started and how it was authenticated. */
-export interface StartedLogin {
-  readonly response: AuthResponseDto;
-  readonly sessionId: string;
-  readonly authMethods: readonly AuthMethod[];
-}
 
 /** Registration and login: the rules of SPEC §3.1 and §4.2. */
 @Injectable()

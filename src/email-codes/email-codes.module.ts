@@ -23,5 +23,7 @@ import { EmailCode } from './entities/email-code.entity.js';
   ],
   controllers: [EmailCodesController],
   providers: [EmailCodesService, EmailCodeRepository, EmailCodeSecrets],
+  // The OpenID provider's hosted sign-in page offers the mailed code under the same rules.
+  exports: [EmailCodesService],
 })
 export class EmailCodesModule {}

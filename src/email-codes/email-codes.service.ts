@@ -17,6 +17,7 @@ import type { PreparedMail } from '../mail/mail-sender.js';
 import { MfaMessages } from '../two-factor/mfa.messages.js';
 import { TotpFactors } from '../two-factor/totp-factors.service.js';
 import { EMAIL_CODE_AND_OTP, EMAIL_CODE_ONLY, type AuthMethod } from '../tokens/auth-methods.js';
+import type { StartedLogin } from '../tokens/started-login.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import type { MessageResponseDto } from '../tokens/dto/message-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
@@ -93,6 +94,14 @@ export class EmailCodesService implements OnModuleInit {
    * second factor of an account that has one. Every refusal of the code itself has one text.
    */
   async login(request: EmailCodeLoginDto, origin: RequestOrigin): Promise<AuthResponseDto> {
+    return (await this.signIn(request, origin)).response;
+  }
+
+  /**
+   * The sign-in of `login` with every rule of it, for a sign-in that is not an API call (the
+   * OpenID provider's hosted page): it also says which session it started and how.
+   */
+  async signIn(request: EmailCodeLoginDto, origin: RequestOrigin): Promise<StartedLogin> {
     this.assertEnabled();
     // Refusals decided where nothing is written; a counted wrong code's is written with its count.
     const refusals = this.events.pending();
@@ -101,7 +110,7 @@ export class EmailCodesService implements OnModuleInit {
       return new UnauthorizedError(message);
     };
     return await refusals.settle(
-      this.signIn(presentedOf(request), request.secondFactorCode ?? null, origin, refuse),
+      this.attempt(presentedOf(request), request.secondFactorCode ?? null, origin, refuse),
     );
   }
 
@@ -112,12 +121,12 @@ export class EmailCodesService implements OnModuleInit {
    * tries per code, on any number of instances). The second factor's verdict is kept across
    * re-reads: its code was used up when it was checked.
    */
-  private async signIn(
+  private async attempt(
     presented: Presented,
     secondFactorCode: string | null,
     origin: RequestOrigin,
     refuse: Refuse,
-  ): Promise<AuthResponseDto> {
+  ): Promise<StartedLogin> {
     let methods: readonly AuthMethod[] | 'bad_mfa_code' | 'unchecked' = 'unchecked';
     for (;;) {
       const { user, code } = await this.candidate(presented, refuse);
@@ -252,7 +261,7 @@ export class EmailCodesService implements OnModuleInit {
     methods: readonly AuthMethod[],
     origin: RequestOrigin,
     withoutFactor: boolean,
-  ): Promise<AuthResponseDto | 'changed' | 'refused'> {
+  ): Promise<StartedLogin | 'changed' | 'refused'> {
     const now = this.clock.now();
     const verifies = user.emailVerifiedAt === null;
     const account: User = verifies ? { ...user, emailVerifiedAt: now } : user;
@@ -273,7 +282,7 @@ export class EmailCodesService implements OnModuleInit {
         return started;
       }
       this.logger.log(`User ${user.id} signed in with a mailed code`, forRequest(origin.requestId));
-      return started.response;
+      return { response: started.response, sessionId: started.familyId, authMethods: methods };
     } catch (error: unknown) {
       if (error instanceof CodeChanged) {
         return 'changed';

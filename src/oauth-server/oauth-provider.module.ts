@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
+import { EmailCodesModule } from '../email-codes/email-codes.module.js';
+import { PasskeyRoutesModule } from '../passkeys/passkey-routes.module.js';
+import { PasskeysModule } from '../passkeys/passkeys.module.js';
 import { KeysModule } from '../keys/keys.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -36,6 +39,10 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     UsersModule,
     AuthModule,
     TokensModule,
+    // The hosted sign-in page's other ways in, under their own modules' rules.
+    EmailCodesModule,
+    PasskeysModule,
+    PasskeyRoutesModule,
   ],
   providers: [
     { provide: PROTOCOL_LIBRARY, useFactory: loadProtocolLibrary },

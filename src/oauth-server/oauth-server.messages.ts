@@ -23,6 +23,11 @@ export const OAuthServerMessages = {
   formRefused:
     'El formulario no es válido o caducó. Vuelva a cargar la página e inténtelo de nuevo.',
   missingCredentials: 'Indique su correo electrónico y su contraseña.',
+  /** The hosted sign-in page's mailed code: an address that cannot be one. */
+  invalidEmail: 'Indique una dirección de correo electrónico válida.',
+  /** The hosted sign-in page's passkey: the browser made no assertion (cancelled, none there). */
+  passkeyFailed:
+    'No se usó ninguna llave de acceso. Inténtelo de nuevo o inicie sesión con su contraseña.',
   /** What each scope lets an application do, as the consent page lists it. */
   scopeOpenid: 'Confirmar su identidad con el identificador de su cuenta.',
   scopeProfile: 'Ver su nombre de usuario.',

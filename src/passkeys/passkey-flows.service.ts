@@ -15,6 +15,7 @@ import { AppConfig } from '../config/app-config.js';
 import type { PasskeyFailureReason } from '../events/auth-event.js';
 import { AuthEvents } from '../events/auth-events.js';
 import { forRequest } from '../logging/log-fields.js';
+import type { StartedLogin } from '../tokens/started-login.js';
 import type { AuthResponseDto } from '../tokens/dto/auth-response.dto.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { User } from '../users/entities/user.entity.js';
@@ -127,6 +128,14 @@ export class PasskeyFlowsService {
    * they are (docs/behaviour.md, Passkeys).
    */
   async login(request: PasskeyLoginDto, origin: RequestOrigin): Promise<AuthResponseDto> {
+    return (await this.signIn(request, origin)).response;
+  }
+
+  /**
+   * The sign-in of `login` with every rule of it, for a sign-in that is not an API call (the
+   * OpenID provider's hosted page): it also says which session it started and how.
+   */
+  async signIn(request: PasskeyLoginDto, origin: RequestOrigin): Promise<StartedLogin> {
     const verified = await this.passkeys.verifyAssertion(
       request.response,
       { ceremony: 'login', userId: null },
@@ -187,7 +196,13 @@ export class PasskeyFlowsService {
               passkeyId: verified.passkeyId,
             }),
           });
-          return started === 'changed' || started === 'refused' ? null : started.response;
+          return started === 'changed' || started === 'refused'
+            ? null
+            : {
+                response: started.response,
+                sessionId: started.familyId,
+                authMethods: verified.authMethods,
+              };
         },
         {
           whenGone: () => new UnauthorizedError(PasskeysMessages.unknownPasskey),

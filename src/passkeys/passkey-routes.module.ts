@@ -14,5 +14,7 @@ import { PasskeysModule } from './passkeys.module.js';
   imports: [PasskeysModule, PasswordsModule, TokensModule, UsersModule],
   controllers: [PasskeysController],
   providers: [PasskeyFlowsService],
+  // The OpenID provider's hosted sign-in page signs in with a passkey under the same rules.
+  exports: [PasskeyFlowsService],
 })
 export class PasskeyRoutesModule {}

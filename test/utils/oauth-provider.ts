@@ -102,14 +102,23 @@ export class TestBrowser {
     throw new Error('too many redirects');
   }
 
-  /** Posts the page's form (its action, its hidden csrf) with `fields`, then follows redirects. */
+  /**
+   * Posts the page's first form (its action, its hidden csrf) with `fields`, then follows
+   * redirects; `action`: the form, or the button's `formaction`, whose address ends so.
+   */
   async submit(
     page: BrowserAnswer,
     fields: Record<string, string>,
     stopAt: string,
-    options: { csrf?: string | null } = {},
+    options: { csrf?: string | null; action?: string } = {},
   ): Promise<BrowserAnswer> {
-    const action = /<form method="post" action="([^"]+)"/.exec(page.text)?.[1];
+    const actions = [
+      ...page.text.matchAll(/(?:<form\b[^>]*?\saction|\sformaction)="([^"]+)"/g),
+    ].map((match) => match[1]);
+    const action =
+      options.action === undefined
+        ? actions[0]
+        : actions.find((candidate) => decodeEntities(candidate).endsWith(options.action ?? ''));
     if (action === undefined) {
       throw new Error(`no form on the page: ${page.text}`);
     }

@@ -11,14 +11,21 @@ const PAGES: readonly PageName[] = ['sign-in', 'consent', 'error', 'logout', 'lo
 
 export type PageValues = Readonly<Record<string, unknown>>;
 
+/** The sign-in page's only script (passkeys), a file of the templates served from this origin. */
+const PASSKEY_SCRIPT_FILE = 'passkey-sign-in.js';
+/** Where the sign-in page loads it from. */
+export const PASSKEY_SCRIPT_PATH = '/oauth/interaction/assets/passkey-sign-in.js';
+
 /**
- * The hosted pages' policy: no script, no style, no resource at all; forms post to this origin,
- * and to the origins its answer may redirect them to (a browser holds a form's redirects to
- * `form-action` as well).
+ * The hosted pages' policy: no style, no resource at all, and no script but, on a page that
+ * offers passkeys (`withScript`), the script files of this origin (never inline); forms post to
+ * this origin, and to the origins its answer may redirect them to (a browser holds a form's
+ * redirects to `form-action` as well).
  */
-export function pagePolicy(formTargets: readonly string[]): string {
+export function pagePolicy(formTargets: readonly string[], withScript = false): string {
   return [
     "default-src 'none'",
+    ...(withScript ? ["script-src 'self'"] : []),
     "base-uri 'none'",
     `form-action 'self'${formTargets.map((target) => ` ${target}`).join('')}`,
     "frame-ancestors 'none'",
@@ -33,6 +40,8 @@ export function pagePolicy(formTargets: readonly string[]): string {
 @Injectable()
 export class PageTemplates {
   private readonly templates: ReadonlyMap<PageName, string>;
+  /** The passkey script of the sign-in page, served as it is. */
+  readonly passkeyScript: string;
 
   constructor() {
     this.templates = new Map(
@@ -44,6 +53,10 @@ export class PageTemplates {
         Mustache.parse(template);
         return [name, template];
       }),
+    );
+    this.passkeyScript = readFileSync(
+      fileURLToPath(new URL(PASSKEY_SCRIPT_FILE, TEMPLATE_DIRECTORY)),
+      'utf8',
     );
   }
 

@@ -10,7 +10,7 @@ import {
   type PageAnswer,
 } from '../pages/interaction-pages.service.js';
 import { requestOrigins } from '../events/request-origins.js';
-import { pagePolicy } from '../pages/page-templates.js';
+import { pagePolicy, PASSKEY_SCRIPT_PATH } from '../pages/page-templates.js';
 import { INTERACTION_PATH } from './provider-configuration.js';
 import { ProviderHost } from './provider-host.js';
 
@@ -95,6 +95,48 @@ export class ProviderMount implements OnModuleInit {
           await this.pages.signIn(request.raw, reply.raw, formOf(request), originOf(request)),
         ),
       );
+      scope.post(`${INTERACTION_PATH}/:uid/email-code/send`, async (request, reply) =>
+        send(
+          reply,
+          await this.pages.sendEmailCode(
+            request.raw,
+            reply.raw,
+            formOf(request),
+            originOf(request),
+          ),
+        ),
+      );
+      scope.post(`${INTERACTION_PATH}/:uid/email-code`, async (request, reply) =>
+        send(
+          reply,
+          await this.pages.emailCodeSignIn(
+            request.raw,
+            reply.raw,
+            formOf(request),
+            originOf(request),
+          ),
+        ),
+      );
+      scope.post(`${INTERACTION_PATH}/:uid/passkey`, async (request, reply) =>
+        send(
+          reply,
+          await this.pages.passkeySignIn(
+            request.raw,
+            reply.raw,
+            formOf(request),
+            originOf(request),
+          ),
+        ),
+      );
+      scope.get(PASSKEY_SCRIPT_PATH, (_request, reply) =>
+        reply
+          .headers({
+            'content-type': 'text/javascript; charset=utf-8',
+            'x-content-type-options': 'nosniff',
+            'cache-control': 'no-cache',
+          })
+          .send(this.pages.passkeyScript()),
+      );
       scope.post(`${INTERACTION_PATH}/:uid/consent`, async (request, reply) =>
         send(
           reply,
@@ -127,9 +169,11 @@ function send(reply: FastifyReply, answer: PageAnswer): FastifyReply {
     .status(answer.status)
     .headers({
       'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': pagePolicy(answer.formTargets),
+      'content-security-policy': pagePolicy(answer.formTargets, answer.withScript === true),
       'x-frame-options': 'DENY',
       'referrer-policy': 'no-referrer',
+      // A page holds its form's token (and a mailed code's second step, that code): never kept.
+      'cache-control': 'no-store',
     })
     .send(answer.html);
 }
