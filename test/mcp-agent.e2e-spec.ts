@@ -7,6 +7,7 @@ import { filesMcpServer } from './resource-servers/files-mcp-server.js';
 import { ordersApi } from './resource-servers/orders-api.js';
 import { createTestApp, type TestApp } from './utils/create-test-app.js';
 import { bearerRefusal, challengeOf } from './utils/expected-bodies.js';
+import { FakeClock } from './utils/fake-clock.js';
 import { connectAgent, McpAgent, type ConnectedAgent } from './utils/mcp-agent.js';
 import { freePort, providerAppOptions, registerClient } from './utils/oauth-provider.js';
 import { ME } from './utils/routes.js';
@@ -36,14 +37,16 @@ beforeAll(async () => {
   const mcpResource = `http://127.0.0.1:${mcpPort}/mcp`;
   const ordersResource = `http://127.0.0.1:${ordersPort}`;
   redirectUrl = `http://127.0.0.1:${agentPort}/callback`;
-  t = await createTestApp(
-    await providerAppOptions('ES256', {
+  t = await createTestApp({
+    ...(await providerAppOptions('ES256', {
       OAuthServer__Resources: JSON.stringify([
         { uri: mcpResource, name: 'Archivos (MCP)', scopes: ['files:read', 'files:write'] },
         { uri: ordersResource, name: 'Pedidos', scopes: ['orders:read', 'orders:write'] },
       ]),
-    }),
-  );
+    })),
+    // The provider's tokens carry real instants: Keygate's own checks read the same time.
+    clock: new FakeClock(new Date()),
+  });
   mcp = {
     resource: mcpResource,
     server: filesMcpServer({ issuer: t.baseUrl, resource: mcpResource }),
