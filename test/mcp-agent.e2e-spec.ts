@@ -1,16 +1,44 @@
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { verifyAccessToken } from '../packages/resource/src/index.js';
 import { createUser, DEFAULT_PASSWORD, registerUser } from './factories/user.factory.js';
 import { filesMcpServer } from './resource-servers/files-mcp-server.js';
 import { ordersApi } from './resource-servers/orders-api.js';
-import { createTestApp, type TestApp } from './utils/create-test-app.js';
+import {
+  createTestApp,
+  TEST_HASH_ITERATIONS,
+  TEST_SECRET_KEY,
+  type TestApp,
+} from './utils/create-test-app.js';
 import { bearerRefusal, challengeOf } from './utils/expected-bodies.js';
 import { FakeClock } from './utils/fake-clock.js';
-import { connectAgent, McpAgent, type ConnectedAgent } from './utils/mcp-agent.js';
+import { httpRequest } from './utils/http.js';
+import {
+  loopbackCertificate,
+  serveDocumentsOverHttps,
+  type HttpsDocumentServer,
+  type LoopbackCertificate,
+} from './utils/loopback-tls.js';
+import {
+  connectAgent,
+  McpAgent,
+  type AgentPerson,
+  type ConnectedAgent,
+} from './utils/mcp-agent.js';
 import { freePort, providerAppOptions, registerClient } from './utils/oauth-provider.js';
-import { ME } from './utils/routes.js';
+import { ME, REGISTER } from './utils/routes.js';
+import { asymmetricSigning } from './utils/signing-keys.js';
+import {
+  findFreePort,
+  startServer,
+  stopAllServers,
+  type ServerProcess,
+} from './utils/spawn-server.js';
+import { createTestDatabase, type TestDatabase } from './utils/test-database.js';
 
 // Issue 40, "How it is tested": an MCP client on the official SDK (@modelcontextprotocol/sdk),
 // with its own auth() flow and nothing configured but the MCP server's URL, against Keygate.
@@ -27,52 +55,87 @@ interface Served {
   readonly server: FastifyInstance;
 }
 
+/** The MCP server and the API of docs/resource-servers.md, trusting the Keygate at `issuer`. */
+interface ResourceServers {
+  readonly issuer: string;
+  readonly mcp: Served;
+  readonly orders: Served;
+  close(): Promise<void>;
+}
+
+/** Their ports, chosen before Keygate starts: its OAuthServer__Resources names them. */
+interface ResourcePorts {
+  readonly mcp: number;
+  readonly orders: number;
+}
+
+async function resourcePorts(): Promise<ResourcePorts> {
+  const [mcpPort, ordersPort] = await Promise.all([freePort(), freePort()]);
+  return { mcp: mcpPort, orders: ordersPort };
+}
+
+const mcpResourceAt = (ports: ResourcePorts) => `http://127.0.0.1:${ports.mcp}/mcp`;
+const ordersResourceAt = (ports: ResourcePorts) => `http://127.0.0.1:${ports.orders}`;
+
+/** OAuthServer__Resources: the MCP server and the API, each with its scopes. */
+function resourcesSetting(ports: ResourcePorts): string {
+  return JSON.stringify([
+    { uri: mcpResourceAt(ports), name: 'Archivos (MCP)', scopes: ['files:read', 'files:write'] },
+    { uri: ordersResourceAt(ports), name: 'Pedidos', scopes: ['orders:read', 'orders:write'] },
+  ]);
+}
+
+async function startResourceServers(
+  issuer: string,
+  ports: ResourcePorts,
+): Promise<ResourceServers> {
+  const mcp = {
+    resource: mcpResourceAt(ports),
+    server: filesMcpServer({ issuer, resource: mcpResourceAt(ports) }),
+  };
+  const orders = {
+    resource: ordersResourceAt(ports),
+    server: ordersApi({ issuer, resource: ordersResourceAt(ports) }),
+  };
+  await mcp.server.listen({ port: ports.mcp, host: '127.0.0.1' });
+  await orders.server.listen({ port: ports.orders, host: '127.0.0.1' });
+  return {
+    issuer,
+    mcp,
+    orders,
+    close: async () => {
+      await mcp.server.close();
+      await orders.server.close();
+    },
+  };
+}
+
 let t: TestApp;
-let mcp: Served;
-let orders: Served;
+let servers: ResourceServers;
 let redirectUrl: string;
 
 beforeAll(async () => {
-  const [mcpPort, ordersPort, agentPort] = await Promise.all([freePort(), freePort(), freePort()]);
-  const mcpResource = `http://127.0.0.1:${mcpPort}/mcp`;
-  const ordersResource = `http://127.0.0.1:${ordersPort}`;
-  redirectUrl = `http://127.0.0.1:${agentPort}/callback`;
+  const ports = await resourcePorts();
+  redirectUrl = `http://127.0.0.1:${await freePort()}/callback`;
   t = await createTestApp({
     ...(await providerAppOptions('ES256', {
-      OAuthServer__Resources: JSON.stringify([
-        { uri: mcpResource, name: 'Archivos (MCP)', scopes: ['files:read', 'files:write'] },
-        { uri: ordersResource, name: 'Pedidos', scopes: ['orders:read', 'orders:write'] },
-      ]),
+      OAuthServer__Resources: resourcesSetting(ports),
+      OAuthServer__DynamicRegistration: 'open',
     })),
     // The provider's tokens carry real instants: Keygate's own checks read the same time.
     clock: new FakeClock(new Date()),
   });
-  mcp = {
-    resource: mcpResource,
-    server: filesMcpServer({ issuer: t.baseUrl, resource: mcpResource }),
-  };
-  orders = {
-    resource: ordersResource,
-    server: ordersApi({ issuer: t.baseUrl, resource: ordersResource }),
-  };
-  await mcp.server.listen({ port: mcpPort, host: '127.0.0.1' });
-  await orders.server.listen({ port: ordersPort, host: '127.0.0.1' });
+  servers = await startResourceServers(t.baseUrl, ports);
 });
 
 afterAll(async () => {
-  await mcp?.server.close();
-  await orders?.server.close();
+  await servers?.close();
   await t?.close();
 });
 
-/** The claims of the agent's token, its signature checked through Keygate's published keys. */
-function verifiedClaims(token: string, requiredScopes: string[] = []) {
-  return verifyAccessToken(token, { issuer: t.baseUrl, resource: mcp.resource, requiredScopes });
-}
-
 /** A JSON-RPC call of the writing tool, as raw HTTP: what the MCP server answers, exactly. */
-function callWriteNote(token: string) {
-  return fetch(mcp.resource, {
+function callWriteNote(mcpResource: string, token: string) {
+  return fetch(mcpResource, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -95,9 +158,13 @@ async function refusalOf(response: Response) {
 /**
  * The whole story of an agent given only the MCP server's URL: connecting (discovery, its
  * client, sign-in and consent), a tool call, a refresh for the resource, and the step-up on the
- * 403 of a tool that needs another scope.
+ * 403 of a tool that needs another scope. Resolves to the client id the agent ended up with.
  */
-async function agentStory(agent: McpAgent, personId: string) {
+async function agentStory(
+  agent: McpAgent,
+  personId: string,
+  { issuer, mcp }: ResourceServers,
+): Promise<string> {
   const connected: ConnectedAgent = await connectAgent(agent, mcp.resource);
   const { client, transport } = connected;
   const clientId = agent.clientInformation()?.client_id ?? '';
@@ -109,8 +176,13 @@ async function agentStory(agent: McpAgent, personId: string) {
   expect(first.searchParams.get('resource')).toBe(mcp.resource);
   expect(first.searchParams.get('scope')).toBe('files:read offline_access');
   expect(decodeJwt(agent.accessToken).aud).toBe(mcp.resource);
-  expect(await verifiedClaims(agent.accessToken, ['files:read'])).toMatchObject({
-    iss: t.baseUrl,
+  const claims = await verifyAccessToken(agent.accessToken, {
+    issuer,
+    resource: mcp.resource,
+    requiredScopes: ['files:read'],
+  });
+  expect(claims).toMatchObject({
+    iss: issuer,
     aud: mcp.resource,
     sub: personId,
     client_id: clientId,
@@ -146,12 +218,31 @@ async function agentStory(agent: McpAgent, personId: string) {
     scope: 'files:read files:write',
   });
   await client.close();
-  return { clientId };
+  return clientId;
 }
 
-describe('An MCP agent on the official SDK, against Keygate', () => {
-  it('should connect with an operator-registered client, call a tool, refresh for the resource and step up', async () => {
+/** The person at the agent's side, as Keygate's pages know them. */
+function personOf(email: string): AgentPerson {
+  return { email, password: DEFAULT_PASSWORD };
+}
+
+describe('An MCP agent on the official SDK, given only the MCP server URL', () => {
+  it('(a) should register dynamically, sign in and consent, call a tool, refresh for the resource and step up', async () => {
     const person = await createUser(t, { email: 'ana@example.com' });
+    const agent = new McpAgent({ redirectUrl, person: personOf(person.email) });
+
+    const clientId = await agentStory(agent, person.id, servers);
+
+    // The SDK registered (RFC 7591) what its provider described, and kept Keygate's answer.
+    expect(agent.clientInformation()).toMatchObject({
+      client_id: clientId,
+      redirect_uris: [redirectUrl],
+    });
+    expect(clientId).not.toBe('');
+  });
+
+  it('should also work with a client an operator registered, given to the SDK as its client information', async () => {
+    const person = await createUser(t, { email: 'olga@example.com' });
     const added = await registerClient(t, {
       name: 'Agente',
       redirectUris: [redirectUrl],
@@ -159,13 +250,11 @@ describe('An MCP agent on the official SDK, against Keygate', () => {
     });
     const agent = new McpAgent({
       redirectUrl,
-      person: { email: person.email, password: DEFAULT_PASSWORD },
+      person: personOf(person.email),
       clientId: added.clientId,
     });
 
-    const { clientId } = await agentStory(agent, person.id);
-
-    expect(clientId).toBe(added.clientId);
+    expect(await agentStory(agent, person.id, servers)).toBe(added.clientId);
   });
 });
 
@@ -179,17 +268,13 @@ describe('Tokens where they do not belong', () => {
       redirectUris: [redirectUrl],
       isPublic: true,
     });
-    agent = new McpAgent({
-      redirectUrl,
-      person: { email: person.email, password: DEFAULT_PASSWORD },
-      clientId: added.clientId,
-    });
-    await (await connectAgent(agent, mcp.resource)).client.close();
+    agent = new McpAgent({ redirectUrl, person: personOf(person.email), clientId: added.clientId });
+    await (await connectAgent(agent, servers.mcp.resource)).client.close();
   });
 
   it("should refuse the MCP server's token at another resource (401 invalid_token)", async () => {
-    const accepted = await callWriteNote(agent.accessToken);
-    const elsewhere = await fetch(`${orders.resource}/orders`, {
+    const accepted = await callWriteNote(servers.mcp.resource, agent.accessToken);
+    const elsewhere = await fetch(`${servers.orders.resource}/orders`, {
       headers: { authorization: `Bearer ${agent.accessToken}` },
     });
 
@@ -198,19 +283,19 @@ describe('Tokens where they do not belong', () => {
     expect(await refusalOf(elsewhere)).toEqual({
       status: 401,
       body: '',
-      challenge: `Bearer error="invalid_token", resource_metadata="${orders.resource}/.well-known/oauth-protected-resource"`,
+      challenge: `Bearer error="invalid_token", resource_metadata="${servers.orders.resource}/.well-known/oauth-protected-resource"`,
     });
   });
 
   it('should refuse a Keygate session token at the MCP server (401 invalid_token)', async () => {
     const person = await registerUser(t);
 
-    const response = await callWriteNote(person.accessToken);
+    const response = await callWriteNote(servers.mcp.resource, person.accessToken);
 
     expect(await refusalOf(response)).toEqual({
       status: 401,
       body: '',
-      challenge: `Bearer error="invalid_token", resource_metadata="${mcp.resource.replace('/mcp', '/.well-known/oauth-protected-resource/mcp')}"`,
+      challenge: `Bearer error="invalid_token", resource_metadata="${servers.mcp.resource.replace('/mcp', '/.well-known/oauth-protected-resource/mcp')}"`,
     });
   });
 
@@ -218,5 +303,85 @@ describe('Tokens where they do not belong', () => {
     const response = await t.get(ME, agent.accessToken);
 
     expect(challengeOf(response)).toEqual(bearerRefusal('Bearer error="invalid_token"'));
+  });
+});
+
+describe('An MCP agent with a client ID metadata document served over HTTPS', () => {
+  const DOCUMENT_PATH = '/agents/keygate-test/client.json';
+  let certificate: LoopbackCertificate;
+  let documents: HttpsDocumentServer;
+  let database: TestDatabase;
+  let cwd: string;
+  let keygate: ServerProcess;
+  let stack: ResourceServers;
+
+  beforeAll(async () => {
+    certificate = await loopbackCertificate();
+    documents = await serveDocumentsOverHttps(certificate);
+    database = await createTestDatabase();
+    cwd = mkdtempSync(join(tmpdir(), 'keygate-mcp-agent-'));
+    const ports = await resourcePorts();
+    const port = await findFreePort();
+    // A process of its own: Node reads NODE_EXTRA_CA_CERTS when it starts, and Keygate trusts
+    // the certificate authorities Node does, so the document's self-signed certificate is added
+    // as an operator adds a private CA.
+    keygate = await startServer({
+      cwd,
+      port,
+      env: {
+        Jwt__SecretKey: TEST_SECRET_KEY,
+        PasswordHashing__Iterations: String(TEST_HASH_ITERATIONS),
+        ConnectionStrings__DefaultConnection: database.connectionString,
+        TokenCleanup__Enabled: 'false',
+        NODE_EXTRA_CA_CERTS: certificate.certificatePath,
+        ...asymmetricSigning('ES256', {
+          OAuthServer__Enabled: 'true',
+          OAuthServer__Issuer: `http://127.0.0.1:${port}`,
+          OAuthServer__Resources: resourcesSetting(ports),
+          OAuthServer__ClientIdMetadataDocuments: 'true',
+          // The document is on loopback, which the outbound guard refuses otherwise.
+          OAuthServer__AllowPrivateFetch: 'true',
+        }),
+      },
+    });
+    stack = await startResourceServers(keygate.baseUrl, ports);
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+    await stopAllServers();
+    await documents?.close();
+    certificate?.remove();
+    rmSync(cwd, { recursive: true, force: true });
+    await database?.drop();
+  });
+
+  /** A person signed up through the API of the Keygate process. */
+  async function signUp(email: string): Promise<{ id: string }> {
+    const response = await httpRequest(keygate.baseUrl, REGISTER, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'carla', email, password: DEFAULT_PASSWORD }),
+    });
+    expect(response.status).toBe(201);
+    return response.json<{ user: { id: string } }>().user;
+  }
+
+  it('(b) should present its document as client_id, sign in and consent, call a tool, refresh for the resource and step up', async () => {
+    const person = await signUp('carla@example.com');
+    const clientMetadataUrl = `${documents.origin}${DOCUMENT_PATH}`;
+    const agent = new McpAgent({
+      redirectUrl,
+      person: personOf('carla@example.com'),
+      clientMetadataUrl,
+    });
+    documents.documents.set(DOCUMENT_PATH, {
+      body: { client_id: clientMetadataUrl, ...agent.clientMetadata },
+    });
+
+    const clientId = await agentStory(agent, person.id, stack);
+
+    expect(clientId).toBe(clientMetadataUrl);
+    expect(documents.requested).toContain(DOCUMENT_PATH);
   });
 });
