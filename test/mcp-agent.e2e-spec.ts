@@ -217,6 +217,14 @@ async function agentStory(
     aud: mcp.resource,
     scope: 'files:read files:write',
   });
+  // The new grant's refresh token carries the wider scope.
+  expect(await auth(agent, { serverUrl: mcp.resource, fetchFn: agent.fetch })).toBe('AUTHORIZED');
+  expect(agent.tokenRequests.at(-1)?.get('grant_type')).toBe('refresh_token');
+  expect(decodeJwt(agent.accessToken)).toMatchObject({
+    aud: mcp.resource,
+    scope: 'files:read files:write',
+  });
+  expect((await client.callTool(WRITE_NOTE)).content).toEqual(written.content);
   await client.close();
   return clientId;
 }
