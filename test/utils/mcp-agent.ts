@@ -165,7 +165,9 @@ export class McpAgent implements OAuthClientProvider {
     }
     const code = page.url.searchParams.get('code');
     if (code === null) {
-      throw new Error(`the authorization ended without a code: ${page.url.href}`);
+      throw new Error(
+        `the authorization ended without a code: ${page.status} ${page.url.href}\n${page.text}`,
+      );
     }
     this.code = code;
   }
