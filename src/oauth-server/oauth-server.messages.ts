@@ -22,6 +22,11 @@ export const OAuthServerMessages = {
   formRefused:
     'El formulario no es válido o caducó. Vuelva a cargar la página e inténtelo de nuevo.',
   missingCredentials: 'Indique su correo electrónico y su contraseña.',
+  /** The consent page of a client that registered itself (issue 40). */
+  unverifiedClient:
+    'Aplicación no verificada: se registró por sí misma y Keygate no sabe quién la publica. Permita el acceso solo si la reconoce.',
+  localhostOnlyClient:
+    'Esta aplicación solo vuelve a este mismo equipo (localhost): permita el acceso solo si acaba de iniciarla usted.',
   /** What each scope lets an application do, as the consent page lists it. */
   scopeOpenid: 'Confirmar su identidad con el identificador de su cuenta.',
   scopeProfile: 'Ver su nombre de usuario.',

@@ -16,6 +16,7 @@ import { OAuthGrantsService } from '../grants/oauth-grants.service.js';
 import { OAuthClientsService } from '../oauth-clients.service.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
 import { INTERACTION_PATH } from '../provider/provider-configuration.js';
+import { isLoopbackRedirectUri } from '../registration/self-registration-rules.js';
 import { ProviderHost } from '../provider/provider-host.js';
 import { FormTokens } from './form-token.js';
 import { PageTemplates, type PageName, type PageValues } from './page-templates.js';
@@ -57,6 +58,10 @@ interface Pending {
   readonly missingClaims: readonly string[];
   /** RFC 8707: the scopes asked for each resource indicator, not granted yet. */
   readonly missingResourceScopes: Readonly<Record<string, readonly string[]>>;
+  /** The client registered itself (dynamic registration or a metadata document). */
+  readonly isUnverified: boolean;
+  /** ... and every redirect URI it has is on loopback. */
+  readonly isLocalOnly: boolean;
 }
 
 /**
@@ -231,6 +236,16 @@ export class InteractionPagesService {
     }
     const clientId = textOf(details.params.client_id);
     const client = await this.clients.find(clientId);
+    // Not in the table: a client of a metadata document, which the library holds in its cache.
+    const documented =
+      client === null
+        ? await this.host
+            .current()
+            .Client.find(clientId)
+            .catch(() => undefined)
+        : undefined;
+    const redirectUris = client?.redirectUris ?? documented?.redirectUris ?? [];
+    const isUnverified = client?.isSelfRegistered ?? documented !== undefined;
     const redirectUri = textOf(details.params.redirect_uri);
     const target = targetOf(redirectUri);
     const promptDetails = details.prompt.details as {
@@ -242,7 +257,10 @@ export class InteractionPagesService {
       uid: details.uid,
       prompt: details.prompt.name,
       clientId,
-      clientName: client?.name ?? clientId,
+      clientName: client?.name ?? documented?.clientName ?? clientId,
+      isUnverified,
+      isLocalOnly:
+        isUnverified && redirectUris.length > 0 && redirectUris.every(isLoopbackRedirectUri),
       returnHost: target.host,
       formTargets: target.origin === null ? [] : [target.origin],
       accountId: details.session?.accountId,
@@ -271,6 +289,8 @@ export class InteractionPagesService {
     return this.page('consent', 200, pending, {
       action: `${INTERACTION_PATH}/${pending.uid}/consent`,
       accountEmail: account?.email ?? '',
+      unverifiedNotice: pending.isUnverified ? OAuthServerMessages.unverifiedClient : '',
+      localhostNotice: pending.isLocalOnly ? OAuthServerMessages.localhostOnlyClient : '',
       // prompt=consent when the grant covers everything asked: the page lists what it covers. A
       // resource's scopes are shown by name: they are the API's own words, as text.
       scopes: [
