@@ -407,7 +407,11 @@ describe('OAuth server: registration with an initial access token', () => {
       oidc.None(),
       { execute: [oidc.allowInsecureRequests], initialAccessToken: token },
     );
-    expect(registered.clientMetadata().client_id).toMatch(UUID);
+    const clientId = registered.clientMetadata().client_id;
+    expect(clientId).toMatch(UUID);
+    const listed = await runCliOn(t.database, ['oauth-clients:list'], cwd, t.environment);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`${clientId}  public self-registered  `);
   }, 240_000);
 
   it('should refuse a token once it expired', async () => {

@@ -20,6 +20,8 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     OAuthArtefactRepository,
     InitialAccessTokensService,
   ],
-  exports: [OAuthClientsService, InitialAccessTokensService],
+  // The artefact repository is shared with OAuthProviderModule, the same capability's other
+  // module (one instance: the provider's storage and the CLI's tokens are the same rows).
+  exports: [OAuthClientsService, InitialAccessTokensService, OAuthArtefactRepository],
 })
 export class OAuthClientsModule {}

@@ -20,7 +20,6 @@ import { ProviderHost } from './provider/provider-host.js';
 import { ProviderMount } from './provider/provider-mount.js';
 import { loadProtocolLibrary, PROTOCOL_LIBRARY } from './provider/protocol-library.js';
 import { ArtefactCleanup } from './storage/artefact-cleanup.js';
-import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js';
 
 /**
  * Keygate as an OpenID provider: the protocol library (panva's oidc-provider), its storage over
@@ -38,7 +37,6 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
   ],
   providers: [
     { provide: PROTOCOL_LIBRARY, useFactory: loadProtocolLibrary },
-    OAuthArtefactRepository,
     ProviderAccounts,
     ProviderHost,
     ProviderMount,

@@ -26,7 +26,7 @@ export const OAuthClientCliOutput = {
       : clients
           .map(
             (c) =>
-              `${c.clientId}  ${c.isPublic ? 'public' : 'confidential'}  ${c.createdAt.toISOString()}  ` +
+              `${c.clientId}  ${c.isPublic ? 'public' : 'confidential'}${c.isSelfRegistered ? ' self-registered' : ''}  ${c.createdAt.toISOString()}  ` +
               `scopes=${c.scopes.join(',')}  redirect_uris=${c.redirectUris.join(' ')}  ` +
               `name=${JSON.stringify(c.name)}`,
           )
