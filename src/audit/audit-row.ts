@@ -229,7 +229,11 @@ function detailsOf(event: AuthEvent): Record<string, unknown> {
       return { provider: event.provider, identityId: event.identityId, ...actorOf(event) };
     case 'oauth_client_added':
     case 'oauth_client_removed':
-      return { clientId: event.clientId, ...actorOf(event) };
+      return {
+        clientId: event.clientId,
+        ...actorOf(event),
+        ...(event.selfRegistered === true ? { selfRegistered: true } : {}),
+      };
     case 'oauth_consent_granted':
     case 'oauth_consent_withdrawn':
       return { clientId: event.clientId, scopes: event.scopes };

@@ -72,6 +72,10 @@ export const JWKS_MAX_AGE_LIMIT_SECONDS = 86_400;
 export const ADMIN_API_LISTENERS = ['public', 'management'] as const;
 export type AdminApiListener = (typeof ADMIN_API_LISTENERS)[number];
 
+/** OAuthServer__DynamicRegistration: who may register a client at /oauth/register. */
+export const DYNAMIC_REGISTRATION_MODES = ['off', 'open', 'initial-access-token'] as const;
+export type DynamicRegistrationMode = (typeof DYNAMIC_REGISTRATION_MODES)[number];
+
 /**
  * The raw environment, one property per key, named exactly as the variable.
  * Defaults sit on the properties; `loadAppConfig` turns this into `AppConfig`.
@@ -633,6 +637,27 @@ export class EnvironmentVariables {
   /** Every authorization and token request must name a `resource` (RFC 8707). */
   @IsBooleanKey()
   OAuthServer__RequireResource = false;
+
+  /**
+   * Dynamic client registration (RFC 7591) at /oauth/register: `off`, `open` (anyone may
+   * register) or `initial-access-token` (a token made by the CLI is required).
+   */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim().toLowerCase() : value,
+  )
+  @IsIn(DYNAMIC_REGISTRATION_MODES)
+  OAuthServer__DynamicRegistration: DynamicRegistrationMode = 'off';
+
+  /** An `https` URL may be a `client_id`: Keygate fetches its client metadata document. */
+  @IsBooleanKey()
+  OAuthServer__ClientIdMetadataDocuments = false;
+
+  /**
+   * The fetch of a client metadata document may reach private, loopback and link-local
+   * addresses (tests, private networks).
+   */
+  @IsBooleanKey()
+  OAuthServer__AllowPrivateFetch = false;
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

@@ -376,13 +376,18 @@ export type AuthEvent =
     }
   // Keygate as an OpenID provider (src/oauth-server): the client by its id; never a code, a
   // token, a secret or a digest of one.
-  /** An operator registered or removed an application (CLI or admin API). */
+  /**
+   * An operator registered or removed an application (CLI or admin API), or an application
+   * registered itself (dynamic client registration: `selfRegistered`).
+   */
   | {
       readonly type: 'oauth_client_added' | 'oauth_client_removed';
       readonly userId: null;
       readonly clientId: string;
       /** The admin API key that made the change; absent for the CLI. */
       readonly actor?: AdminApiActor;
+      /** True when the client registered itself at /oauth/register; absent otherwise. */
+      readonly selfRegistered?: true;
     }
   /** The person approved the scopes an application asked for on the consent page. */
   | {

@@ -80,6 +80,7 @@ describe(OAuthClientsService.name, () => {
         isPublic: false,
         scopes: ['openid', 'profile', 'email', 'offline_access'],
         createdAt: new Date('2026-11-29T08:00:00.000Z'),
+        isSelfRegistered: false,
       },
     ]);
   });

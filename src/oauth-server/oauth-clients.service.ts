@@ -59,6 +59,21 @@ export interface OAuthClientSummary {
   readonly isPublic: boolean;
   readonly scopes: readonly OAuthScope[];
   readonly createdAt: Date;
+  /** It registered itself (dynamic client registration): never trusted. */
+  readonly isSelfRegistered: boolean;
+}
+
+/**
+ * A client that registered itself, as the protocol library built it from the admitted request
+ * (registration/self-registration-rules.ts decided what it may hold).
+ */
+export interface SelfRegisteredOAuthClient {
+  readonly clientId: string;
+  readonly name: string;
+  readonly redirectUris: readonly string[];
+  readonly postLogoutRedirectUris: readonly string[];
+  /** The secret the library returns to the client this once; null for a public client. */
+  readonly clientSecret: string | null;
 }
 
 /** A client as the provider reads it: with the digest of a confidential client's secret. */
@@ -88,15 +103,7 @@ export class OAuthClientsService {
   ) {}
 
   async add(input: NewOAuthClient, change?: OAuthClientChange): Promise<AddedOAuthClient> {
-    const name = input.name.trim();
-    if (
-      name.length === 0 ||
-      codePointLength(name) > OAUTH_CLIENT_NAME_MAX_LENGTH ||
-      CONTROL_CHARACTERS.test(name) ||
-      INVISIBLE_CHARACTERS.test(name)
-    ) {
-      throw new InvalidArgumentError(OAuthServerMessages.badClientName);
-    }
+    const name = checkedName(input.name);
     const redirectUris = checkedUris(input.redirectUris, true);
     const postLogoutRedirectUris = checkedUris(input.postLogoutRedirectUris ?? [], false);
     const scopes = checkedScopes(input.scopes);
@@ -111,6 +118,7 @@ export class OAuthClientsService {
       scopes: scopes.join(' '),
       secretDigest: clientSecret === null ? null : digestOpaqueToken(clientSecret),
       createdAt: this.clock.now(),
+      isSelfRegistered: false,
     });
     const { origin, actor } = change ?? this.internalChange();
     await this.clients.insert(client, (m) =>
@@ -122,6 +130,41 @@ export class OAuthClientsService {
     );
     this.logger.log(`Registered ${isPublic ? 'public' : 'confidential'} OAuth client ${client.id}`);
     return { ...summaryOf(client), clientSecret };
+  }
+
+  /**
+   * Stores a client that registered itself (RFC 7591), with the digest of its secret, and its
+   * `oauth_client_added` event (`selfRegistered: true`) in the same transaction. The rules of
+   * what it may register were applied before the library built it; the name and URIs are
+   * checked again here, where every client is stored.
+   */
+  async addSelfRegistered(input: SelfRegisteredOAuthClient, origin: RequestOrigin): Promise<void> {
+    const client: OAuthClient = Object.assign(new OAuthClient(), {
+      id: input.clientId,
+      name: checkedName(input.name),
+      redirectUris: JSON.stringify(checkedUris(input.redirectUris, true)),
+      postLogoutRedirectUris: JSON.stringify(checkedUris(input.postLogoutRedirectUris, false)),
+      isPublic: input.clientSecret === null,
+      scopes: OAUTH_SCOPES.join(' '),
+      secretDigest: input.clientSecret === null ? null : digestOpaqueToken(input.clientSecret),
+      createdAt: this.clock.now(),
+      isSelfRegistered: true,
+    });
+    await this.clients.insert(client, (m) =>
+      this.events.record(
+        m,
+        { type: 'oauth_client_added', userId: null, clientId: client.id, selfRegistered: true },
+        origin,
+      ),
+    );
+    this.logger.log(
+      `Client ${client.id} registered itself (${client.isPublic ? 'public' : 'confidential'})`,
+    );
+  }
+
+  /** A new client secret: `kgcs_` and 32 random bytes. Shown once, stored as a digest. */
+  newClientSecret(): string {
+    return this.newSecret();
   }
 
   async list(): Promise<OAuthClientSummary[]> {
@@ -206,6 +249,24 @@ function actorField(actor: AdminApiActor | undefined): { actor?: AdminApiActor }
   return actor === undefined ? {} : { actor };
 }
 
+/** Whether `name` may be a client's name: 1 to 100 characters, no control or invisible ones. */
+export function isAcceptableClientName(name: string): boolean {
+  const trimmed = name.trim();
+  return (
+    trimmed.length > 0 &&
+    codePointLength(trimmed) <= OAUTH_CLIENT_NAME_MAX_LENGTH &&
+    !CONTROL_CHARACTERS.test(trimmed) &&
+    !INVISIBLE_CHARACTERS.test(trimmed)
+  );
+}
+
+function checkedName(name: string): string {
+  if (!isAcceptableClientName(name)) {
+    throw new InvalidArgumentError(OAuthServerMessages.badClientName);
+  }
+  return name.trim();
+}
+
 function checkedUris(uris: readonly string[], required: boolean): string[] {
   if (required && uris.length === 0) {
     throw new InvalidArgumentError(OAuthServerMessages.noRedirectUris);
@@ -243,6 +304,7 @@ function summaryOf(client: OAuthClient): OAuthClientSummary {
     isPublic: client.isPublic,
     scopes: client.scopes.split(' ').filter(isOAuthScope),
     createdAt: client.createdAt,
+    isSelfRegistered: client.isSelfRegistered,
   };
 }
 

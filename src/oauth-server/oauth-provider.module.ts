@@ -9,6 +9,7 @@ import { TokensModule } from '../tokens/tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { ConsentApproval } from './consent/consent-approval.js';
 import { ConsentRequestsService } from './consent/consent-requests.service.js';
+import { PendingInteractions } from './consent/pending-interactions.js';
 import { OAuthArtefact } from './entities/oauth-artefact.entity.js';
 import { ProviderEvents } from './events/provider-events.js';
 import { OAuthConsent } from './entities/oauth-consent.entity.js';
@@ -24,7 +25,6 @@ import { ProviderHost } from './provider/provider-host.js';
 import { ProviderMount } from './provider/provider-mount.js';
 import { loadProtocolLibrary, PROTOCOL_LIBRARY } from './provider/protocol-library.js';
 import { ArtefactCleanup } from './storage/artefact-cleanup.js';
-import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js';
 
 /**
  * Keygate as an OpenID provider: the protocol library (panva's oidc-provider), its storage over
@@ -46,7 +46,6 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
   ],
   providers: [
     { provide: PROTOCOL_LIBRARY, useFactory: loadProtocolLibrary },
-    OAuthArtefactRepository,
     ProviderAccounts,
     ProviderHost,
     ProviderMount,
@@ -59,6 +58,7 @@ import { OAuthArtefactRepository } from './storage/oauth-artefact.repository.js'
     OAuthGrantsService,
     ConsentApproval,
     ConsentRequestsService,
+    PendingInteractions,
   ],
   controllers: [OAuthGrantsController],
   exports: [OAuthGrantsService, ConsentRequestsService],

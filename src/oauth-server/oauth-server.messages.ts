@@ -28,6 +28,11 @@ export const OAuthServerMessages = {
   /** The hosted sign-in page's passkey: the browser made no assertion (cancelled, none there). */
   passkeyFailed:
     'No se usó ninguna llave de acceso. Inténtelo de nuevo o inicie sesión con su contraseña.',
+  /** The consent page of a client that registered itself (issue 40). */
+  unverifiedClient:
+    'Aplicación no verificada: se registró por sí misma y Keygate no sabe quién la publica. Permita el acceso solo si la reconoce.',
+  localhostOnlyClient:
+    'Esta aplicación solo vuelve a este mismo equipo (localhost): permita el acceso solo si acaba de iniciarla usted.',
   /** What each scope lets an application do, as the consent page lists it. */
   scopeOpenid: 'Confirmar su identidad con el identificador de su cuenta.',
   scopeProfile: 'Ver su nombre de usuario.',

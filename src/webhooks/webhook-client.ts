@@ -1,4 +1,3 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import {
   Agent as HttpAgent,
   request as httpRequest,
@@ -6,9 +5,13 @@ import {
   type IncomingMessage,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { setBounded } from '../common/collections/bounded-map.js';
-import { isPublicAddress } from './destination-guard.js';
+import {
+  guardedLookup,
+  isPublicAddress,
+  RefusedDestinationError,
+} from '../common/network/destination-guard.js';
 
 /** Bytes of a receiver's answer read at most; the rest is not waited for. */
 export const RESPONSE_READ_LIMIT = 4096;
@@ -145,6 +148,8 @@ export function postWebhook(post: WebhookPost, options: WebhookClientOptions): P
       clearTimeout(connectTimer);
       if (error instanceof WebhookCallError) {
         fail(error);
+      } else if (error instanceof RefusedDestinationError) {
+        fail(new WebhookCallError('EDESTINATION', false));
       } else if (options.signal.aborted) {
         fail(new WebhookCallError('ETIMEOUT'));
       } else {
@@ -201,30 +206,4 @@ function readStatus(
   });
   response.on('end', () => resolve(status, true));
   response.on('error', () => fail(new WebhookCallError('ERESPONSE')));
-}
-
-/** dns.lookup, refusing names any of whose addresses is not public (unless allowed). */
-function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error !== null) {
-        callback(error, '', 0);
-        return;
-      }
-      if (!allowPrivate && addresses.some((a) => !isPublicAddress(a.address))) {
-        callback(new WebhookCallError('EDESTINATION', false), '', 0);
-        return;
-      }
-      if (options.all === true) {
-        (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
-        return;
-      }
-      const first = addresses[0];
-      if (first === undefined) {
-        callback(new WebhookCallError('ENOTFOUND'), '', 0);
-        return;
-      }
-      callback(null, first.address, first.family);
-    });
-  };
 }

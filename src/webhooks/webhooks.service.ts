@@ -19,7 +19,7 @@ import {
   WEBHOOK_URL_MAX_LENGTH,
   WebhookSubscription,
 } from './entities/webhook-subscription.entity.js';
-import { isPublicAddress } from './destination-guard.js';
+import { isPublicAddress } from '../common/network/destination-guard.js';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository.js';
 import { WEBHOOK_EVENT_TYPES } from './webhook-events.js';
 import { WebhookSecrets } from './webhook-secrets.js';

@@ -42,6 +42,11 @@ export interface SpawnServerOptions {
   readonly env: Readonly<Record<string, string>>;
   /** Working directory: where `.env` and the default `data/keygate.db` are looked for. */
   readonly cwd: string;
+  /**
+   * The port to listen on, when the environment must name it first (an OpenID provider's issuer);
+   * findFreePort()'s otherwise.
+   */
+  readonly port?: number;
 }
 
 const running = new Set<ServerProcess>();
@@ -96,7 +101,7 @@ async function isFree(port: number): Promise<boolean> {
 
 /** Starts `node dist/main.js` with exactly the given environment; does not wait for it. */
 export async function spawnServer(options: SpawnServerOptions): Promise<ServerProcess> {
-  const port = await findFreePort();
+  const port = options.port ?? (await findFreePort());
   const env: Record<string, string> = {
     // The child needs PATH and nothing else from the developer's environment.
     // eslint-disable-next-line no-restricted-syntax

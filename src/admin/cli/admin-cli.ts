@@ -17,6 +17,7 @@ import { WebhooksService } from '../../webhooks/webhooks.service.js';
 import { WebhookCliOutput } from '../../webhooks/admin/webhook-cli-output.js';
 import { OAuthClientsService } from '../../oauth-server/oauth-clients.service.js';
 import { OAuthClientCliOutput } from '../../oauth-server/admin/oauth-client-cli-output.js';
+import { InitialAccessTokensService } from '../../oauth-server/registration/initial-access-tokens.service.js';
 import { AppConfig } from '../../config/app-config.js';
 import { IdentitiesAdminService } from '../../federation/admin/identities-admin.service.js';
 import { IdentityCliOutput } from '../../federation/admin/identity-cli-output.js';
@@ -171,6 +172,11 @@ function execute(
         .get(OAuthClientsService)
         .rotateSecret(invocation.id)
         .then(OAuthClientCliOutput.rotated);
+    case 'oauth-clients:initial-access-token':
+      return app
+        .get(InitialAccessTokensService)
+        .create(invocation.expiresInSeconds)
+        .then(OAuthClientCliOutput.initialAccessToken);
     case 'users:passkeys-remove':
       return admin
         .removePasskeys({ email: invocation.email }, origin)

@@ -54,9 +54,31 @@ describe('OAuthServer__ settings', () => {
         consentUrl: 'https://app.example.com/consent',
         resources: [],
         requireResource: false,
+        dynamicRegistration: 'off',
+        clientIdMetadataDocuments: false,
+        allowPrivateFetch: false,
       },
       problems: [],
     });
+  });
+
+  it('should read the self-registration keys, and refuse an unknown registration mode', () => {
+    expect(
+      check({
+        OAuthServer__Enabled: 'true',
+        OAuthServer__Issuer: 'https://id.example.com',
+        OAuthServer__DynamicRegistration: ' Initial-Access-Token ',
+        OAuthServer__ClientIdMetadataDocuments: 'true',
+        OAuthServer__AllowPrivateFetch: '1',
+      }).oauthServer,
+    ).toMatchObject({
+      dynamicRegistration: 'initial-access-token',
+      clientIdMetadataDocuments: true,
+      allowPrivateFetch: true,
+    });
+    expect(problemOf({ ...ASYMMETRIC, OAuthServer__DynamicRegistration: 'anyone' })).toContain(
+      'OAuthServer__DynamicRegistration',
+    );
   });
 
   it('should not warn at start-up about a consent URL: the consent API makes it work', () => {

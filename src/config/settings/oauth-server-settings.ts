@@ -1,4 +1,4 @@
-import type { EnvironmentVariables } from '../environment-variables.js';
+import type { DynamicRegistrationMode, EnvironmentVariables } from '../environment-variables.js';
 import { parseOAuthResources, type OAuthResource } from './oauth-resources.js';
 
 /** Keygate as an OpenID provider (src/oauth-server); null in AppConfig when off (the default). */
@@ -13,6 +13,12 @@ export interface OAuthServerConfig {
   readonly resources: readonly OAuthResource[];
   /** A request that names no `resource` is refused with `invalid_target`. */
   readonly requireResource: boolean;
+  /** Dynamic client registration (RFC 7591): off, open, or with a CLI-made initial access token. */
+  readonly dynamicRegistration: DynamicRegistrationMode;
+  /** An `https` URL may be a `client_id`, whose metadata document Keygate fetches. */
+  readonly clientIdMetadataDocuments: boolean;
+  /** That fetch may reach private, loopback and link-local addresses. */
+  readonly allowPrivateFetch: boolean;
 }
 
 /** The oldest Node line the protocol library (oidc-provider 9) runs on. */
@@ -94,6 +100,9 @@ export function checkOAuthServer(
       consentUrl,
       resources,
       requireResource: env.OAuthServer__RequireResource,
+      dynamicRegistration: env.OAuthServer__DynamicRegistration,
+      clientIdMetadataDocuments: env.OAuthServer__ClientIdMetadataDocuments,
+      allowPrivateFetch: env.OAuthServer__AllowPrivateFetch,
     },
     problems,
   };

@@ -25,6 +25,7 @@ import { CreateFederation1798950000000 } from './1798950000000-CreateFederation.
 import { NotifyAccountChanges1799000000000 } from './1799000000000-NotifyAccountChanges.js';
 import { CreateOAuthArtefacts1799100000000 } from './1799100000000-CreateOAuthArtefacts.js';
 import { CreateOAuthConsents1799100000100 } from './1799100000100-CreateOAuthConsents.js';
+import { AddOAuthClientSelfRegistered1799150000000 } from './1799150000000-AddOAuthClientSelfRegistered.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -60,4 +61,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   NotifyAccountChanges1799000000000,
   CreateOAuthArtefacts1799100000000,
   CreateOAuthConsents1799100000100,
+  AddOAuthClientSelfRegistered1799150000000,
 ];

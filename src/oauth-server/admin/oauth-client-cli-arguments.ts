@@ -1,4 +1,8 @@
 import { UsageError } from '../../common/errors/usage-error.js';
+import {
+  INITIAL_ACCESS_TOKEN_DEFAULT_SECONDS,
+  INITIAL_ACCESS_TOKEN_MAX_SECONDS,
+} from '../registration/initial-access-tokens.service.js';
 
 /** The client commands (docs/operations/oauth-server.md), in the order --help lists them. */
 export const OAUTH_CLIENT_CLI_COMMANDS = {
@@ -21,6 +25,11 @@ export const OAUTH_CLIENT_CLI_COMMANDS = {
     summary:
       'Give a confidential application a new secret, printed once; the old one stops working.',
   },
+  'oauth-clients:initial-access-token': {
+    usage: 'oauth-clients:initial-access-token [--expires-in <d>]',
+    summary:
+      'Make a token that lets applications register themselves (OAuthServer__DynamicRegistration=initial-access-token); printed once.',
+  },
 } as const;
 
 export type OAuthClientCliCommand = keyof typeof OAUTH_CLIENT_CLI_COMMANDS;
@@ -34,6 +43,7 @@ export const OAUTH_CLIENT_CLI_OPTIONS = [
   `${'--redirect-uri <uri>'.padEnd(30)}oauth-clients:add only: an exact redirect URI; repeat for more.`,
   `${'--post-logout-redirect-uri <uri>'.padEnd(30)}oauth-clients:add only: where logout may return; repeatable.`,
   `${'--public'.padEnd(30)}oauth-clients:add only: a native or browser app, no secret, PKCE.`,
+  `${'--expires-in <d>'.padEnd(30)}oauth-clients:initial-access-token only: 30m, 12h or 7d (default 7d, at most 365d).`,
 ];
 
 export type OAuthClientCliInvocation =
@@ -52,6 +62,11 @@ export type OAuthClientCliInvocation =
       readonly kind: 'run';
       readonly command: 'oauth-clients:remove' | 'oauth-clients:rotate-secret';
       readonly id: string;
+    }
+  | {
+      readonly kind: 'run';
+      readonly command: 'oauth-clients:initial-access-token';
+      readonly expiresInSeconds: number;
     };
 
 /** The client commands' arguments; throws UsageError when they are wrong. */
@@ -64,6 +79,7 @@ export function parseOAuthClientArguments(
     readonly 'redirect-uri'?: readonly string[];
     readonly 'post-logout-redirect-uri'?: readonly string[];
     readonly public?: boolean;
+    readonly 'expires-in'?: string;
   },
 ): OAuthClientCliInvocation {
   switch (command) {
@@ -92,7 +108,31 @@ export function parseOAuthClientArguments(
     case 'oauth-clients:rotate-secret':
       expectArguments(command, rest, 1);
       return { kind: 'run', command, id: rest[0].trim() };
+    case 'oauth-clients:initial-access-token':
+      expectArguments(command, rest, 0);
+      return {
+        kind: 'run',
+        command,
+        expiresInSeconds:
+          values['expires-in'] === undefined
+            ? INITIAL_ACCESS_TOKEN_DEFAULT_SECONDS
+            : parseDuration(values['expires-in']),
+      };
   }
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { m: 60, h: 60 * 60, d: 24 * 60 * 60 };
+
+/** `30m`, `12h`, `7d`: a positive whole number of minutes, hours or days, up to 365 days. */
+function parseDuration(value: string): number {
+  const match = /^(\d{1,6})([mhd])$/.exec(value.trim());
+  const seconds = match === null ? 0 : Number(match[1]) * DURATION_UNITS[match[2]];
+  if (seconds <= 0 || seconds > INITIAL_ACCESS_TOKEN_MAX_SECONDS) {
+    throw new UsageError(
+      `--expires-in must be minutes, hours or days such as 30m, 12h or 7d (at most 365d), got "${value}".`,
+    );
+  }
+  return seconds;
 }
 
 function expectArguments(

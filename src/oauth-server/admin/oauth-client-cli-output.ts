@@ -1,4 +1,5 @@
 import type { AddedOAuthClient, OAuthClientSummary } from '../oauth-clients.service.js';
+import type { NewInitialAccessToken } from '../registration/initial-access-tokens.service.js';
 
 /** What the client commands print. */
 export const OAuthClientCliOutput = {
@@ -25,7 +26,7 @@ export const OAuthClientCliOutput = {
       : clients
           .map(
             (c) =>
-              `${c.clientId}  ${c.isPublic ? 'public' : 'confidential'}  ${c.createdAt.toISOString()}  ` +
+              `${c.clientId}  ${c.isPublic ? 'public' : 'confidential'}${c.isSelfRegistered ? ' self-registered' : ''}  ${c.createdAt.toISOString()}  ` +
               `scopes=${c.scopes.join(',')}  redirect_uris=${c.redirectUris.join(' ')}  ` +
               `name=${JSON.stringify(c.name)}`,
           )
@@ -39,5 +40,13 @@ export const OAuthClientCliOutput = {
       `client_id: ${rotated.clientId}`,
       `client_secret: ${rotated.clientSecret}`,
       'The secret is shown this once; the previous one no longer works.',
+    ].join('\n'),
+
+  /** The token is printed here and nowhere else, ever. */
+  initialAccessToken: (made: NewInitialAccessToken): string =>
+    [
+      `initial_access_token: ${made.token}`,
+      `expires_at: ${made.expiresAt.toISOString()}`,
+      'The token is shown this once: applications send it as "Authorization: Bearer …" to /oauth/register until it expires.',
     ].join('\n'),
 } as const;

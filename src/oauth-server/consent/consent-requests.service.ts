@@ -4,7 +4,6 @@ import { NotFoundError } from '../../common/errors/domain-errors.js';
 import type { RequestOrigin } from '../../common/request-origin/request-origin.js';
 import { forRequest } from '../../logging/log-fields.js';
 import { UsersService } from '../../users/users.service.js';
-import { OAuthClientsService } from '../oauth-clients.service.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
 import { ProviderHost } from '../provider/provider-host.js';
 import { ConsentApproval, CONSENT_DENIED } from './consent-approval.js';
@@ -12,12 +11,8 @@ import type {
   ConsentDecisionResponseDto,
   ConsentRequestResponseDto,
 } from './dto/consent-request.dto.js';
-import {
-  pendingOf,
-  scopesToApprove,
-  textOf,
-  type PendingInteraction,
-} from './pending-interaction.js';
+import { scopesToApprove, type PendingInteraction } from './pending-interaction.js';
+import { PendingInteractions } from './pending-interactions.js';
 
 /** A consent the provider waits for, signed in and not answered yet. */
 interface OpenConsent {
@@ -37,7 +32,7 @@ export class ConsentRequestsService {
 
   constructor(
     private readonly host: ProviderHost,
-    private readonly clients: OAuthClientsService,
+    private readonly pendingInteractions: PendingInteractions,
     private readonly users: UsersService,
     private readonly approval: ConsentApproval,
   ) {}
@@ -49,6 +44,8 @@ export class ConsentRequestsService {
       challenge: pending.uid,
       clientId: pending.clientId,
       clientName: pending.clientName,
+      unverified: pending.isUnverified,
+      localOnly: pending.isLocalOnly,
       returnHost: pending.returnHost,
       userId: pending.accountId,
       email: user?.email ?? '',
@@ -100,10 +97,9 @@ export class ConsentRequestsService {
     if (interaction === undefined || interaction.result !== undefined) {
       throw new NotFoundError(OAuthServerMessages.unknownConsentRequest);
     }
-    const client = await this.clients.find(textOf(interaction.params.client_id));
-    const pending = pendingOf(interaction, client);
+    const pending = await this.pendingInteractions.of(interaction);
     const { accountId } = pending;
-    if (pending.prompt !== 'consent' || accountId === undefined || client === null) {
+    if (pending.prompt !== 'consent' || accountId === undefined || !pending.known) {
       throw new NotFoundError(OAuthServerMessages.unknownConsentRequest);
     }
     return { interaction, pending: { ...pending, accountId } };

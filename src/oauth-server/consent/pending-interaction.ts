@@ -1,5 +1,4 @@
 import type { Interaction } from 'oidc-provider';
-import type { OAuthClientSummary } from '../oauth-clients.service.js';
 
 /** An interaction in progress, as the consent steps need it (the hosted pages and the API). */
 export interface PendingInteraction {
@@ -7,6 +6,10 @@ export interface PendingInteraction {
   /** The step the provider waits for: `login` or `consent`. */
   readonly prompt: string;
   readonly clientName: string;
+  /** The client registered itself (dynamic registration or a metadata document). */
+  readonly isUnverified: boolean;
+  /** ... and every redirect URI it has is on loopback. */
+  readonly isLocalOnly: boolean;
   /** The host (and port) the redirect URI returns to: what the person is told. */
   readonly returnHost: string;
   /** Where the page's form may lead, beyond this origin (its redirects end at the client). */
@@ -24,13 +27,21 @@ export interface PendingInteraction {
   readonly expiresAt: number;
 }
 
+/** The client of an interaction, as the consent steps describe it; null when unknown. */
+export interface InteractionClient {
+  readonly name: string;
+  readonly isUnverified: boolean;
+  /** Every redirect URI of a client that registered itself is on loopback. */
+  readonly isLocalOnly: boolean;
+}
+
 /**
  * What an interaction asks, from the library's record of it: the client (its name when it is
  * registered), the redirect's host, and the scopes, claims and resource scopes not granted yet.
  */
 export function pendingOf(
   interaction: Interaction,
-  client: Pick<OAuthClientSummary, 'name'> | null,
+  client: InteractionClient | null,
   extraFormTargets: readonly string[] = [],
 ): PendingInteraction {
   const clientId = textOf(interaction.params.client_id);
@@ -45,6 +56,8 @@ export function pendingOf(
     prompt: interaction.prompt.name,
     clientId,
     clientName: client?.name ?? clientId,
+    isUnverified: client?.isUnverified ?? false,
+    isLocalOnly: client?.isLocalOnly ?? false,
     returnHost: target.host,
     formTargets: [...(target.origin === null ? [] : [target.origin]), ...extraFormTargets],
     accountId: interaction.session?.accountId,

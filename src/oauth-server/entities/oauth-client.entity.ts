@@ -3,7 +3,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 export const OAUTH_CLIENT_NAME_MAX_LENGTH = 100;
 
 /**
- * An application registered by an operator to sign people in with Keygate (table
+ * An application registered by an operator, or by itself, to sign people in with Keygate (table
  * `oauth_clients`). A confidential client's secret is stored only as its digest; a public client
  * (a native or browser application) has none and must use PKCE.
  */
@@ -38,4 +38,12 @@ export class OAuthClient {
 
   @Column({ type: Date })
   createdAt: Date;
+
+  /**
+   * True when the client registered itself (dynamic client registration) rather than an
+   * operator: it is never trusted (the consent page always asks and says it is unverified).
+   */
+  // Written as the migration wrote it, so entities and schema match (test/schema.e2e-spec.ts).
+  @Column({ type: Boolean, default: () => 'false' })
+  isSelfRegistered: boolean;
 }

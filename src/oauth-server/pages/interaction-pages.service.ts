@@ -21,17 +21,15 @@ import { AppConfig } from '../../config/app-config.js';
 import { forRequest } from '../../logging/log-fields.js';
 import { MfaMessages } from '../../two-factor/mfa.messages.js';
 import { UsersService } from '../../users/users.service.js';
-import { OAuthClientsService } from '../oauth-clients.service.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
 import { INTERACTION_PATH } from '../provider/provider-configuration.js';
 import { ProviderHost } from '../provider/provider-host.js';
 import { ConsentApproval, CONSENT_DENIED } from '../consent/consent-approval.js';
 import {
-  pendingOf,
   scopesToApprove,
-  textOf,
   type PendingInteraction as Pending,
 } from '../consent/pending-interaction.js';
+import { PendingInteractions } from '../consent/pending-interactions.js';
 import { FormTokens } from './form-token.js';
 import {
   PageTemplates,
@@ -96,9 +94,9 @@ export class InteractionPagesService {
     private readonly host: ProviderHost,
     private readonly auth: AuthService,
     private readonly users: UsersService,
-    private readonly clients: OAuthClientsService,
     private readonly templates: PageTemplates,
     private readonly approval: ConsentApproval,
+    private readonly pendingInteractions: PendingInteractions,
     private readonly emailCodes: EmailCodesService,
     private readonly passkeys: Passkeys,
     private readonly passkeyFlows: PasskeyFlowsService,
@@ -400,12 +398,7 @@ export class InteractionPagesService {
       // No interaction cookie, another browser's interaction, or an expired one.
       return null;
     }
-    const client = await this.clients.find(textOf(details.params.client_id));
-    return pendingOf(
-      details,
-      client,
-      this.consentUrl === null ? [] : [new URL(this.consentUrl).origin],
-    );
+    return this.pendingInteractions.of(details);
   }
 
   /**
@@ -453,6 +446,8 @@ export class InteractionPagesService {
     return this.page('consent', 200, pending, {
       action: `${INTERACTION_PATH}/${pending.uid}/consent`,
       accountEmail: account?.email ?? '',
+      unverifiedNotice: pending.isUnverified ? OAuthServerMessages.unverifiedClient : '',
+      localhostNotice: pending.isLocalOnly ? OAuthServerMessages.localhostOnlyClient : '',
       // prompt=consent when the grant covers everything asked: the page lists what it covers. A
       // resource's scopes are shown by name: they are the API's own words, as text.
       scopes: [

@@ -27,3 +27,21 @@ export const corsForAgents: NonNullable<Configuration['clientBasedCORS']> = (
   }
   return false;
 };
+
+/**
+ * The registration endpoint's CORS (the library gives it none): any origin, as the token and
+ * revocation endpoints, for browser-based agents and inspectors. A registration carries no
+ * cookie; an initial access token, when one is required, comes in the Authorization header.
+ */
+export const REGISTRATION_CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'WWW-Authenticate, Retry-After',
+} as const;
+
+/** The answer to a registration's preflight request. */
+export const REGISTRATION_PREFLIGHT_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'POST',
+  'access-control-allow-headers': 'Authorization, Content-Type',
+  'access-control-max-age': '600',
+} as const;

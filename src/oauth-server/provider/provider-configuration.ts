@@ -2,6 +2,15 @@ import type { AsymmetricSigningAlgorithm, Configuration, JWK } from 'oidc-provid
 import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
 import { OAUTH_SCOPES } from '../oauth-clients.service.js';
 import { pagePolicy } from '../pages/page-templates.js';
+import { guardedFetch, FETCH_READ_LIMIT_BYTES } from '../client-metadata/guarded-fetch.js';
+import {
+  METADATA_DOCUMENT_LIMIT_BYTES,
+  metadataDocumentFeature,
+} from '../client-metadata/metadata-document-feature.js';
+import {
+  registrationFeature,
+  type RegistrationParts,
+} from '../registration/registration-feature.js';
 import { corsForAgents } from './agent-cors.js';
 import { resourceIndicators } from './resource-indicators.js';
 
@@ -13,6 +22,7 @@ export const PROVIDER_ROUTES = {
   revocation: '/oauth/revoke',
   introspection: '/oauth/introspect',
   end_session: '/oauth/logout',
+  registration: '/oauth/register',
   // Served by Keygate's own JWKS route (src/keys), which publishes the next, current and previous
   // keys: the provider only needs the address for its discovery document.
   jwks: '/.well-known/jwks.json',
@@ -42,6 +52,13 @@ export interface ProviderParts {
   readonly policy: NonNullable<NonNullable<Configuration['interactions']>['policy']>;
   /** The library's `invalid_target` error (RFC 8707), for the resource rules. */
   readonly invalidTarget: (description: string) => Error;
+  /** Dynamic client registration (OAuthServer__DynamicRegistration). */
+  readonly registration: Omit<RegistrationParts, 'mode' | 'idTokenAlgorithm'>;
+  /**
+   * Whether the client registered itself (dynamic registration or a metadata document): its
+   * consent is never taken as given.
+   */
+  readonly isSelfRegistered: (client: { readonly clientId: string }) => Promise<boolean>;
 }
 
 /** The policy of the pages the library renders with Keygate's templates (see pagePolicy). */
@@ -54,9 +71,10 @@ const DAY = 24 * 60 * MINUTE;
  * The library's configuration: OpenID Connect on OAuth 2.1 with the authorization code flow only,
  * PKCE (S256, the only method the library knows) required for public clients, refresh tokens
  * rotated at every use, revocation, introspection (confidential clients, their own tokens),
- * RP-initiated logout, and the four scopes. Nothing else is switched on: no implicit or hybrid
- * flow, no dynamic registration, no pushed requests, no HMAC-signed anything (a client secret is
- * stored only as a digest, so it cannot be a key).
+ * RP-initiated logout, and the four scopes; dynamic registration and client metadata documents
+ * when their settings say so. Nothing else is switched on: no implicit or hybrid flow, no pushed
+ * requests, no HMAC-signed anything (a client secret is stored only as a digest, so it cannot be a
+ * key).
  */
 export function providerConfiguration(parts: ProviderParts): Configuration {
   const { settings, signingKey } = parts;
@@ -77,6 +95,22 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
     },
     responseTypes: ['code'],
     clientAuthMethods: ['client_secret_basic', 'none'],
+    // What a client that registered itself gets for what it leaves out: ID tokens signed with
+    // Keygate's key (the only algorithm enabled), the code flow.
+    clientDefaults: {
+      grant_types: ['authorization_code'],
+      id_token_signed_response_alg: signingKey.alg,
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    // Every document the library fetches (client metadata documents) goes through Keygate's
+    // outbound-call guard, never the library's own dispatcher.
+    fetch: guardedFetch(settings.allowPrivateFetch),
+    fetchResponseBodyLimits: {
+      'client_id metadata document': METADATA_DOCUMENT_LIMIT_BYTES,
+      jwks_uri: FETCH_READ_LIMIT_BYTES,
+      sector_identifier_uri: FETCH_READ_LIMIT_BYTES,
+    },
     enabledJWA: {
       idTokenSigningAlgValues: [signingKey.alg],
       userinfoSigningAlgValues: [signingKey.alg],
@@ -120,10 +154,15 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       if (client === undefined || session?.accountId === undefined) {
         return undefined;
       }
+      const consented = (result?.consent as { grantId?: string } | undefined)?.grantId;
+      // A client that registered itself is never trusted: only the consent just given counts,
+      // so the person is asked at every authorization.
       const grantId =
-        (result?.consent as { grantId?: string } | undefined)?.grantId ??
-        session.grantIdFor(client.clientId) ??
-        (await parts.rememberedGrantId(session.accountId, client.clientId));
+        consented ??
+        ((await parts.isSelfRegistered(client))
+          ? undefined
+          : (session.grantIdFor(client.clientId) ??
+            (await parts.rememberedGrantId(session.accountId, client.clientId))));
       if (grantId === undefined) {
         return undefined;
       }
@@ -140,6 +179,12 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       devInteractions: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
       revocation: { enabled: true },
+      registration: registrationFeature({
+        ...parts.registration,
+        mode: settings.dynamicRegistration,
+        idTokenAlgorithm: signingKey.alg,
+      }),
+      clientIdMetadataDocument: metadataDocumentFeature(settings.clientIdMetadataDocuments),
       resourceIndicators: resourceIndicators({
         resources: settings.resources,
         requireResource: settings.requireResource,

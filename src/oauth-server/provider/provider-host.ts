@@ -15,11 +15,14 @@ import { BrowserSessions } from './browser-sessions.js';
 import { cookieKeysOf } from './cookie-keys.js';
 import { ProviderAccounts } from './provider-accounts.js';
 import { installAgentDiscovery } from './agent-discovery.js';
-import { providerConfiguration } from './provider-configuration.js';
+import { PROVIDER_ROUTES, providerConfiguration } from './provider-configuration.js';
 import { installClientRules } from './provider-hooks.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
 import { PageTemplates } from '../pages/page-templates.js';
 import { PROTOCOL_LIBRARY, type ProtocolLibrary } from './protocol-library.js';
+import { installRegistrationEdge } from '../registration/registration-edge.js';
+import { RegistrationRate } from '../registration/registration-rate.js';
+import { RandomSource } from '../../common/random/random-source.js';
 
 /**
  * The protocol library's instance. The library takes its signing keys once, when it is built, so
@@ -34,6 +37,8 @@ export class ProviderHost {
   private readonly logger = new Logger(ProviderHost.name);
   private readonly settings: OAuthServerConfig;
   private built: { readonly kid: string; readonly provider: Provider } | undefined;
+  /** Counted across rebuilds of the instance: a key rotation resets no one's count. */
+  private readonly registrationRate: RegistrationRate;
 
   constructor(
     @Inject(PROTOCOL_LIBRARY) private readonly library: ProtocolLibrary,
@@ -47,11 +52,13 @@ export class ProviderHost {
     private readonly browserSessions: BrowserSessions,
     private readonly grants: OAuthGrantsService,
     private readonly providerEvents: ProviderEvents,
+    private readonly random: RandomSource,
   ) {
     if (config.oauthServer === null) {
       throw new Error('The OpenID provider is mounted only when OAuthServer__Enabled=true');
     }
     this.settings = config.oauthServer;
+    this.registrationRate = new RegistrationRate(clock);
   }
 
   /** The instance for the current signing key; throws while the key set has none. */
@@ -134,11 +141,24 @@ export class ProviderHost {
         policy: this.policy(),
         invalidTarget: (description) => new this.library.errors.InvalidTarget(description),
         rememberedGrantId: (accountId, clientId) => this.grants.grantIdOf(accountId, clientId),
+        registration: {
+          newClientId: () => this.random.uuid(),
+          newClientSecret: () => this.clients.newClientSecret(),
+          // The library's error names itself invalid_redirect_uri when its description starts
+          // with `redirect_uris` (as the rules' refusals of redirect URIs do).
+          refusal: ({ description }) => new this.library.errors.InvalidClientMetadata(description),
+        },
+        isSelfRegistered: async (client) =>
+          (client as { clientIdMetadataDocument?: unknown }).clientIdMetadataDocument === true ||
+          (await this.clients.find(client.clientId))?.isSelfRegistered === true,
       }),
     );
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.
     provider.proxy = this.config.trustedProxies.length > 0;
     installClientRules(provider);
+    if (this.settings.dynamicRegistration !== 'off') {
+      installRegistrationEdge(provider, PROVIDER_ROUTES.registration, this.registrationRate);
+    }
     this.providerEvents.install(provider);
     installAgentDiscovery(provider, this.settings.resources);
     return provider;

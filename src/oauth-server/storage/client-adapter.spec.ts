@@ -10,6 +10,7 @@ const BASE: StoredOAuthClient = {
   isPublic: false,
   scopes: ['openid', 'email'],
   createdAt: new Date('2026-11-29T08:00:00.000Z'),
+  isSelfRegistered: false,
   secretDigest: 'ab'.repeat(32),
 };
 

@@ -23,6 +23,12 @@ export class ConsentRequestResponseDto {
   /** The client's name: free text, to be shown as text, never as markup. */
   readonly clientName: string;
 
+  /** The client registered itself: nobody vouches for it (say so to the person). */
+  readonly unverified: boolean;
+
+  /** A client that registered itself and returns only to this machine (localhost). */
+  readonly localOnly: boolean;
+
   /** The host (and port) the person returns to after the decision. */
   readonly returnHost: string;
 

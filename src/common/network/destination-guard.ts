@@ -1,7 +1,12 @@
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIPv4, isIPv6, type LookupFunction } from 'node:net';
 
 /**
- * Addresses a webhook may not reach unless Webhooks__AllowPrivateDestinations=true: loopback,
+ * The one outbound-call guard: webhooks (src/webhooks) and the fetch of client metadata documents
+ * (src/oauth-server) both connect only through it.
+ *
+ * Addresses an outbound call may not reach unless its opt-in says so
+ * (Webhooks__AllowPrivateDestinations, OAuthServer__AllowPrivateFetch): loopback,
  * private, link-local, carrier-grade NAT, unspecified, multicast, reserved and documentation
  * ranges (RFC 6890), which would let whoever names an endpoint probe the service's own network.
  * IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64, 6to4) are judged by it.
@@ -42,7 +47,7 @@ for (const [network, prefix] of [
   BLOCKED_V6.addSubnet(network, prefix, 'ipv6');
 }
 
-/** True when `address` (an IP literal) is one a webhook may reach without the opt-in. */
+/** True when `address` (an IP literal) is one an outbound call may reach without the opt-in. */
 export function isPublicAddress(address: string): boolean {
   const plain = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   if (isIPv4(plain)) {
@@ -60,6 +65,47 @@ export function isPublicAddress(address: string): boolean {
     return isIPv4(embedded) && !BLOCKED_V4.check(embedded, 'ipv4');
   }
   return !BLOCKED_V6.check(plain, 'ipv6');
+}
+
+/** A destination the guard refused: trying again cannot help. */
+export class RefusedDestinationError extends Error {
+  readonly code = 'EDESTINATION';
+  constructor() {
+    super('EDESTINATION');
+    this.name = 'RefusedDestinationError';
+  }
+}
+
+/**
+ * dns.lookup for `http.request`'s `lookup` option, refusing names any of whose addresses is not
+ * public (unless `allowPrivate`): the check is on the addresses actually connected to, after
+ * name resolution, so a name that resolves to a private address, or changes its answer between
+ * two look-ups, is refused all the same. An IP literal is not looked up: check it with
+ * isPublicAddress before connecting.
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error !== null) {
+        callback(error, '', 0);
+        return;
+      }
+      if (!allowPrivate && addresses.some((a) => !isPublicAddress(a.address))) {
+        callback(new RefusedDestinationError(), '', 0);
+        return;
+      }
+      if (options.all === true) {
+        (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
+        return;
+      }
+      const first = addresses[0];
+      if (first === undefined) {
+        callback(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' }), '', 0);
+        return;
+      }
+      callback(null, first.address, first.family);
+    });
+  };
 }
 
 /** The IPv4 address an IPv6 one carries (mapped, compatible, NAT64, 6to4), or null. */
