@@ -38,7 +38,7 @@ import {
   stopAllServers,
   type ServerProcess,
 } from './utils/spawn-server.js';
-import { createTestDatabase, onPostgres, type TestDatabase } from './utils/test-database.js';
+import { createTestDatabase, type TestDatabase } from './utils/test-database.js';
 
 // Issue 40, "How it is tested": an MCP client on the official SDK (@modelcontextprotocol/sdk),
 // with its own auth() flow and nothing configured but the MCP server's URL, against Keygate.
@@ -377,33 +377,23 @@ describe('An MCP agent with a client ID metadata document served over HTTPS', ()
     return response.json<{ user: { id: string } }>().user;
   }
 
-  /**
-   * Known defect, reported: on PostgreSQL the consent to a client whose client_id is a document URL
-   * longer than 36 characters (as deployed agents' are) fails with a 500, since
-   * `oauth_consents.clientId` is varchar(36), sized for UUIDs (SQLite does not enforce lengths).
-   * Until a migration widens it this case is expected to fail there, and Jest says so the day it
-   * passes: then drop this and use `it`.
-   */
-  const itUntilConsentsHoldUrls = onPostgres ? it.failing : it;
+  // The document's URL is longer than 36 characters, as deployed agents' are: PostgreSQL once
+  // refused to store the consent to it (oauth_consents.clientId was sized for a UUID).
+  it('(b) should present its document as client_id, sign in and consent, call a tool, refresh for the resource and step up', async () => {
+    const person = await signUp('carla@example.com');
+    const clientMetadataUrl = `${documents.origin}${DOCUMENT_PATH}`;
+    const agent = new McpAgent({
+      redirectUrl,
+      person: personOf('carla@example.com'),
+      clientMetadataUrl,
+    });
+    documents.documents.set(DOCUMENT_PATH, {
+      body: { client_id: clientMetadataUrl, ...agent.clientMetadata },
+    });
 
-  itUntilConsentsHoldUrls(
-    '(b) should present its document as client_id, sign in and consent, call a tool, refresh for the resource and step up',
-    async () => {
-      const person = await signUp('carla@example.com');
-      const clientMetadataUrl = `${documents.origin}${DOCUMENT_PATH}`;
-      const agent = new McpAgent({
-        redirectUrl,
-        person: personOf('carla@example.com'),
-        clientMetadataUrl,
-      });
-      documents.documents.set(DOCUMENT_PATH, {
-        body: { client_id: clientMetadataUrl, ...agent.clientMetadata },
-      });
+    const clientId = await agentStory(agent, person.id, stack);
 
-      const clientId = await agentStory(agent, person.id, stack);
-
-      expect(clientId).toBe(clientMetadataUrl);
-      expect(documents.requested).toContain(DOCUMENT_PATH);
-    },
-  );
+    expect(clientId).toBe(clientMetadataUrl);
+    expect(documents.requested).toContain(DOCUMENT_PATH);
+  });
 });

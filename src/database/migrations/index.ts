@@ -26,6 +26,7 @@ import { NotifyAccountChanges1799000000000 } from './1799000000000-NotifyAccount
 import { CreateOAuthArtefacts1799100000000 } from './1799100000000-CreateOAuthArtefacts.js';
 import { CreateOAuthConsents1799100000100 } from './1799100000100-CreateOAuthConsents.js';
 import { AddOAuthClientSelfRegistered1799150000000 } from './1799150000000-AddOAuthClientSelfRegistered.js';
+import { WidenOAuthConsentClientId1799160000000 } from './1799160000000-WidenOAuthConsentClientId.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
 export type MigrationClass = new () => MigrationInterface;
@@ -62,4 +63,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   CreateOAuthArtefacts1799100000000,
   CreateOAuthConsents1799100000100,
   AddOAuthClientSelfRegistered1799150000000,
+  WidenOAuthConsentClientId1799160000000,
 ];

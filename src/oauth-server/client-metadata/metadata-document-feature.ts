@@ -15,6 +15,12 @@ const DRAFT = 'draft-02';
  */
 export const METADATA_DOCUMENT_CACHE_SECONDS = { min: 60, max: 24 * 60 * 60 } as const;
 
+/**
+ * The longest client id: a metadata document's URL longer than this is not fetched (the
+ * consents table keeps a client id in as many characters, the bound of a redirect URI here).
+ */
+export const OAUTH_CLIENT_ID_MAX_LENGTH = 2048;
+
 /** A client metadata document larger than this is refused. */
 export const METADATA_DOCUMENT_LIMIT_BYTES = 5 * 1024;
 
@@ -32,7 +38,7 @@ export function metadataDocumentFeature(enabled: boolean): MetadataDocumentFeatu
   return {
     enabled: true,
     ack: DRAFT,
-    allowFetch: () => true,
+    allowFetch: (_ctx, url) => url.length <= OAUTH_CLIENT_ID_MAX_LENGTH,
     allowClient: (_ctx, client) => isAcceptableMetadataDocumentClient(client),
     cacheDuration: { ...METADATA_DOCUMENT_CACHE_SECONDS },
   };

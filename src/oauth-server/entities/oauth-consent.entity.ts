@@ -1,5 +1,6 @@
 import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { User } from '../../users/entities/user.entity.js';
+import { OAUTH_CLIENT_ID_MAX_LENGTH } from '../client-metadata/metadata-document-feature.js';
 
 /**
  * A person's consent to a client (table `oauth_consents`): the scopes granted and the protocol
@@ -16,7 +17,8 @@ export class OAuthConsent {
   @JoinColumn({ name: 'userId', foreignKeyConstraintName: 'FK_oauth_consents_userId' })
   owner?: User;
 
-  @PrimaryColumn({ type: String, length: 36 })
+  /** An operator's or a registration's UUID, or a client ID metadata document's URL. */
+  @PrimaryColumn({ type: String, length: OAUTH_CLIENT_ID_MAX_LENGTH })
   clientId: string;
 
   /** Space-separated, in OAUTH_SCOPES order. */
