@@ -313,6 +313,7 @@ const OPTIONS = {
   'redirect-uri': { type: 'string', multiple: true },
   'post-logout-redirect-uri': { type: 'string', multiple: true },
   public: { type: 'boolean' },
+  grant: { type: 'string', multiple: true },
 } as const;
 
 function parse(argv: readonly string[]) {
@@ -383,6 +384,7 @@ const OPTION_OWNERS = [
   ['redirect-uri', ['oauth-clients:add']],
   ['post-logout-redirect-uri', ['oauth-clients:add']],
   ['public', ['oauth-clients:add']],
+  ['grant', ['oauth-clients:add']],
 ] as const satisfies readonly (readonly [string, readonly CliCommand[]])[];
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

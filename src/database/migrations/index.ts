@@ -24,6 +24,7 @@ import { CreateOAuthClients1798900000000 } from './1798900000000-CreateOAuthClie
 import { CreateFederation1798950000000 } from './1798950000000-CreateFederation.js';
 import { NotifyAccountChanges1799000000000 } from './1799000000000-NotifyAccountChanges.js';
 import { CreateOAuthArtefacts1799100000000 } from './1799100000000-CreateOAuthArtefacts.js';
+import { AddOAuthClientGrantTypes1799100000400 } from './1799100000400-AddOAuthClientGrantTypes.js';
 import { CreateOAuthConsents1799100000100 } from './1799100000100-CreateOAuthConsents.js';
 
 /** A migration as TypeORM takes it: a class named `<PascalName><epoch-ms>`. */
@@ -60,4 +61,5 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   NotifyAccountChanges1799000000000,
   CreateOAuthArtefacts1799100000000,
   CreateOAuthConsents1799100000100,
+  AddOAuthClientGrantTypes1799100000400,
 ];
