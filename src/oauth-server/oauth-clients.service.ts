@@ -121,7 +121,7 @@ export class OAuthClientsService {
       !redirects &&
       (input.redirectUris.length > 0 || (input.postLogoutRedirectUris ?? []).length > 0)
     ) {
-      throw new InvalidArgumentError(OAuthServerMessages.redirectUrisWithoutCode);
+      throw new InvalidArgumentError(OAuthServerMessages.redirectsWithoutCode);
     }
     const redirectUris = checkedUris(input.redirectUris, redirects);
     const postLogoutRedirectUris = checkedUris(input.postLogoutRedirectUris ?? [], false);
@@ -270,7 +270,7 @@ function checkedGrantTypes(
   // RFC 6749 §4.4: the client credentials grant is for confidential clients only; a public
   // client has no credentials to present.
   if (isPublic && asked.has('client_credentials')) {
-    throw new InvalidArgumentError(OAuthServerMessages.publicClientCredentials);
+    throw new InvalidArgumentError(OAuthServerMessages.publicClientGrant);
   }
   return OAUTH_GRANT_TYPES.filter((grantType) => asked.has(grantType));
 }

@@ -13,9 +13,9 @@ export const OAuthServerMessages = {
     'Alcance desconocido: los alcances posibles son openid, profile, email y offline_access.',
   unknownGrantTypes:
     'Tipo de concesión desconocido: los tipos posibles son authorization_code, device_code y client_credentials.',
-  publicClientCredentials:
+  publicClientGrant:
     'Un cliente público no puede usar client_credentials: solo los clientes confidenciales tienen credenciales.',
-  redirectUrisWithoutCode: 'Solo un cliente con authorization_code tiene URI de redirección.',
+  redirectsWithoutCode: 'Solo un cliente con authorization_code tiene URI de redirección.',
   unknownClient: 'Cliente OAuth no encontrado.',
   publicClientSecret: 'Un cliente público no tiene secreto que renovar.',
   unknownGrant: 'No ha autorizado a esa aplicación.',
