@@ -90,7 +90,7 @@ describe('OAuth server: client credentials grant', () => {
       client_id: clientId,
       scope: 'orders:read',
     });
-    expect(claims.exp! - claims.iat!).toBe(180);
+    expect(claims.exp - claims.iat!).toBe(180);
 
     const elsewhere = verifyAccessToken(tokens.access_token, {
       issuer: t.baseUrl,
