@@ -240,15 +240,14 @@ describe('OAuth server: clients through the admin API', () => {
     const listed = (await call(t, 'GET', CLIENTS, key)).json<{
       clients: { name: string; redirectUris: string[]; grantTypes: string[] }[];
     }>();
+    // Both were made at the same instant: the list orders them by id then, so by name here.
     expect(
-      listed.clients.map(({ name, redirectUris, grantTypes }) => ({
-        name,
-        redirectUris,
-        grantTypes,
-      })),
+      listed.clients
+        .map(({ name, redirectUris, grantTypes }) => ({ name, redirectUris, grantTypes }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
     ).toEqual([
-      { name: 'Deploy CLI', redirectUris: [], grantTypes: ['device_code'] },
       { name: 'Billing', redirectUris: [], grantTypes: ['device_code', 'client_credentials'] },
+      { name: 'Deploy CLI', redirectUris: [], grantTypes: ['device_code'] },
     ]);
   });
 
