@@ -145,6 +145,8 @@ describe('OAuth server: clients through the admin API', () => {
           postLogoutRedirectUris: ['https://grafana.example.com/'],
           public: false,
           scopes: ['openid', 'email', 'offline_access'],
+          grantTypes: ['authorization_code'],
+          selfRegistered: false,
           createdAt: expect.stringMatching(/Z$/),
         },
       ],
@@ -211,6 +213,73 @@ describe('OAuth server: clients through the admin API', () => {
     [{ name: 'App', redirectUris: ['https://a.example.com/cb'], scopes: ['admin'] }, ['scopes']],
     [{ name: 'App', redirectUris: ['https://a.example.com/cb'], public: 'yes' }, ['public']],
   ])('should refuse the malformed body %j with problem details', async (body, fields) => {
+    const key = await createKey(t, ['oauth-clients:write']);
+    const response = await call(t, 'POST', CLIENTS, key, body);
+    expect(response.status).toBe(400);
+    expect(response.json()).toEqual(problemDetails(fields));
+  });
+
+  it('should register device and service clients by grant type, without redirect URIs', async () => {
+    const key = await createKey(t, ['oauth-clients:read', 'oauth-clients:write']);
+    const device = await call(t, 'POST', CLIENTS, key, {
+      name: 'Deploy CLI',
+      public: true,
+      grantTypes: ['device_code'],
+    });
+    expect(device.status).toBe(201);
+    expect(device.json()).toEqual({ clientId: expect.stringMatching(UUID) });
+    const service = await call(t, 'POST', CLIENTS, key, {
+      name: 'Billing',
+      redirectUris: [],
+      grantTypes: ['client_credentials', 'device_code'],
+    });
+    expect(service.status).toBe(201);
+    expect(service.json()).toEqual({
+      clientId: expect.stringMatching(UUID),
+      clientSecret: expect.stringMatching(SECRET),
+    });
+    const listed = (await call(t, 'GET', CLIENTS, key)).json<{
+      clients: { name: string; redirectUris: string[]; grantTypes: string[] }[];
+    }>();
+    // Both were made at the same instant: the list orders them by id then, so by name here.
+    expect(
+      listed.clients
+        .map(({ name, redirectUris, grantTypes }) => ({ name, redirectUris, grantTypes }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+    ).toEqual([
+      { name: 'Billing', redirectUris: [], grantTypes: ['device_code', 'client_credentials'] },
+      { name: 'Deploy CLI', redirectUris: [], grantTypes: ['device_code'] },
+    ]);
+  });
+
+  it.each([
+    [
+      { name: 'Svc', public: true, grantTypes: ['client_credentials'] },
+      'Un cliente público no puede usar client_credentials: solo los clientes confidenciales tienen credenciales.',
+    ],
+    [
+      {
+        name: 'Svc',
+        redirectUris: ['https://svc.example.com/cb'],
+        grantTypes: ['client_credentials'],
+      },
+      'Solo un cliente con authorization_code tiene URI de redirección.',
+    ],
+  ])('should refuse the grant types of %j with 400 and its message', async (body, message) => {
+    const key = await createKey(t, ['oauth-clients:write']);
+    const response = await call(t, 'POST', CLIENTS, key, body);
+    expect({ status: response.status, body: response.json() }).toEqual({
+      status: 400,
+      body: errorBody(400, message),
+    });
+    expect(await t.dataSource.getRepository(OAuthClient).count()).toBe(0);
+  });
+
+  it.each([
+    [{ name: 'App', grantTypes: ['implicit'] }, ['grantTypes']],
+    [{ name: 'App', grantTypes: [] }, ['grantTypes']],
+    [{ name: 'App', grantTypes: ['authorization_code'] }, ['redirectUris']],
+  ])('should refuse the malformed grant types %j with problem details', async (body, fields) => {
     const key = await createKey(t, ['oauth-clients:write']);
     const response = await call(t, 'POST', CLIENTS, key, body);
     expect(response.status).toBe(400);
@@ -347,6 +416,26 @@ describe('OAuth server: clients through the CLI', () => {
       const fresh = /client_secret: (\S+)/.exec(rotated.stdout)?.[1] ?? '';
       expect(fresh).toMatch(SECRET);
       expect(fresh).not.toBe(secret);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'should add a service client with --grant and no redirect URI',
+    async () => {
+      const added = await runCliOn(
+        t.database,
+        ['oauth-clients:add', '--name', 'Billing', '--grant', 'client_credentials'],
+        cwd,
+        ENABLED,
+      );
+      expect(added.stderr).toBe('');
+      expect(added.code).toBe(0);
+      expect(added.stdout).toContain('redirect_uris: -\n');
+      expect(added.stdout).toContain('grant_types: client_credentials\n');
+      expect(added.stdout).toMatch(/client_secret: kgcs_/);
+      const listed = await runCliOn(t.database, ['oauth-clients:list'], cwd, ENABLED);
+      expect(listed.stdout).toContain('grant_types=client_credentials');
     },
     CLI_TEST_TIMEOUT_MS,
   );

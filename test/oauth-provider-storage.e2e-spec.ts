@@ -22,12 +22,17 @@ afterAll(async () => {
   await t?.close();
 });
 
-function adapterOf(app: TestApp, kind: string): ArtefactAdapter {
+let aliases = 0;
+
+function adapterOf(app: TestApp, kind: string, route?: () => string): ArtefactAdapter {
   return new ArtefactAdapter(
     kind,
     app.app.get(OAuthArtefactRepository),
     app.clock,
     errors.InvalidGrant,
+    undefined,
+    route,
+    () => `alias-id-${++aliases}-0123456789abcdefghijklmnopqrstuvwxyz`,
   );
 }
 
@@ -64,6 +69,37 @@ describe('OAuth server: storage of artefacts', () => {
     });
     expect(await adapter.find('another-id')).toBeUndefined();
     expect(await adapter.findByUserCode('WDJB-MJHT')).toMatchObject({ userCode: 'WDJB-MJHT' });
+  });
+
+  it('should give a device code found by its user code an alias that saves to its row, and never redeems it', async () => {
+    let route = 'code_verification';
+    const adapter = adapterOf(t, 'DeviceCode', () => route);
+    const deviceCode = 'device-code-0123456789-abcdefghijklmnopqrst';
+    await adapter.upsert(
+      deviceCode,
+      { jti: deviceCode, kind: 'DeviceCode', userCode: 'BCDF-GHJK', clientId: 'c', exp: 2 },
+      600,
+    );
+    const found = await adapter.findByUserCode('BCDF-GHJK');
+    expect(found).toMatchObject({ kind: 'DeviceCode', userCode: 'BCDF-GHJK', clientId: 'c' });
+    const alias = String(found?.jti);
+    expect(alias).not.toBe(deviceCode);
+    // The library saves what it found by the alias: the device code's own row changes.
+    await adapter.upsert(alias, { ...found, jti: alias, accountId: 'person' }, 600);
+    expect(await adapter.find(deviceCode)).toMatchObject({ jti: deviceCode, accountId: 'person' });
+    // The user code still finds it.
+    expect(await adapter.findByUserCode('BCDF-GHJK')).toMatchObject({ accountId: 'person' });
+    expect(await adapter.find(alias)).toMatchObject({ jti: alias, accountId: 'person' });
+    // At the token endpoint only the device code itself leads to the row.
+    route = 'token';
+    expect(await adapter.find(alias)).toBeUndefined();
+    expect(await adapter.find(deviceCode)).toMatchObject({ accountId: 'person' });
+    const stored = JSON.stringify(
+      await t.dataSource.getRepository(OAuthArtefact).findBy({ kind: 'DeviceCode' }),
+    );
+    for (const secret of [deviceCode, alias, 'BCDF-GHJK']) {
+      expect(stored).not.toContain(secret);
+    }
   });
 
   it("should not find a row once its lifetime is over on Keygate's clock", async () => {

@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as oidc from 'openid-client';
+import { AdminKeysService } from '../src/admin/keys/admin-keys.service.js';
 import { digestOpaqueToken } from '../src/common/crypto/opaque-token.js';
+import { RandomSource } from '../src/common/random/random-source.js';
+import { internalOrigin } from '../src/common/request-origin/request-origin.js';
 import { OAuthClient } from '../src/oauth-server/entities/oauth-client.entity.js';
 import { InitialAccessTokensService } from '../src/oauth-server/registration/initial-access-tokens.service.js';
 import { createUser, DEFAULT_PASSWORD } from './factories/user.factory.js';
@@ -195,6 +198,24 @@ describe('OAuth server: open dynamic registration', () => {
       },
     ]);
     expect(JSON.stringify(events)).not.toContain(body.client_secret);
+
+    // Operators see it as one that registered itself, with the code grant only.
+    const { secret } = await t.app
+      .get(AdminKeysService)
+      .create(
+        'client-reader',
+        ['oauth-clients:read'],
+        internalOrigin('cli', t.app.get(RandomSource)),
+      );
+    const listed = await t.request('/api/admin/oauth/clients', {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    expect(
+      listed
+        .json<{ clients: { clientId: string; selfRegistered: boolean; grantTypes: string[] }[] }>()
+        .clients.filter(({ clientId }) => clientId === body.client_id)
+        .map(({ selfRegistered, grantTypes }) => ({ selfRegistered, grantTypes })),
+    ).toEqual([{ selfRegistered: true, grantTypes: ['authorization_code'] }]);
   });
 
   it.each([

@@ -164,6 +164,39 @@ describe('OAuth server: resource indicators (RFC 8707)', () => {
     ).rejects.toMatchObject({ error: 'invalid_target' });
   });
 
+  it("should compare the resource of the token and refresh requests canonically with the authorization's", async () => {
+    const user = await createUser(t, { email: 'clara@example.com' });
+    const { config, tokens } = await tokensFor(
+      user.email,
+      { resource: 'https://MCP.example.com/mcp', scope: 'openid offline_access mcp:tools' },
+      // Another spelling of the same resource: scheme and host case, the default port.
+      { resource: 'HTTPS://mcp.example.COM:443/mcp' },
+    );
+    expect(await publishedClaims(tokens.access_token)).toMatchObject({
+      aud: MCP,
+      scope: 'mcp:tools',
+    });
+    // The ID token names the client it was issued to.
+    const idToken = await publishedClaims(tokens.id_token!);
+    expect(idToken).toMatchObject({
+      aud: config.clientMetadata().client_id,
+      azp: config.clientMetadata().client_id,
+    });
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!, {
+      resource: 'https://mcp.EXAMPLE.com/mcp',
+    });
+    expect(await publishedClaims(refreshed.access_token)).toMatchObject({
+      aud: MCP,
+      scope: 'mcp:tools',
+    });
+    // The path is not folded: another path is another resource.
+    await expect(
+      oidc.refreshTokenGrant(config, refreshed.refresh_token!, {
+        resource: 'https://mcp.example.com/MCP',
+      }),
+    ).rejects.toMatchObject({ error: 'invalid_target' });
+  });
+
   it('should refresh (offline_access) for the granted resource, and refuse another one', async () => {
     const user = await createUser(t, { email: 'olga@example.com' });
     const { config, tokens } = await tokensFor(

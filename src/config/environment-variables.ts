@@ -658,6 +658,13 @@ export class EnvironmentVariables {
    */
   @IsBooleanKey()
   OAuthServer__AllowPrivateFetch = false;
+  /** The device authorization grant (RFC 8628) for command-line tools and devices without a browser. */
+  @IsBooleanKey()
+  OAuthServer__DeviceFlow = false;
+
+  /** The client credentials grant for services: tokens for a declared resource only. */
+  @IsBooleanKey()
+  OAuthServer__ClientCredentials = false;
 }
 
 /** A key that holds a boolean, written `true`/`false` in any case or `1`/`0`. */

@@ -79,6 +79,7 @@ describe(OAuthClientsService.name, () => {
         postLogoutRedirectUris: [],
         isPublic: false,
         scopes: ['openid', 'profile', 'email', 'offline_access'],
+        grantTypes: ['authorization_code'],
         createdAt: new Date('2026-11-29T08:00:00.000Z'),
         isSelfRegistered: false,
       },

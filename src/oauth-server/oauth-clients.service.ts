@@ -21,6 +21,18 @@ import { isRegistrableRedirectUri } from './redirect-uris.js';
 export const OAUTH_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
 export type OAuthScope = (typeof OAUTH_SCOPES)[number];
 
+/**
+ * The grants a client may be registered for, in the order they are stored and shown. The
+ * authorization code grant brings its refresh tokens (with `offline_access`); the device grant
+ * (RFC 8628) and the client credentials grant are served only when their settings are on.
+ */
+export const OAUTH_GRANT_TYPES = [
+  'authorization_code',
+  'device_code',
+  'client_credentials',
+] as const;
+export type OAuthGrantType = (typeof OAUTH_GRANT_TYPES)[number];
+
 /** Every client starts so: a leaked secret is recognisable (secret scanners, logs). */
 export const OAUTH_CLIENT_SECRET_PREFIX = 'kgcs_';
 const CLIENT_SECRET_BYTES = 32;
@@ -39,6 +51,8 @@ export interface NewOAuthClient {
   readonly isPublic?: boolean;
   /** Default: every scope of OAUTH_SCOPES. */
   readonly scopes?: readonly string[];
+  /** Default: the authorization code grant only. */
+  readonly grantTypes?: readonly string[];
 }
 
 /**
@@ -58,6 +72,7 @@ export interface OAuthClientSummary {
   readonly postLogoutRedirectUris: readonly string[];
   readonly isPublic: boolean;
   readonly scopes: readonly OAuthScope[];
+  readonly grantTypes: readonly OAuthGrantType[];
   readonly createdAt: Date;
   /** It registered itself (dynamic client registration): never trusted. */
   readonly isSelfRegistered: boolean;
@@ -104,10 +119,20 @@ export class OAuthClientsService {
 
   async add(input: NewOAuthClient, change?: OAuthClientChange): Promise<AddedOAuthClient> {
     const name = checkedName(input.name);
-    const redirectUris = checkedUris(input.redirectUris, true);
+    const isPublic = input.isPublic === true;
+    const grantTypes = checkedGrantTypes(input.grantTypes, isPublic);
+    // Only the authorization code grant returns to the application: a device or a service has
+    // no redirect URI, and registering one for it would be a way back nobody checks.
+    const redirects = grantTypes.includes('authorization_code');
+    if (
+      !redirects &&
+      (input.redirectUris.length > 0 || (input.postLogoutRedirectUris ?? []).length > 0)
+    ) {
+      throw new InvalidArgumentError(OAuthServerMessages.redirectsWithoutCode);
+    }
+    const redirectUris = checkedUris(input.redirectUris, redirects);
     const postLogoutRedirectUris = checkedUris(input.postLogoutRedirectUris ?? [], false);
     const scopes = checkedScopes(input.scopes);
-    const isPublic = input.isPublic === true;
     const clientSecret = isPublic ? null : this.newSecret();
     const client: OAuthClient = Object.assign(new OAuthClient(), {
       id: this.random.uuid(),
@@ -116,6 +141,7 @@ export class OAuthClientsService {
       postLogoutRedirectUris: JSON.stringify(postLogoutRedirectUris),
       isPublic,
       scopes: scopes.join(' '),
+      grantTypes: grantTypes.join(' '),
       secretDigest: clientSecret === null ? null : digestOpaqueToken(clientSecret),
       createdAt: this.clock.now(),
       isSelfRegistered: false,
@@ -146,6 +172,8 @@ export class OAuthClientsService {
       postLogoutRedirectUris: JSON.stringify(checkedUris(input.postLogoutRedirectUris, false)),
       isPublic: input.clientSecret === null,
       scopes: OAUTH_SCOPES.join(' '),
+      // The code grant only: the device and client credentials grants are an operator's choice.
+      grantTypes: 'authorization_code',
       secretDigest: input.clientSecret === null ? null : digestOpaqueToken(input.clientSecret),
       createdAt: this.clock.now(),
       isSelfRegistered: true,
@@ -291,6 +319,29 @@ function checkedScopes(scopes: readonly string[] | undefined): OAuthScope[] {
   return OAUTH_SCOPES.filter((scope) => asked.has(scope));
 }
 
+function checkedGrantTypes(
+  grantTypes: readonly string[] | undefined,
+  isPublic: boolean,
+): OAuthGrantType[] {
+  if (grantTypes === undefined) {
+    return ['authorization_code'];
+  }
+  const asked = new Set(grantTypes.map((grantType) => grantType.trim()).filter((g) => g !== ''));
+  if (asked.size === 0 || [...asked].some((grantType) => !isOAuthGrantType(grantType))) {
+    throw new InvalidArgumentError(OAuthServerMessages.unknownGrantTypes);
+  }
+  // RFC 6749 §4.4: the client credentials grant is for confidential clients only; a public
+  // client has no credentials to present.
+  if (isPublic && asked.has('client_credentials')) {
+    throw new InvalidArgumentError(OAuthServerMessages.publicClientGrant);
+  }
+  return OAUTH_GRANT_TYPES.filter((grantType) => asked.has(grantType));
+}
+
+function isOAuthGrantType(value: string): value is OAuthGrantType {
+  return (OAUTH_GRANT_TYPES as readonly string[]).includes(value);
+}
+
 function isOAuthScope(value: string): value is OAuthScope {
   return (OAUTH_SCOPES as readonly string[]).includes(value);
 }
@@ -303,6 +354,7 @@ function summaryOf(client: OAuthClient): OAuthClientSummary {
     postLogoutRedirectUris: parseList(client.postLogoutRedirectUris),
     isPublic: client.isPublic,
     scopes: client.scopes.split(' ').filter(isOAuthScope),
+    grantTypes: client.grantTypes.split(' ').filter(isOAuthGrantType),
     createdAt: client.createdAt,
     isSelfRegistered: client.isSelfRegistered,
   };

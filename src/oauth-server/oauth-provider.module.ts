@@ -17,6 +17,7 @@ import { OAuthConsentRepository } from './grants/oauth-consent.repository.js';
 import { OAuthGrantsController } from './grants/oauth-grants.controller.js';
 import { OAuthGrantsService } from './grants/oauth-grants.service.js';
 import { OAuthClientsModule } from './oauth-clients.module.js';
+import { DevicePages } from './pages/device-pages.js';
 import { InteractionPagesService } from './pages/interaction-pages.service.js';
 import { PageTemplates } from './pages/page-templates.js';
 import { BrowserSessions } from './provider/browser-sessions.js';
@@ -51,6 +52,7 @@ import { ArtefactCleanup } from './storage/artefact-cleanup.js';
     ProviderMount,
     PageTemplates,
     InteractionPagesService,
+    DevicePages,
     ArtefactCleanup,
     BrowserSessions,
     ProviderEvents,

@@ -11,6 +11,11 @@ export const OAuthServerMessages = {
     'Las URI de redirección deben ser absolutas: https, http solo en loopback o un esquema privado con punto; sin usuario, contraseña ni fragmento y de 2048 caracteres como máximo.',
   unknownScopes:
     'Alcance desconocido: los alcances posibles son openid, profile, email y offline_access.',
+  unknownGrantTypes:
+    'Tipo de concesión desconocido: los tipos posibles son authorization_code, device_code y client_credentials.',
+  publicClientGrant:
+    'Un cliente público no puede usar client_credentials: solo los clientes confidenciales tienen credenciales.',
+  redirectsWithoutCode: 'Solo un cliente con authorization_code tiene URI de redirección.',
   unknownClient: 'Cliente OAuth no encontrado.',
   publicClientSecret: 'Un cliente público no tiene secreto que renovar.',
   unknownGrant: 'No ha autorizado a esa aplicación.',
@@ -33,6 +38,15 @@ export const OAuthServerMessages = {
     'Aplicación no verificada: se registró por sí misma y Keygate no sabe quién la publica. Permita el acceso solo si la reconoce.',
   localhostOnlyClient:
     'Esta aplicación solo vuelve a este mismo equipo (localhost): permita el acceso solo si acaba de iniciarla usted.',
+  /** The device pages (RFC 8628): the user code a person types. */
+  deviceCodeMissing: 'Indique el código que muestra su dispositivo.',
+  deviceCodeWrong:
+    'El código no es válido, caducó o ya se usó. Compruébelo en su dispositivo e inténtelo de nuevo.',
+  deviceCodeThrottled:
+    'Demasiados códigos incorrectos desde esta dirección. Espere unos minutos e inténtelo de nuevo.',
+  deviceAborted: 'Se canceló la conexión del dispositivo. Puede cerrar esta página.',
+  deviceFailed:
+    'No se pudo completar la conexión del dispositivo. Vuelva a empezar desde el dispositivo.',
   /** What each scope lets an application do, as the consent page lists it. */
   scopeOpenid: 'Confirmar su identidad con el identificador de su cuenta.',
   scopeProfile: 'Ver su nombre de usuario.',

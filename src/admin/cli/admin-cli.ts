@@ -156,6 +156,7 @@ function execute(
             postLogoutRedirectUris: invocation.postLogoutRedirectUris,
             isPublic: invocation.isPublic,
             scopes: invocation.scopes ?? undefined,
+            grantTypes: invocation.grantTypes ?? undefined,
           },
           { origin },
         )

@@ -263,6 +263,7 @@ describe(`${parseCliArguments.name}: OAuth clients`, () => {
         postLogoutRedirectUris: ['https://g.example.com/'],
         isPublic: false,
         scopes: ['openid', 'email'],
+        grantTypes: null,
       },
     ],
     [
@@ -274,6 +275,27 @@ describe(`${parseCliArguments.name}: OAuth clients`, () => {
         postLogoutRedirectUris: [],
         isPublic: true,
         scopes: null,
+        grantTypes: null,
+      },
+    ],
+    [
+      [
+        'oauth-clients:add',
+        '--name',
+        'Job',
+        '--grant',
+        'client_credentials',
+        '--grant',
+        'device_code',
+      ],
+      {
+        command: 'oauth-clients:add',
+        name: 'Job',
+        redirectUris: [],
+        postLogoutRedirectUris: [],
+        isPublic: false,
+        scopes: null,
+        grantTypes: ['client_credentials', 'device_code'],
       },
     ],
     [['oauth-clients:list'], { command: 'oauth-clients:list' }],
@@ -286,7 +308,11 @@ describe(`${parseCliArguments.name}: OAuth clients`, () => {
   it.each<[string[], string]>([
     [
       ['oauth-clients:add', '--name', 'x'],
-      'oauth-clients:add needs --name and --redirect-uri: oauth-clients:add --name <n> --redirect-uri <uri> [--redirect-uri …] [--post-logout-redirect-uri <uri> …] [--public] [--scopes <a,b>]',
+      'oauth-clients:add needs --name and --redirect-uri: oauth-clients:add --name <n> --redirect-uri <uri> [--redirect-uri …] [--post-logout-redirect-uri <uri> …] [--public] [--scopes <a,b>] [--grant <type> …]',
+    ],
+    [
+      ['oauth-clients:add', '--name', 'x', '--grant', 'authorization_code'],
+      'oauth-clients:add needs --name and --redirect-uri: oauth-clients:add --name <n> --redirect-uri <uri> [--redirect-uri …] [--post-logout-redirect-uri <uri> …] [--public] [--scopes <a,b>] [--grant <type> …]',
     ],
     [
       ['oauth-clients:remove'],

@@ -314,6 +314,7 @@ const OPTIONS = {
   'post-logout-redirect-uri': { type: 'string', multiple: true },
   public: { type: 'boolean' },
   'expires-in': { type: 'string' },
+  grant: { type: 'string', multiple: true },
 } as const;
 
 function parse(argv: readonly string[]) {
@@ -385,6 +386,7 @@ const OPTION_OWNERS = [
   ['post-logout-redirect-uri', ['oauth-clients:add']],
   ['public', ['oauth-clients:add']],
   ['expires-in', ['oauth-clients:initial-access-token']],
+  ['grant', ['oauth-clients:add']],
 ] as const satisfies readonly (readonly [string, readonly CliCommand[]])[];
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

@@ -57,6 +57,8 @@ describe('OAuthServer__ settings', () => {
         dynamicRegistration: 'off',
         clientIdMetadataDocuments: false,
         allowPrivateFetch: false,
+        deviceFlow: false,
+        clientCredentials: false,
       },
       problems: [],
     });
@@ -150,6 +152,31 @@ describe('OAuthServer__ settings', () => {
       }).problems,
     ).toEqual([
       'OAuthServer__ConsentUrl: "http://app.example.com/consent" is not an absolute https URL without credentials or fragment (http only on loopback)',
+    ]);
+  });
+});
+
+describe('OAuthServer__DeviceFlow and OAuthServer__ClientCredentials', () => {
+  const on = { OAuthServer__Enabled: 'true', OAuthServer__Issuer: 'https://id.example.com' };
+  const resources = JSON.stringify([
+    { uri: 'https://api.example.com', name: 'API', scopes: ['api:read'] },
+  ]);
+
+  it('should read both grants, off by default', () => {
+    expect(check(on).oauthServer).toMatchObject({ deviceFlow: false, clientCredentials: false });
+    expect(
+      check({
+        ...on,
+        OAuthServer__DeviceFlow: 'true',
+        OAuthServer__ClientCredentials: 'true',
+        OAuthServer__Resources: resources,
+      }).oauthServer,
+    ).toMatchObject({ deviceFlow: true, clientCredentials: true });
+  });
+
+  it('should refuse the client credentials grant without a resource to issue tokens for', () => {
+    expect(check({ ...on, OAuthServer__ClientCredentials: 'true' }).problems).toEqual([
+      'OAuthServer__ClientCredentials=true needs at least one resource in OAuthServer__Resources: its tokens are for a resource only',
     ]);
   });
 });

@@ -19,6 +19,10 @@ export interface OAuthServerConfig {
   readonly clientIdMetadataDocuments: boolean;
   /** That fetch may reach private, loopback and link-local addresses. */
   readonly allowPrivateFetch: boolean;
+  /** The device authorization grant (RFC 8628) is served: `/oauth/device/auth`, `/oauth/device`. */
+  readonly deviceFlow: boolean;
+  /** The client credentials grant is served, to confidential clients, for a resource only. */
+  readonly clientCredentials: boolean;
 }
 
 /** The oldest Node line the protocol library (oidc-provider 9) runs on. */
@@ -84,6 +88,15 @@ export function checkOAuthServer(
     env.OAuthServer__AccessTokenMinutes,
   );
   problems.push(...resourceProblems);
+  if (
+    env.OAuthServer__ClientCredentials &&
+    resources.length === 0 &&
+    resourceProblems.length === 0
+  ) {
+    problems.push(
+      'OAuthServer__ClientCredentials=true needs at least one resource in OAuthServer__Resources: its tokens are for a resource only',
+    );
+  }
   if (env.OAuthServer__RequireResource && resources.length === 0 && resourceProblems.length === 0) {
     problems.push(
       'OAuthServer__RequireResource=true needs at least one resource in OAuthServer__Resources',
@@ -103,6 +116,8 @@ export function checkOAuthServer(
       dynamicRegistration: env.OAuthServer__DynamicRegistration,
       clientIdMetadataDocuments: env.OAuthServer__ClientIdMetadataDocuments,
       allowPrivateFetch: env.OAuthServer__AllowPrivateFetch,
+      deviceFlow: env.OAuthServer__DeviceFlow,
+      clientCredentials: env.OAuthServer__ClientCredentials,
     },
     problems,
   };

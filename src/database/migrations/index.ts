@@ -24,6 +24,7 @@ import { CreateOAuthClients1798900000000 } from './1798900000000-CreateOAuthClie
 import { CreateFederation1798950000000 } from './1798950000000-CreateFederation.js';
 import { NotifyAccountChanges1799000000000 } from './1799000000000-NotifyAccountChanges.js';
 import { CreateOAuthArtefacts1799100000000 } from './1799100000000-CreateOAuthArtefacts.js';
+import { AddOAuthClientGrantTypes1799100000400 } from './1799100000400-AddOAuthClientGrantTypes.js';
 import { CreateOAuthConsents1799100000100 } from './1799100000100-CreateOAuthConsents.js';
 import { AddOAuthClientSelfRegistered1799150000000 } from './1799150000000-AddOAuthClientSelfRegistered.js';
 import { WidenOAuthConsentClientId1799160000000 } from './1799160000000-WidenOAuthConsentClientId.js';
@@ -62,6 +63,7 @@ export const MIGRATIONS: readonly MigrationClass[] = [
   NotifyAccountChanges1799000000000,
   CreateOAuthArtefacts1799100000000,
   CreateOAuthConsents1799100000100,
+  AddOAuthClientGrantTypes1799100000400,
   AddOAuthClientSelfRegistered1799150000000,
   WidenOAuthConsentClientId1799160000000,
 ];

@@ -8,7 +8,7 @@ import {
 export const OAUTH_CLIENT_CLI_COMMANDS = {
   'oauth-clients:add': {
     usage:
-      'oauth-clients:add --name <n> --redirect-uri <uri> [--redirect-uri …] [--post-logout-redirect-uri <uri> …] [--public] [--scopes <a,b>]',
+      'oauth-clients:add --name <n> --redirect-uri <uri> [--redirect-uri …] [--post-logout-redirect-uri <uri> …] [--public] [--scopes <a,b>] [--grant <type> …]',
     summary:
       "Register an application with the OpenID provider; prints its client id, and a confidential one's secret, once.",
   },
@@ -44,6 +44,7 @@ export const OAUTH_CLIENT_CLI_OPTIONS = [
   `${'--post-logout-redirect-uri <uri>'.padEnd(30)}oauth-clients:add only: where logout may return; repeatable.`,
   `${'--public'.padEnd(30)}oauth-clients:add only: a native or browser app, no secret, PKCE.`,
   `${'--expires-in <d>'.padEnd(30)}oauth-clients:initial-access-token only: 30m, 12h or 7d (default 7d, at most 365d).`,
+  `${'--grant <type>'.padEnd(30)}oauth-clients:add only: authorization_code (default), device_code, client_credentials; repeatable.`,
 ];
 
 export type OAuthClientCliInvocation =
@@ -56,6 +57,8 @@ export type OAuthClientCliInvocation =
       readonly isPublic: boolean;
       /** Null: every scope. */
       readonly scopes: readonly string[] | null;
+      /** Null: the authorization code grant only. */
+      readonly grantTypes: readonly string[] | null;
     }
   | { readonly kind: 'run'; readonly command: 'oauth-clients:list' }
   | {
@@ -80,13 +83,21 @@ export function parseOAuthClientArguments(
     readonly 'post-logout-redirect-uri'?: readonly string[];
     readonly public?: boolean;
     readonly 'expires-in'?: string;
+    readonly grant?: readonly string[];
   },
 ): OAuthClientCliInvocation {
   switch (command) {
     case 'oauth-clients:add': {
       expectArguments(command, rest, 0);
       const redirectUris = values['redirect-uri'] ?? [];
-      if (values.name === undefined || values.name === '' || redirectUris.length === 0) {
+      const grantTypes = values.grant ?? null;
+      // A device or service client (no authorization_code) has no redirect URI to give.
+      const needsRedirect = grantTypes === null || grantTypes.includes('authorization_code');
+      if (
+        values.name === undefined ||
+        values.name === '' ||
+        (needsRedirect && redirectUris.length === 0)
+      ) {
         throw new UsageError(
           `oauth-clients:add needs --name and --redirect-uri: ${OAUTH_CLIENT_CLI_COMMANDS[command].usage}`,
         );
@@ -99,6 +110,7 @@ export function parseOAuthClientArguments(
         postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
         isPublic: values.public === true,
         scopes: values.scopes === undefined ? null : values.scopes.split(/[,\s]+/),
+        grantTypes,
       };
     }
     case 'oauth-clients:list':

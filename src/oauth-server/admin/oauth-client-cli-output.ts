@@ -9,9 +9,10 @@ export const OAuthClientCliOutput = {
       `client_id: ${added.clientId}`,
       `name: ${JSON.stringify(added.name)}`,
       `type: ${added.isPublic ? 'public (PKCE, no secret)' : 'confidential'}`,
-      `redirect_uris: ${added.redirectUris.join(' ')}`,
+      `redirect_uris: ${added.redirectUris.join(' ') || '-'}`,
       `post_logout_redirect_uris: ${added.postLogoutRedirectUris.join(' ') || '-'}`,
       `scopes: ${added.scopes.join(' ')}`,
+      `grant_types: ${added.grantTypes.join(' ')}`,
       ...(added.clientSecret === null
         ? []
         : [
@@ -27,7 +28,7 @@ export const OAuthClientCliOutput = {
           .map(
             (c) =>
               `${c.clientId}  ${c.isPublic ? 'public' : 'confidential'}${c.isSelfRegistered ? ' self-registered' : ''}  ${c.createdAt.toISOString()}  ` +
-              `scopes=${c.scopes.join(',')}  redirect_uris=${c.redirectUris.join(' ')}  ` +
+              `scopes=${c.scopes.join(',')}  grant_types=${c.grantTypes.join(',')}  redirect_uris=${c.redirectUris.join(' ')}  ` +
               `name=${JSON.stringify(c.name)}`,
           )
           .join('\n'),

@@ -29,10 +29,11 @@ export class OAuthClientsAdminService {
     const added = await this.clients.add(
       {
         name: body.name,
-        redirectUris: body.redirectUris,
+        redirectUris: body.redirectUris ?? [],
         postLogoutRedirectUris: body.postLogoutRedirectUris,
         isPublic: body.public,
         scopes: body.scopes,
+        grantTypes: body.grantTypes,
       },
       changeOf(call),
     );
@@ -82,6 +83,8 @@ function clientBody(client: OAuthClientSummary): OAuthClientResponseDto {
     postLogoutRedirectUris: [...client.postLogoutRedirectUris],
     public: client.isPublic,
     scopes: [...client.scopes],
+    grantTypes: [...client.grantTypes],
+    selfRegistered: client.isSelfRegistered,
     createdAt: client.createdAt.toISOString(),
   };
 }

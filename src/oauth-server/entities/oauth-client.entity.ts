@@ -32,6 +32,13 @@ export class OAuthClient {
   @Column({ type: String, length: 255 })
   scopes: string;
 
+  /**
+   * The grants it is registered for, space-separated, in OAUTH_GRANT_TYPES order:
+   * `authorization_code` (with its refresh tokens), `device_code`, `client_credentials`.
+   */
+  @Column({ type: String, length: 255, default: 'authorization_code' })
+  grantTypes: string;
+
   /** SHA-256 of the secret, hex (digestOpaqueToken); null for a public client. */
   @Column({ type: String, length: 64, nullable: true })
   secretDigest: string | null;

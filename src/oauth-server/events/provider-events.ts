@@ -14,8 +14,16 @@ const currentContext = new AsyncLocalStorage<KoaContextWithOIDC>();
 /** The event writes each request of the library waits for, by its context. */
 const pendingWrites = new WeakMap<object, Promise<void>[]>();
 
-/** The token endpoint's grant types that issue tokens. */
-const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+/**
+ * The token endpoint's grant types that issue tokens to a person's application, by the name
+ * events and metrics give them (the device grant's is a URN, RFC 8628 §3.4). The client
+ * credentials grant has no person, and no event.
+ */
+const GRANT_TYPES: ReadonlyMap<string, string> = new Map([
+  ['authorization_code', 'authorization_code'],
+  ['refresh_token', 'refresh_token'],
+  ['urn:ietf:params:oauth:grant-type:device_code', 'device_code'],
+]);
 
 /**
  * Turns what the protocol library tells (its events) into Keygate's events: tokens issued at the
@@ -68,14 +76,10 @@ export class ProviderEvents {
   }
 
   private tokenIssued(ctx: KoaContextWithOIDC): AuthEvent | null {
-    const grantType = textOf(ctx.oidc.params?.grant_type);
+    const grantType = GRANT_TYPES.get(textOf(ctx.oidc.params?.grant_type));
     const clientId = ctx.oidc.client?.clientId;
     const accountId = accountIdOf(ctx);
-    if (
-      !(GRANT_TYPES as readonly string[]).includes(grantType) ||
-      clientId === undefined ||
-      accountId === undefined
-    ) {
+    if (grantType === undefined || clientId === undefined || accountId === undefined) {
       return null;
     }
     const body = ctx.body as { refresh_token?: unknown } | undefined;
@@ -115,6 +119,7 @@ function accountIdOf(ctx: KoaContextWithOIDC): string | undefined {
   return (
     entities.Account?.accountId ??
     entities.AuthorizationCode?.accountId ??
+    entities.DeviceCode?.accountId ??
     entities.RefreshToken?.accountId
   );
 }

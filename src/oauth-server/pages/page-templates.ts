@@ -6,8 +6,25 @@ import { fileURLToPath } from 'node:url';
 /** The hosted pages' templates, shipped with the service: `templates/oauth/`. */
 const TEMPLATE_DIRECTORY = new URL('../../../templates/oauth/', import.meta.url);
 
-export type PageName = 'sign-in' | 'consent' | 'error' | 'logout' | 'logged-out';
-const PAGES: readonly PageName[] = ['sign-in', 'consent', 'error', 'logout', 'logged-out'];
+export type PageName =
+  | 'sign-in'
+  | 'consent'
+  | 'error'
+  | 'logout'
+  | 'logged-out'
+  | 'device-code'
+  | 'device-confirm'
+  | 'device-done';
+const PAGES: readonly PageName[] = [
+  'sign-in',
+  'consent',
+  'error',
+  'logout',
+  'logged-out',
+  'device-code',
+  'device-confirm',
+  'device-done',
+];
 
 export type PageValues = Readonly<Record<string, unknown>>;
 

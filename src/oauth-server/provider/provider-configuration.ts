@@ -26,6 +26,10 @@ export const PROVIDER_ROUTES = {
   // Served by Keygate's own JWKS route (src/keys), which publishes the next, current and previous
   // keys: the provider only needs the address for its discovery document.
   jwks: '/.well-known/jwks.json',
+  // RFC 8628, when OAuthServer__DeviceFlow is on: the device's request, and the page where a
+  // person types the user code (its `verification_uri`).
+  device_authorization: '/oauth/device/auth',
+  code_verification: '/oauth/device',
 } as const;
 
 /** Where the provider sends a person to sign in or consent: Keygate's hosted pages. */
@@ -59,6 +63,8 @@ export interface ProviderParts {
    * consent is never taken as given.
    */
   readonly isSelfRegistered: (client: { readonly clientId: string }) => Promise<boolean>;
+  /** The device flow feature with Keygate's pages (DevicePages), used when it is on. */
+  readonly deviceFlow: NonNullable<NonNullable<Configuration['features']>['deviceFlow']>;
 }
 
 /** The policy of the pages the library renders with Keygate's templates (see pagePolicy). */
@@ -68,7 +74,8 @@ const MINUTE = 60;
 const DAY = 24 * 60 * MINUTE;
 
 /**
- * The library's configuration: OpenID Connect on OAuth 2.1 with the authorization code flow only,
+ * The library's configuration: OpenID Connect on OAuth 2.1 with the authorization code flow (and,
+ * each when its setting is on, the device and client credentials grants),
  * PKCE (S256, the only method the library knows) required for public clients, refresh tokens
  * rotated at every use, revocation, introspection (confidential clients, their own tokens),
  * RP-initiated logout, and the four scopes; dynamic registration and client metadata documents
@@ -133,6 +140,10 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       // A resource's token lives as that resource says (OAuthServer__Resources).
       AccessToken: (_ctx, token) =>
         token.resourceServer?.accessTokenTTL ?? settings.accessTokenMinutes * MINUTE,
+      ClientCredentials: (_ctx, token) =>
+        token.resourceServer?.accessTokenTTL ?? settings.accessTokenMinutes * MINUTE,
+      // RFC 8628 §3.2: long enough to find the page and sign in, short for a guessed code.
+      DeviceCode: 10 * MINUTE,
       AuthorizationCode: MINUTE,
       IdToken: settings.accessTokenMinutes * MINUTE,
       Interaction: 30 * MINUTE,
@@ -177,6 +188,8 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
     },
     features: {
       devInteractions: { enabled: false },
+      deviceFlow: settings.deviceFlow ? parts.deviceFlow : { enabled: false },
+      clientCredentials: { enabled: settings.clientCredentials },
       pushedAuthorizationRequests: { enabled: false },
       revocation: { enabled: true },
       registration: registrationFeature({

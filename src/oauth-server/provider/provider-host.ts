@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type Provider from 'oidc-provider';
 import type { JWK } from 'oidc-provider';
+import { RandomSource } from '../../common/random/random-source.js';
 import { Clock } from '../../common/time/clock.js';
 import { AppConfig } from '../../config/app-config.js';
 import type { OAuthServerConfig } from '../../config/settings/oauth-server-settings.js';
@@ -16,13 +17,19 @@ import { cookieKeysOf } from './cookie-keys.js';
 import { ProviderAccounts } from './provider-accounts.js';
 import { installAgentDiscovery } from './agent-discovery.js';
 import { PROVIDER_ROUTES, providerConfiguration } from './provider-configuration.js';
+import { installAuthorizedParty } from './authorized-party.js';
+import { installDevicePolling } from './device-polling.js';
+import { installCanonicalResources } from './resource-indicators.js';
+import { DevicePages } from '../pages/device-pages.js';
 import { installClientRules } from './provider-hooks.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
 import { PageTemplates } from '../pages/page-templates.js';
 import { PROTOCOL_LIBRARY, type ProtocolLibrary } from './protocol-library.js';
 import { installRegistrationEdge } from '../registration/registration-edge.js';
 import { RegistrationRate } from '../registration/registration-rate.js';
-import { RandomSource } from '../../common/random/random-source.js';
+
+/** The bytes of a device code's alias id (ArtefactAdapter): as many as the library's ids. */
+const ALIAS_ID_BYTES = 32;
 
 /**
  * The protocol library's instance. The library takes its signing keys once, when it is built, so
@@ -52,6 +59,7 @@ export class ProviderHost {
     private readonly browserSessions: BrowserSessions,
     private readonly grants: OAuthGrantsService,
     private readonly providerEvents: ProviderEvents,
+    private readonly devicePages: DevicePages,
     private readonly random: RandomSource,
   ) {
     if (config.oauthServer === null) {
@@ -115,7 +123,7 @@ export class ProviderHost {
       alg: signer.algorithm,
       use: 'sig',
     };
-    const clientAdapter = new ClientAdapter(this.clients, () => signer.algorithm);
+    const clientAdapter = new ClientAdapter(this.clients, () => signer.algorithm, this.settings);
     const provider = new this.library.default(
       this.settings.issuer,
       providerConfiguration({
@@ -132,6 +140,8 @@ export class ProviderHost {
                 this.clock,
                 this.library.errors.InvalidGrant,
                 (kind) => this.providerEvents.lostRace(kind),
+                () => this.library.default.ctx?.oidc?.route,
+                () => this.random.bytes(ALIAS_ID_BYTES).toString('base64url'),
               ),
         findAccount: (_ctx, sub) => this.accounts.find(sub),
         errorPage: (code) =>
@@ -151,6 +161,7 @@ export class ProviderHost {
         isSelfRegistered: async (client) =>
           (client as { clientIdMetadataDocument?: unknown }).clientIdMetadataDocument === true ||
           (await this.clients.find(client.clientId))?.isSelfRegistered === true,
+        deviceFlow: this.devicePages.feature(),
       }),
     );
     // Behind a trusted proxy the scheme and host of a request are the ones it forwards.
@@ -161,6 +172,12 @@ export class ProviderHost {
     }
     this.providerEvents.install(provider);
     installAgentDiscovery(provider, this.settings.resources);
+    installCanonicalResources(provider, this.settings.resources);
+    installAuthorizedParty(provider);
+    if (this.settings.deviceFlow) {
+      provider.use(this.devicePages.middleware());
+      installDevicePolling(provider, this.clock);
+    }
     return provider;
   }
 }

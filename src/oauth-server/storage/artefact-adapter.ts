@@ -9,6 +9,11 @@ export function artefactDigest(value: string): string {
   return hash('sha256', value, 'hex');
 }
 
+/** What an alias row of a device code holds instead of a payload (see findByUserCode). */
+interface DeviceCodeAlias {
+  readonly aliasOf: string;
+}
+
 /**
  * The protocol library's storage of one model (`AuthorizationCode`, `RefreshToken`, `Session`,
  * ...) over `oauth_artefacts`. The id of a code, a token or a session is the bearer secret the
@@ -26,10 +31,18 @@ export class ArtefactAdapter implements Adapter {
     private readonly InvalidGrant: typeof errors.InvalidGrant,
     /** Told when a use lost the race to another (a reuse the library does not see). */
     private readonly onLostRace: (kind: string) => void = () => undefined,
+    /** The library's route of the request in progress (`token`, `code_verification`, ...). */
+    private readonly currentRoute: () => string | undefined = () => undefined,
+    /** A new random id, as long as the library's (RandomSource). */
+    private readonly newId: () => string = () => {
+      throw new Error('no source of ids for device code aliases');
+    },
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     const { jti: _id, userCode, ...stored } = payload;
+    // A device code found by its user code is saved through its alias: to its own row.
+    const idDigest = (await this.aliasTarget(id)) ?? artefactDigest(id);
     const session: unknown = stored.session;
     if (typeof session === 'object' && session !== null && 'cookie' in session) {
       const { cookie: _cookie, ...rest } = session as Record<string, unknown>;
@@ -38,7 +51,7 @@ export class ArtefactAdapter implements Adapter {
     const uid = this.kind === 'Session' && typeof stored.uid === 'string' ? stored.uid : null;
     await this.rows.save({
       kind: this.kind,
-      idDigest: artefactDigest(id),
+      idDigest,
       payload: JSON.stringify(stored),
       grantId: typeof stored.grantId === 'string' ? stored.grantId : null,
       uidDigest: uid === null ? null : artefactDigest(uid),
@@ -49,7 +62,17 @@ export class ArtefactAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    return this.payloadOf(await this.rows.byDigest(this.kind, artefactDigest(id)), id);
+    const row = await this.rows.byDigest(this.kind, artefactDigest(id));
+    const alias = aliasOf(this.kind, row);
+    if (alias === null) {
+      return this.payloadOf(row, id);
+    }
+    // An alias leads to its device code on the pages of the flow, never at the token endpoint:
+    // it is kept in the interaction's row, and must not be a way to redeem the device code.
+    if (this.currentRoute() === 'token') {
+      return undefined;
+    }
+    return this.payloadOf(await this.rows.byDigest(this.kind, alias.aliasOf), id);
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
@@ -59,9 +82,30 @@ export class ArtefactAdapter implements Adapter {
     return row === null ? undefined : this.payloadOf(row, undefined);
   }
 
+  /**
+   * The device code a person typed the user code of. The library looks it up again and saves it
+   * by the id it gets here (`jti`), but the device code itself is not stored, only its digest:
+   * it gets a new random id instead, an alias, whose row leads to the device code's row (find,
+   * upsert) on the flow's pages and nowhere else.
+   */
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
     const row = await this.rows.byUserCodeDigest(this.kind, artefactDigest(userCode));
-    return row === null ? undefined : { ...this.payloadOf(row, undefined), userCode };
+    const payload = this.payloadOf(row, undefined);
+    if (row === null || payload === undefined) {
+      return undefined;
+    }
+    const aliasId = this.newId();
+    const alias: DeviceCodeAlias = { aliasOf: row.idDigest };
+    await this.rows.save({
+      kind: this.kind,
+      idDigest: artefactDigest(aliasId),
+      payload: JSON.stringify(alias),
+      grantId: null,
+      uidDigest: null,
+      userCodeDigest: null,
+      expiresAt: row.expiresAt,
+    });
+    return { ...payload, jti: aliasId, userCode };
   }
 
   /**
@@ -93,11 +137,28 @@ export class ArtefactAdapter implements Adapter {
     await this.rows.deleteGrant(grantId);
   }
 
+  /** The row digest an alias id leads to; null for any other id. */
+  private async aliasTarget(id: string): Promise<string | null> {
+    if (this.kind !== 'DeviceCode') {
+      return null;
+    }
+    return (
+      aliasOf(this.kind, await this.rows.byDigest(this.kind, artefactDigest(id)))?.aliasOf ?? null
+    );
+  }
+
   private payloadOf(row: OAuthArtefact | null, id: string | undefined): AdapterPayload | undefined {
     if (row === null) {
       return undefined;
     }
-    if (row.expiresAt !== null && row.expiresAt.getTime() <= this.clock.now().getTime()) {
+    // An expired device code is still given to the library, which checks its expiry itself:
+    // the polling device is then told `expired_token` (RFC 8628 §3.5), not that it never was.
+    // The cleanup deletes it with the other expired rows.
+    if (
+      this.kind !== 'DeviceCode' &&
+      row.expiresAt !== null &&
+      row.expiresAt.getTime() <= this.clock.now().getTime()
+    ) {
       return undefined;
     }
     const payload = JSON.parse(row.payload) as AdapterPayload;
@@ -107,4 +168,13 @@ export class ArtefactAdapter implements Adapter {
       ...(row.consumedAt === null ? {} : { consumed: Math.floor(row.consumedAt.getTime() / 1000) }),
     };
   }
+}
+
+/** The alias a device code row holds, or null for any other row. */
+function aliasOf(kind: string, row: OAuthArtefact | null): DeviceCodeAlias | null {
+  if (kind !== 'DeviceCode' || row === null) {
+    return null;
+  }
+  const payload = JSON.parse(row.payload) as Partial<DeviceCodeAlias>;
+  return typeof payload.aliasOf === 'string' ? { aliasOf: payload.aliasOf } : null;
 }

@@ -9,6 +9,7 @@ const BASE: StoredOAuthClient = {
   postLogoutRedirectUris: [],
   isPublic: false,
   scopes: ['openid', 'email'],
+  grantTypes: ['authorization_code'],
   createdAt: new Date('2026-11-29T08:00:00.000Z'),
   isSelfRegistered: false,
   secretDigest: 'ab'.repeat(32),
@@ -44,5 +45,47 @@ describe('clientMetadataOf', () => {
   it('should make a confidential client with a private-use scheme a native one', () => {
     const metadata = clientMetadataOf({ ...BASE, redirectUris: ['com.example.app:/cb'] }, 'RS256');
     expect(metadata.application_type).toBe('native');
+  });
+
+  it('should give a client only the grants it is registered for that the provider serves', () => {
+    const all = {
+      ...BASE,
+      grantTypes: ['authorization_code', 'device_code', 'client_credentials'],
+    } as const;
+    expect(clientMetadataOf(all, 'ES256').grant_types).toEqual([
+      'authorization_code',
+      'refresh_token',
+    ]);
+    expect(
+      clientMetadataOf(all, 'ES256', { deviceFlow: true, clientCredentials: true }).grant_types,
+    ).toEqual([
+      'authorization_code',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
+      'client_credentials',
+    ]);
+    const service = clientMetadataOf(
+      { ...BASE, redirectUris: [], grantTypes: ['client_credentials'] },
+      'ES256',
+      { deviceFlow: true, clientCredentials: true },
+    );
+    expect(service).toMatchObject({ grant_types: ['client_credentials'], response_types: [] });
+  });
+
+  it('should never give client credentials to a public client', () => {
+    const metadata = clientMetadataOf(
+      {
+        ...BASE,
+        isPublic: true,
+        secretDigest: null,
+        grantTypes: ['device_code', 'client_credentials'],
+      },
+      'ES256',
+      { deviceFlow: true, clientCredentials: true },
+    );
+    expect(metadata.grant_types).toEqual([
+      'urn:ietf:params:oauth:grant-type:device_code',
+      'refresh_token',
+    ]);
   });
 });

@@ -18,11 +18,14 @@ export class ClientAdapter implements Adapter {
   constructor(
     private readonly clients: OAuthClientsService,
     private readonly idTokenAlgorithm: () => AsymmetricSigningAlgorithm,
+    private readonly served: ServedGrants = NO_EXTRA_GRANTS,
   ) {}
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     const client = await this.clients.findStored(id);
-    return client === null ? undefined : clientMetadataOf(client, this.idTokenAlgorithm());
+    return client === null
+      ? undefined
+      : clientMetadataOf(client, this.idTokenAlgorithm(), this.served);
   }
 
   /** A client that registered itself, as the library built it from the admitted request. */
@@ -62,12 +65,50 @@ export class ClientAdapter implements Adapter {
   }
 }
 
+/** The grants beyond the authorization code the provider serves (OAuthServer__*). */
+export interface ServedGrants {
+  readonly deviceFlow: boolean;
+  readonly clientCredentials: boolean;
+}
+
+const NO_EXTRA_GRANTS: ServedGrants = { deviceFlow: false, clientCredentials: false };
+
+/** The device grant's name at the token endpoint (RFC 8628 §3.4). */
+export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/**
+ * The library's grant types of a client: those it is registered for that the provider serves
+ * (a grant switched off is not the client's either, so its setting alone turns it off). The
+ * authorization code and device grants bring refresh tokens; client credentials only to a
+ * confidential client (RFC 6749 §4.4), whatever was stored.
+ */
+function grantTypesOf(client: StoredOAuthClient, served: ServedGrants): string[] {
+  const types = new Set<string>();
+  if (client.grantTypes.includes('authorization_code')) {
+    types.add('authorization_code').add('refresh_token');
+  }
+  if (served.deviceFlow && client.grantTypes.includes('device_code')) {
+    types.add(DEVICE_CODE_GRANT_TYPE).add('refresh_token');
+  }
+  if (
+    served.clientCredentials &&
+    client.grantTypes.includes('client_credentials') &&
+    !client.isPublic &&
+    client.secretDigest !== null
+  ) {
+    types.add('client_credentials');
+  }
+  return [...types];
+}
+
 /** The client metadata (RFC 7591 names) of a registered client. */
 export function clientMetadataOf(
   client: StoredOAuthClient,
   idTokenAlgorithm: AsymmetricSigningAlgorithm,
+  served: ServedGrants = NO_EXTRA_GRANTS,
 ): AdapterPayload {
   const isNative = client.isPublic || client.redirectUris.some((uri) => !WEB_SCHEMES.test(uri));
+  const grantTypes = grantTypesOf(client, served);
   return {
     client_id: client.clientId,
     client_name: client.name,
@@ -77,8 +118,8 @@ export function clientMetadataOf(
     application_type: isNative ? 'native' : 'web',
     redirect_uris: [...client.redirectUris],
     post_logout_redirect_uris: [...client.postLogoutRedirectUris],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
+    grant_types: grantTypes,
+    response_types: grantTypes.includes('authorization_code') ? ['code'] : [],
     scope: client.scopes.join(' '),
     id_token_signed_response_alg: idTokenAlgorithm,
   };

@@ -9,10 +9,11 @@ import {
   IsString,
   IsUUID,
   MaxLength,
+  ValidateIf,
 } from 'class-validator';
 import { HasNoControlCharacters, MaxChars, Trim } from '../../../common/validation/string-rules.js';
 import { OAUTH_CLIENT_NAME_MAX_LENGTH } from '../../entities/oauth-client.entity.js';
-import { MAX_REDIRECT_URIS, OAUTH_SCOPES } from '../../oauth-clients.service.js';
+import { MAX_REDIRECT_URIS, OAUTH_GRANT_TYPES, OAUTH_SCOPES } from '../../oauth-clients.service.js';
 import { REDIRECT_URI_MAX_LENGTH } from '../../redirect-uris.js';
 
 /** The body of `POST /api/admin/oauth/clients`. */
@@ -24,13 +25,17 @@ export class AddOAuthClientDto {
   @HasNoControlCharacters()
   readonly name: string;
 
-  /** The exact redirect URIs (https; http on loopback only; a native app's private scheme). */
+  /**
+   * The exact redirect URIs (https; http on loopback only; a native app's private scheme).
+   * Required with the authorization code grant; a device or service client has none.
+   */
+  @ValidateIf((body: AddOAuthClientDto) => usesRedirects(body) || !isEmptyList(body.redirectUris))
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_REDIRECT_URIS)
   @IsString({ each: true })
   @MaxLength(REDIRECT_URI_MAX_LENGTH, { each: true })
-  readonly redirectUris: string[];
+  readonly redirectUris?: string[];
 
   /** Where RP-initiated logout may send the person back to, exactly. */
   @IsOptional()
@@ -52,6 +57,24 @@ export class AddOAuthClientDto {
   @ArrayMinSize(1)
   @IsIn(OAUTH_SCOPES, { each: true })
   readonly scopes?: string[];
+
+  /** The grants it may use; default `["authorization_code"]`. */
+  @ApiProperty({ required: false, type: [String], enum: OAUTH_GRANT_TYPES })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @IsIn(OAUTH_GRANT_TYPES, { each: true })
+  readonly grantTypes?: string[];
+}
+
+/** Absent or `[]`: what a device or service client gives as redirect URIs. */
+function isEmptyList(value: unknown): boolean {
+  return value === undefined || (Array.isArray(value) && value.length === 0);
+}
+
+/** Whether the body registers the authorization code grant, which needs redirect URIs. */
+function usesRedirects(body: AddOAuthClientDto): boolean {
+  return !Array.isArray(body.grantTypes) || body.grantTypes.includes('authorization_code');
 }
 
 /** `{clientId}` of a client route. */
@@ -76,6 +99,12 @@ export class OAuthClientResponseDto {
 
   @ApiProperty({ type: [String], enum: OAUTH_SCOPES })
   readonly scopes: string[];
+
+  @ApiProperty({ type: [String], enum: OAUTH_GRANT_TYPES })
+  readonly grantTypes: string[];
+
+  /** It registered itself (dynamic client registration): unverified, consent always asked. */
+  readonly selfRegistered: boolean;
 
   @ApiProperty({ format: 'date-time' })
   readonly createdAt: string;
