@@ -5,6 +5,7 @@ import { UNKNOWN_CLIENT_IP } from '../../common/network/client-address.js';
 import { Clock } from '../../common/time/clock.js';
 import { requestOrigins } from '../events/request-origins.js';
 import { OAuthServerMessages } from '../oauth-server.messages.js';
+import { libraryFormValues } from '../provider/library-form.js';
 import { pagePolicy, PageTemplates } from './page-templates.js';
 
 type DeviceFlow = NonNullable<NonNullable<Configuration['features']>['deviceFlow']>;
@@ -61,7 +62,7 @@ export class DevicePages {
         this.codePage(ctx, form, out, err);
       },
       userCodeConfirmSource: (ctx, form, client, _deviceInfo, userCode) => {
-        const { action, xsrf } = formValues(form);
+        const { action, xsrf } = libraryFormValues(form);
         this.render(ctx, 200, 'device-confirm', {
           action,
           xsrf,
@@ -117,7 +118,7 @@ export class DevicePages {
     out: ErrorOut | undefined,
     err: Error | undefined,
   ): void {
-    const { action, xsrf } = formValues(form);
+    const { action, xsrf } = libraryFormValues(form);
     if (err === undefined) {
       this.render(ctx, 200, 'device-code', { action, xsrf });
       return;
@@ -201,24 +202,4 @@ export class DevicePages {
 
 function addressOf(ctx: KoaContextWithOIDC): string {
   return requestOrigins.get(ctx.req)?.ip ?? UNKNOWN_CLIENT_IP;
-}
-
-/**
- * The library's form is `<form … action="…"><input type="hidden" name="xsrf" value="…"/>…`: its
- * action and token are rendered into Keygate's page, escaped there again.
- */
-function formValues(form: string): { action: string; xsrf: string } {
-  return {
-    action: unescapeHtml(/action="([^"]+)"/.exec(form)?.[1] ?? ''),
-    xsrf: unescapeHtml(/name="xsrf" value="([^"]+)"/.exec(form)?.[1] ?? ''),
-  };
-}
-
-function unescapeHtml(value: string): string {
-  return value
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
 }

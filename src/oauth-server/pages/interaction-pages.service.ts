@@ -188,14 +188,11 @@ export class InteractionPagesService {
     form: FormFields,
     origin: RequestOrigin,
   ): Promise<PageAnswer> {
-    const checked = await this.signInForm(req, res, form);
+    const checked = await this.mailedCodeForm(req, res, form);
     if (checked.kind !== 'pending') {
       return checked.answer;
     }
     const { pending } = checked;
-    if (!this.emailCodesEnabled) {
-      return this.errorPage(404, EmailCodesMessages.disabled);
-    }
     const email = single(form.email).trim();
     const request = plainToInstance(SendEmailCodeDto, { email });
     if (validateSync(request, { whitelist: true }).length > 0) {
@@ -216,14 +213,11 @@ export class InteractionPagesService {
     form: FormFields,
     origin: RequestOrigin,
   ): Promise<PageAnswer> {
-    const checked = await this.signInForm(req, res, form);
+    const checked = await this.mailedCodeForm(req, res, form);
     if (checked.kind !== 'pending') {
       return checked.answer;
     }
     const { pending } = checked;
-    if (!this.emailCodesEnabled) {
-      return this.errorPage(404, EmailCodesMessages.disabled);
-    }
     const email = single(form.email);
     const mailedCode = single(form.mailedCode).trim();
     const typed = single(form.code).trim();
@@ -353,6 +347,19 @@ export class InteractionPagesService {
       return { kind: 'answer', answer: await this.consentPage(pending) };
     }
     return { kind: 'pending', pending };
+  }
+
+  /** As signInForm, for the mailed code's forms: they exist only while EmailCode__Enabled. */
+  private async mailedCodeForm(
+    req: IncomingMessage,
+    res: ServerResponse,
+    form: FormFields,
+  ): ReturnType<InteractionPagesService['signInForm']> {
+    const checked = await this.signInForm(req, res, form);
+    if (checked.kind === 'pending' && !this.emailCodesEnabled) {
+      return { kind: 'answer', answer: this.errorPage(404, EmailCodesMessages.disabled) };
+    }
+    return checked;
   }
 
   /** Ends the login step with the Keygate session the sign-in started (BrowserSessions). */

@@ -13,6 +13,7 @@ import {
 } from '../registration/registration-feature.js';
 import { corsForAgents } from './agent-cors.js';
 import { resourceIndicators } from './resource-indicators.js';
+import { libraryFormValues } from './library-form.js';
 
 /** Where each endpoint is: under /oauth/, with the keys where Keygate already publishes them. */
 export const PROVIDER_ROUTES = {
@@ -208,15 +209,10 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       rpInitiatedLogout: {
         enabled: true,
         logoutSource: (ctx, form) => {
-          // The library's form is `<form … action="…"><input … name="xsrf" value="…"/></form>`:
-          // its two values are rendered into Keygate's page, escaped.
-          const action = /action="([^"]+)"/.exec(form)?.[1] ?? '';
-          const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)?.[1] ?? '';
           ctx.set('content-security-policy', LIBRARY_PAGE_POLICY);
           ctx.type = 'html';
           ctx.body = parts.logoutPage({
-            action: unescapeHtml(action),
-            xsrf: unescapeHtml(xsrf),
+            ...libraryFormValues(form),
             clientName: ctx.oidc.client?.clientName ?? '',
           });
         },
@@ -234,14 +230,4 @@ export function providerConfiguration(parts: ProviderParts): Configuration {
       },
     },
   };
-}
-
-/** The library escapes attribute values; they are escaped again when rendered. */
-function unescapeHtml(value: string): string {
-  return value
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
 }
